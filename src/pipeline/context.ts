@@ -1,0 +1,77 @@
+/**
+ * The context that expressions (`if`, `when`) and templates (`{{ }}`) see.
+ * The validator checks names against this shape (context-scope.ts); the state
+ * machine builds the values (the same shape) from the run snapshot.
+ */
+import type { ErrorClass, JsonValue } from "./spec.ts";
+
+export type PhaseStatus = "pending" | "succeeded" | "failed" | "skipped";
+
+/** The latest result of one phase, from this iteration or an earlier one. */
+export interface PhaseContext {
+  status: PhaseStatus;
+  exit_code: number | null;
+  /** Extracted outputs by name (`output.status`, `output.review.pending`). */
+  output: Record<string, JsonValue>;
+  /** The agent's final message (or a command's stdout), capped. */
+  text: string;
+  /** The error class when failed, else null. */
+  error: ErrorClass | null;
+  attempts: number;
+  duration_ms: number;
+  tokens: number;
+  cost_usd: number;
+  /** The iteration the result comes from. */
+  iteration: number;
+}
+
+export interface HistoryEntry {
+  iteration: number;
+  phases: Record<string, { status: PhaseStatus; error: ErrorClass | null; exit_code: number | null; output: Record<string, JsonValue>; text_tail: string }>;
+  changes: string[];
+  task: string | null;
+}
+
+export interface LastFailure {
+  phase: string;
+  iteration: number;
+  error: ErrorClass;
+  exit_code: number | null;
+  /** The tail of the failed phase's output (stdout and stderr), capped. */
+  output_tail: string;
+  message: string;
+}
+
+export interface TaskContext {
+  id: string;
+  title: string;
+  body: string;
+  status: "pending" | "done" | "blocked";
+  attempts: number;
+  priority: number | null;
+  depends_on: string[];
+  notes: string[];
+}
+
+export interface RunContext {
+  /** 1-based; entering the loop head starts the next iteration. */
+  iteration: number;
+  params: Record<string, JsonValue>;
+  phases: Record<string, PhaseContext>;
+  /** The current phase's own result (in `next` rules, `reason`, and output templates). */
+  status: PhaseStatus;
+  exit_code: number | null;
+  output: Record<string, JsonValue>;
+  text: string;
+  error: ErrorClass | null;
+  attempts: number;
+  /** Files changed so far this iteration (measured, relative paths). */
+  changes: string[];
+  /** Earlier iterations, oldest first, capped. */
+  history: HistoryEntry[];
+  last_failure: LastFailure | null;
+  run: { id: string; tokens: number; cost_usd: number; elapsed_ms: number };
+  task: TaskContext | null;
+  tasks: { total: number; done: number; blocked: number; pending: number; items: TaskContext[] };
+  env: Record<string, string>;
+}
