@@ -74,4 +74,8 @@ export interface RunContext {
   task: TaskContext | null;
   tasks: { total: number; done: number; blocked: number; pending: number; items: TaskContext[] };
   env: Record<string, string>;
+  /** The pipeline file: its name, path and directory (to reach scripts shipped beside a recipe). */
+  pipeline: { name: string; file: string; dir: string };
+  /** The run's working directory (absolute). */
+  workdir: string;
 }
