@@ -1,0 +1,102 @@
+/**
+ * Run events: what a run reports as it goes. The runner appends them to
+ * `.phaseloop/runs/RUN_ID/events.jsonl` (one JSON object per line) and hands
+ * them to the reporter; `--reporter json` prints exactly these lines, and
+ * `status` and `logs` read them back. docs/events.md documents the schema.
+ *
+ * Every event has `v` (schema version, 1), `seq` (1, 2, … within the run; a
+ * resumed run continues the numbering), `at` (ISO 8601 time), `run` (the run id)
+ * and `type`. Fields are snake_case like the pipeline format.
+ */
+import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
+import type { PhaseStatus } from "../pipeline/context.ts";
+
+export type RunOutcome = "complete" | "blocked" | "failed" | "stopped";
+
+export interface StopReason {
+  /** A stable name: max_iterations, no_progress, consecutive_failures, transition, stop_rule, tasks_done, … */
+  code: string;
+  /** What the user reads. */
+  message: string;
+}
+
+interface Base {
+  v: 1;
+  seq: number;
+  at: string;
+  run: string;
+}
+
+export type RunEvent = Base &
+  (
+    | {
+        type: "run.started";
+        pipeline: string;
+        file: string;
+        hash: string;
+        workdir: string;
+        params: Record<string, JsonValue>;
+        max_iterations: number;
+        phases: string[];
+        version: string;
+      }
+    | { type: "run.resumed"; iteration: number; phase: string | null }
+    | { type: "iteration.started"; iteration: number; task: string | null }
+    | {
+        type: "phase.started";
+        iteration: number;
+        phase: string;
+        attempt: number;
+        kind: "agent" | "run";
+        /** Zero-padded sequence of this phase run: the artifacts are in phases/NNNN-PHASE/. */
+        dir: string;
+        /** What runs: argv, or the shell command. */
+        command: string[] | string;
+      }
+    | { type: "phase.output"; phase: string; stream: "stdout" | "stderr"; line: string }
+    | { type: "phase.skipped"; iteration: number; phase: string; reason: string }
+    | {
+        type: "phase.finished";
+        iteration: number;
+        phase: string;
+        attempt: number;
+        status: PhaseStatus;
+        error: ErrorClass | null;
+        message: string | null;
+        exit_code: number | null;
+        duration_ms: number;
+        tokens: number;
+        cost_usd: number;
+        output: Record<string, JsonValue>;
+        changes: string[];
+      }
+    | { type: "phase.retry"; phase: string; attempt: number; delay_ms: number; error: ErrorClass; message: string | null }
+    | { type: "policy.violation"; phase: string; paths: string[]; action: "revert" | "fail" | "warn" }
+    | { type: "hook.finished"; hook: string; ok: boolean; exit_code: number | null; duration_ms: number; message: string | null }
+    | { type: "iteration.finished"; iteration: number; changes: string[]; task: string | null }
+    | { type: "task.updated"; task: string; status: "pending" | "done" | "blocked"; attempts: number; reason: string | null }
+    | { type: "note"; level: "info" | "warning"; message: string }
+    | { type: "run.interrupted"; signal: string; iteration: number; phase: string | null }
+    | {
+        type: "run.finished";
+        outcome: RunOutcome;
+        reason: StopReason;
+        exit_code: number;
+        iterations: number;
+        tokens: number;
+        cost_usd: number;
+        elapsed_ms: number;
+      }
+  );
+
+export type RunEventType = RunEvent["type"];
+
+/** Events that are shown live but not written to events.jsonl (the phase logs hold them). */
+export const TRANSIENT_EVENT_TYPES: ReadonlySet<RunEventType> = new Set(["phase.output"]);
+
+/** A reporter shows a run as it goes. The runner knows nothing else of it. */
+export interface Reporter {
+  onEvent(event: RunEvent): void;
+  /** Called once at the end; resolves when everything is flushed. */
+  close(): Promise<void>;
+}
