@@ -1,0 +1,14 @@
+/** Where a reporter writes. The CLI passes its own streams; tests pass string sinks. */
+export interface TextSink {
+  write(chunk: string): unknown;
+}
+
+export interface ReporterIo {
+  stdout: TextSink;
+  stderr: TextSink;
+  /** Whether stdout is a terminal. */
+  isTTY: boolean;
+  /** Colour wanted: a terminal, no NO_COLOR, no --no-color (the CLI decides). */
+  color: boolean;
+  env: Record<string, string | undefined>;
+}
