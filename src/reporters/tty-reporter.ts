@@ -6,12 +6,13 @@
  * and every `enabled` is awaited before the first task runs), yet a loop's
  * iterations and an iteration's phases are only known as they happen. So each
  * iteration gets its own Listr, run after the previous one has ended (two live
- * renderers would garble the screen), and its group holds a fixed number of
- * untitled "slots" that run one after another. A slot waits for the next step
- * of the iteration (a phase run, a retry wait, a note) and then returns a
- * one-task list for it; an untitled task draws nothing and its subtasks draw
- * at its own level, so unused slots stay invisible and the steps line up
- * under the iteration. Lines outside iterations (the run header, the outcome)
+ * renderers would garble the screen), and its group holds one untitled "slot".
+ * A slot waits for the next step of the iteration (a phase run, a retry wait,
+ * a note) and returns a list of two: that step, and the next slot. An untitled
+ * task draws nothing and its subtasks draw at its own level, so the chain of
+ * slots stays invisible, the steps line up under the iteration, and the last
+ * slot simply ends with the iteration. (Async `enabled` cannot do this: listr2
+ * awaits every task's `enabled` before running the first.) Lines outside iterations (the run header, the outcome)
  * are written between lists, never while one is drawing.
  */
 import { Listr, ListrDefaultRendererLogLevels, ListrLogger, ProcessOutput } from "listr2";
@@ -31,8 +32,8 @@ import type { Paint } from "./format-event-line.ts";
 import type { ReporterIo } from "./reporter-io.ts";
 
 export interface TtyReporterOptions {
-  /** Steps shown per iteration before the rest are summed up in one line (default 200). */
-  slots?: number;
+  /** Steps drawn per iteration before the rest are summed up in one line (default 500). */
+  maxSteps?: number;
   /** How often the timers in titles are refreshed, in ms (default 1000). */
   tickMs?: number;
   /** The clock for live timers (default Date.now). */
@@ -98,7 +99,7 @@ function cleanLine(line: string): string {
 }
 
 export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = {}): Reporter {
-  const slotCount = Math.max(2, options.slots ?? 200);
+  const maxSteps = Math.max(2, options.maxSteps ?? 500);
   const tickMs = options.tickMs ?? 1000;
   const now = options.now ?? Date.now;
   const paint: Paint = paintFor(io.color);
@@ -166,7 +167,7 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     if (last !== undefined && last.end === null && last.closesOnNext) endStep(last, { kind: "skipped", title: (last.passedTitle ?? last.title)() });
     view.steps.push(step);
     const index = view.steps.length - 1;
-    const slot = Math.min(index, slotCount - 1);
+    const slot = Math.min(index, maxSteps - 1);
     view.waiters.get(slot)?.();
     view.waiters.delete(slot);
   };
@@ -220,8 +221,11 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
   const runSlot = async (view: IterationView, index: number, task: Wrapper): Promise<unknown> => {
     const step = await waitForStep(view, index);
     if (step === null) return;
-    if (index < slotCount - 1) {
-      return task.newListr([{ title: step.title(), task: (_ctx, inner) => runStep(step, inner) }], { exitOnError: false });
+    if (index < maxSteps - 1) {
+      return task.newListr(
+        [{ title: step.title(), task: (_ctx, inner) => runStep(step, inner) }, { task: (_ctx, next) => runSlot(view, index + 1, next) }],
+        { concurrent: false, exitOnError: false },
+      );
     }
     // Out of slots: one line stands for the rest of the iteration.
     task.title = paint.dim("more steps…");
@@ -263,10 +267,7 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
           title: iterationTitle(view),
           task: (_ctx: unknown, group: Wrapper) => {
             view.group = group;
-            const slots = Array.from({ length: slotCount }, (_unused, index) => ({
-              task: (_c: unknown, slot: Wrapper) => runSlot(view, index, slot),
-            }));
-            return group.newListr(slots, { concurrent: false, exitOnError: false });
+            return group.newListr([{ task: (_c: unknown, slot: Wrapper) => runSlot(view, 0, slot) }], { concurrent: false, exitOnError: false });
           },
         },
       ],
