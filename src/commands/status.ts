@@ -1,0 +1,211 @@
+/**
+ * `phaseloop status [RUN_ID] [--json] [--workdir DIR]`: where a run stands,
+ * summed up from its event log read as a stream (a 100,000-event log is read
+ * a chunk at a time into counters, never held whole).
+ */
+import { hostname } from "node:os";
+import { join, resolve } from "node:path";
+import { parseCommandArgs, writerOf } from "../reporters/command-io.ts";
+import type { CommandIo } from "../reporters/command-io.ts";
+import { formatClock, formatCost, formatCount, formatDuration, formatOutcome, paintFor, plural } from "../reporters/format-event-line.ts";
+import { readBreakers } from "../reporters/read-breakers.ts";
+import type { Breakers } from "../reporters/read-breakers.ts";
+import { isRunLive, readEvents, readLock, runDir } from "../reporters/run-log.ts";
+import { addToRunSummary, emptyRunSummary, runStateOf } from "../reporters/run-summary.ts";
+import type { RunState, RunSummary } from "../reporters/run-summary.ts";
+import { selectRun } from "../reporters/select-run.ts";
+
+const USAGE = "usage: phaseloop status [RUN_ID] [--json] [--workdir DIR]";
+
+export interface RunStatus {
+  run: string;
+  state: RunState;
+  /** What the user reads: the outcome and reason, or where the run stands. */
+  headline: string;
+  pipeline: string | null;
+  file: string | null;
+  version: string | null;
+  started_at: string | null;
+  last_event_at: string | null;
+  iteration: number;
+  max_iterations: number | null;
+  phase: string | null;
+  counters: {
+    phases_run: number;
+    succeeded: number;
+    failed: number;
+    skipped: number;
+    retries: number;
+    policy_violations: number;
+    hook_failures: number;
+    warnings: number;
+    resumes: number;
+  };
+  tokens: number;
+  cost_usd: number;
+  last_error: RunSummary["last_error"];
+  outcome: RunSummary["finished"];
+  interrupted: RunSummary["interrupted"];
+  breakers: Breakers;
+  tasks: { total: number; done: number; blocked: number; pending: number };
+  lock: { pid: number | null; live: boolean } | null;
+  log: { events: number; torn_last_line: boolean; malformed_lines: number };
+  /** The command that continues the run, when it can be resumed. */
+  resume: string | null;
+}
+
+/** Reads one run's directory and sums it up. */
+export async function readRunStatus(workdir: string, runId: string): Promise<RunStatus> {
+  const dir = runDir(workdir, runId);
+  const summary = emptyRunSummary();
+  const log = await readEvents(join(dir, "events.jsonl"), (event) => addToRunSummary(summary, event));
+  const host = hostname();
+  const lock = await readLock(workdir);
+  const live = lock !== null && lock.run === runId ? await isRunLive(workdir, runId, host) : false;
+  const state = runStateOf(summary, live);
+  const { breakers } = await readBreakers(dir);
+  const taskList = Object.values(summary.tasks);
+  const resumable = state === "interrupted" || state === "crashed";
+  return {
+    run: runId,
+    state,
+    headline: headlineOf(state, summary, runId),
+    pipeline: summary.pipeline,
+    file: summary.file,
+    version: summary.version,
+    started_at: summary.started_at,
+    last_event_at: summary.last_event_at,
+    iteration: summary.finished?.iterations ?? summary.iteration,
+    max_iterations: summary.max_iterations,
+    phase: summary.phase,
+    counters: {
+      phases_run: summary.phases_run,
+      succeeded: summary.succeeded,
+      failed: summary.failures,
+      skipped: summary.skipped,
+      retries: summary.retries,
+      policy_violations: summary.policy_violations,
+      hook_failures: summary.hook_failures,
+      warnings: summary.warnings,
+      resumes: summary.resumes,
+    },
+    tokens: summary.tokens,
+    cost_usd: summary.cost_usd,
+    last_error: summary.last_error,
+    outcome: summary.finished,
+    interrupted: summary.interrupted,
+    breakers,
+    tasks: {
+      total: taskList.length,
+      done: taskList.filter((t) => t.status === "done").length,
+      blocked: taskList.filter((t) => t.status === "blocked").length,
+      pending: taskList.filter((t) => t.status === "pending").length,
+    },
+    lock: lock !== null && lock.run === runId ? { pid: lock.pid, live } : null,
+    log: { events: summary.events, torn_last_line: log.torn, malformed_lines: log.malformed },
+    resume: resumable ? `phaseloop resume ${runId}` : null,
+  };
+}
+
+function headlineOf(state: RunState, summary: RunSummary, runId: string): string {
+  const where = `iteration ${summary.iteration}${summary.phase === null ? "" : `, phase ${summary.phase}`}`;
+  switch (state) {
+    case "running":
+      return `running: ${where}`;
+    case "interrupted": {
+      const at = summary.interrupted;
+      const place = at === null ? where : `iteration ${at.iteration}${at.phase === null ? "" : `, phase ${at.phase}`}`;
+      return `interrupted (${at?.signal ?? "signal"}) at ${place} — resume with phaseloop resume ${runId}`;
+    }
+    case "crashed":
+      return `crashed at ${where} — resume with phaseloop resume ${runId}`;
+    case "empty":
+      return "no events yet";
+    default: {
+      const finished = summary.finished;
+      if (finished === null) return state;
+      const reason = finished.reason.message === "" ? finished.reason.code : `${finished.reason.message} (${finished.reason.code})`;
+      return `${finished.outcome}: ${reason}`;
+    }
+  }
+}
+
+function formatStatus(status: RunStatus, color: boolean): string {
+  const paint = paintFor(color);
+  const lines: string[] = [];
+  const row = (label: string, value: string): void => {
+    lines.push(`${paint.dim(label.padEnd(11))}${value}`);
+  };
+  const title = status.pipeline === null ? `run ${status.run}` : `run ${status.run} · ${status.pipeline}${status.file === null ? "" : ` (${status.file})`}`;
+  lines.push(paint.bold(title));
+  const stateWord =
+    status.outcome !== null
+      ? formatOutcome(status.state, paint) + status.headline.slice(status.state.length)
+      : status.state === "running"
+        ? paint.cyan(status.headline)
+        : status.state === "empty"
+          ? status.headline
+          : paint.yellow(status.headline);
+  row("status", stateWord + (status.outcome === null ? "" : paint.dim(` · exit ${status.outcome.exit_code}`)));
+  if (status.started_at !== null) {
+    const elapsed = status.outcome?.elapsed_ms ?? (status.last_event_at === null ? null : Date.parse(status.last_event_at) - Date.parse(status.started_at));
+    const last = status.last_event_at === null ? "" : ` · last event ${formatClock(status.last_event_at)}`;
+    row("started", `${status.started_at.replace("T", " ").replace(/\.\d+Z$|Z$/, "")} UTC${last}${elapsed === null || Number.isNaN(elapsed) ? "" : ` · ${formatDuration(elapsed)}`}`);
+  }
+  row("iteration", `${status.iteration}${status.max_iterations === null ? "" : ` of ${status.max_iterations}`}${status.state === "running" && status.phase !== null ? ` · phase ${status.phase}` : ""}`);
+  const c = status.counters;
+  const counts = [`${formatCount(c.phases_run)} run`, `${formatCount(c.succeeded)} succeeded`, c.failed > 0 ? paint.red(`${formatCount(c.failed)} failed`) : "0 failed"];
+  if (c.skipped > 0) counts.push(`${formatCount(c.skipped)} skipped`);
+  counts.push(plural(c.retries, "retry", "retries"));
+  row("phases", counts.join(" · "));
+  const breakerText = Object.entries(status.breakers).map(([name, b]) => {
+    const text = `${name.replace(/_/g, " ")} ${b.count ?? "?"}${b.limit === null ? "" : `/${b.limit}`}`;
+    return b.count !== null && b.limit !== null && b.count >= b.limit ? paint.red(text) : text;
+  });
+  if (breakerText.length > 0) row("breakers", breakerText.join(" · "));
+  const extras: string[] = [];
+  if (c.policy_violations > 0) extras.push(paint.red(plural(c.policy_violations, "policy violation")));
+  if (c.hook_failures > 0) extras.push(paint.red(plural(c.hook_failures, "failed hook")));
+  if (c.warnings > 0) extras.push(paint.yellow(plural(c.warnings, "warning")));
+  if (c.resumes > 0) extras.push(plural(c.resumes, "resume"));
+  if (extras.length > 0) row("notes", extras.join(" · "));
+  if (status.tokens > 0 || status.cost_usd > 0) row("usage", `${plural(status.tokens, "token")} · ${formatCost(status.cost_usd)}`);
+  if (status.tasks.total > 0) row("tasks", `${status.tasks.done} done · ${status.tasks.blocked} blocked · ${status.tasks.pending} pending`);
+  const e = status.last_error;
+  if (e !== null) {
+    const why = [e.error ?? "failed", e.message].filter((p) => p !== null && p !== "").join(": ");
+    row("last error", `iteration ${e.iteration} · ${e.phase}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ""}: ${paint.red(why)}${e.exit_code !== null && e.exit_code !== 0 ? ` · exit ${e.exit_code}` : ""}`);
+  }
+  if (status.log.torn_last_line) row("log", paint.yellow("the last line of events.jsonl is torn (a crash mid-write); it was skipped"));
+  if (status.log.malformed_lines > 0) row("log", paint.yellow(`${plural(status.log.malformed_lines, "line")} of events.jsonl could not be read`));
+  return `${lines.join("\n")}\n`;
+}
+
+export async function main(argv: string[], io: CommandIo): Promise<number> {
+  const out = writerOf(io.stdout);
+  const err = writerOf(io.stderr);
+  const parsed = parseCommandArgs(argv, ["--json", "--help", "-h"], ["--workdir"]);
+  if (!parsed.ok) {
+    err(`phaseloop status: ${parsed.message}\n${USAGE}\n`);
+    return 2;
+  }
+  const { args } = parsed;
+  if (args.flags.has("--help") || args.flags.has("-h")) {
+    out(`${USAGE}\n\nShows where a run stands: its outcome, or the iteration and phase it is at;\nphase counts, breakers, tokens and cost, and the last error. The latest run\nunless RUN_ID (or a unique prefix of it) is given.\n`);
+    return 0;
+  }
+  if (args.positionals.length > 1) {
+    err(`phaseloop status: expected at most one run id, got ${args.positionals.length}\n${USAGE}\n`);
+    return 2;
+  }
+  const workdir = resolve(io.cwd ?? process.cwd(), args.values.get("--workdir") ?? ".");
+  const selection = await selectRun(workdir, args.positionals[0]);
+  if (!selection.ok) {
+    err(`phaseloop status: ${selection.message}${selection.hint === undefined ? "" : `\n  hint: ${selection.hint}`}\n`);
+    return 2;
+  }
+  const status = await readRunStatus(workdir, selection.runId);
+  if (args.flags.has("--json")) out(`${JSON.stringify(status, null, 2)}\n`);
+  else out(formatStatus(status, io.color ?? false));
+  return 0;
+}
