@@ -1,0 +1,238 @@
+// Source of schemas/pipeline.schema.json. Run `node scripts/schema-src.mjs` to
+// regenerate the JSON; the JSON file is what is published and committed.
+import { writeFileSync } from "node:fs";
+
+const d = (description, extra = {}) => ({ description, ...extra });
+const ref = (name, description) => (description ? { $ref: `#/$defs/${name}`, description } : { $ref: `#/$defs/${name}` });
+const closed = (description, properties, extra = {}) => ({ type: "object", description, additionalProperties: false, properties, ...extra });
+const NAME = "^[A-Za-z_][A-Za-z0-9_-]*$";
+
+const errorClasses = ["timeout", "idle_timeout", "exit_nonzero", "output_invalid", "policy_violation", "transient", "agent_error", "spawn_error", "hook_failed"];
+
+const schema = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  $id: "https://phaseloop.dev/schemas/pipeline.schema.json",
+  title: "phaseloop pipeline (format v1)",
+  description: "An agentic coding loop: its phases, the agent or command each runs, tool allowlists, how results are read, where control goes next, and when to stop.",
+  type: "object",
+  additionalProperties: false,
+  required: ["phaseloop", "name", "phases", "stop"],
+  properties: {
+    $schema: d("The JSON Schema this file follows, for editors.", { type: "string" }),
+    phaseloop: d("Format version of this file. Always 1.", { const: 1, examples: [1] }),
+    name: d("The pipeline's name, in kebab-case. Shown in progress output and recorded in each run.", {
+      type: "string", pattern: "^[a-z][a-z0-9]*(-[a-z0-9]+)*$", examples: ["execute-review"],
+    }),
+    description: d("One line saying what the loop does.", { type: "string" }),
+    params: {
+      type: "object",
+      description: "Typed inputs. Referenced as `params.NAME` in expressions and templates; set with `--param NAME=VALUE`.",
+      propertyNames: { pattern: "^[A-Za-z_][A-Za-z0-9_]*$" },
+      additionalProperties: ref("param"),
+      examples: [{ task_file: { type: "string", default: "TASK.md", description: "The task to implement" } }],
+    },
+    agents: {
+      type: "object",
+      description: "Named agents. A preset (claude, codex, gemini, aider, openai) or any program given as `command`.",
+      propertyNames: { pattern: NAME },
+      additionalProperties: ref("agent"),
+      examples: [{ worker: { preset: "claude", model: "sonnet" } }],
+    },
+    tools: {
+      type: "object",
+      description: "Named tool allowlists in one neutral vocabulary (read and write globs, shell command patterns, MCP tools). Presets translate them to the agent's own flags; file changes are always checked afterwards.",
+      propertyNames: { pattern: NAME },
+      additionalProperties: ref("toolSet"),
+      examples: [{ build: { read: ["**"], write: ["src/**", "test/**"], bash: ["npm test", "git diff *"] } }],
+    },
+    env: ref("env", "Environment variables for every process the pipeline starts. Values are templates."),
+    phases: {
+      type: "object",
+      description: "The phases, in order. The first is the loop head: entering it starts a new iteration. Without `next`, control falls through to the next phase; after the last it returns to the loop head.",
+      propertyNames: { pattern: NAME },
+      minProperties: 1,
+      additionalProperties: ref("phase"),
+    },
+    stop: ref("stop", "When the loop must stop. `max_iterations` is required: there are no unbounded loops."),
+    tasks: ref("tasks", "A task queue: each iteration works on the next pending task whose dependencies are done."),
+    hooks: ref("hooks", "Commands run around iterations and at the end of the run, with PHASELOOP_* environment variables."),
+  },
+  $defs: {
+    duration: {
+      description: "A duration: seconds as a number, or a string such as \"500ms\", \"10s\", \"5m\", \"2h\", \"1h30m\".",
+      anyOf: [
+        { type: "number", minimum: 0 },
+        { type: "string", pattern: "^\\s*(\\d+(\\.\\d+)?(ms|s|m|h|d))+\\s*$|^\\s*\\d+(\\.\\d+)?\\s*$" },
+      ],
+      examples: ["30m", "10s", "1h30m"],
+    },
+    count: {
+      description: "A whole number, or a template such as \"{{ params.max }}\" resolved when the run starts.",
+      anyOf: [{ type: "integer", minimum: 0 }, { type: "string", pattern: "^\\s*\\{\\{.*\\}\\}\\s*$" }],
+    },
+    expression: { type: "string", minLength: 1, description: "An expression (see docs/expressions.md), e.g. `exit_code == 0 && output.status == 'COMPLETE'`." },
+    template: { type: "string", description: "Text with `{{ expression }}` parts." },
+    env: {
+      type: "object",
+      description: "Environment variables; values are templates.",
+      propertyNames: { pattern: "^[A-Za-z_][A-Za-z0-9_]*$" },
+      additionalProperties: { type: "string" },
+    },
+    outcome: { enum: ["complete", "blocked", "failed"], description: "How a run ends: complete (exit 0), blocked (exit 3), failed (exit 1)." },
+    errorClass: { enum: errorClasses, description: "Why a phase failed." },
+    transient: closed("How a failure is recognised as transient (rate limit, network, overloaded backend). Transient failures back off and retry without tripping breakers.", {
+      patterns: d("Regular expressions matched against the tail of the output. Word-bound them: `\\bHTTP 503\\b`, not `503`.", { type: "array", items: { type: "string" } }),
+      exit_codes: d("Exit codes that mean a transient failure.", { type: "array", items: { type: "integer" } }),
+    }),
+    param: closed("A typed input.", {
+      type: d("The value's type; `--param` text is converted to it.", { enum: ["string", "number", "integer", "boolean"] }),
+      default: d("The value when no `--param` sets it.", { type: ["string", "number", "boolean"] }),
+      description: d("What the param is for.", { type: "string" }),
+      enum: d("The allowed values.", { type: "array", items: { type: ["string", "number"] }, minItems: 1 }),
+      required: d("Whether a value must be given. Default: true when there is no default.", { type: "boolean" }),
+    }, { required: ["type"] }),
+    agent: closed("An agent: a preset or a command. Any program is an agent.", {
+      preset: d("A known agent CLI. Its flags, event stream, success test and allowlist translation are built in.", { enum: ["claude", "codex", "gemini", "aider", "openai"] }),
+      command: d("The program and its arguments, each a template. `{{ prompt }}` and `{{ prompt_file }}` are available.", {
+        type: "array", items: { type: "string" }, minItems: 1, examples: [["node", "agents/fake.js", "{{ params.task_file }}"]],
+      }),
+      prompt_via: d("How the prompt reaches the program: on stdin, as an argument, or as a file path argument. Default: stdin.", { enum: ["stdin", "arg", "file"] }),
+      prompt_flag: d("With prompt_via arg or file, the flag put before the prompt (e.g. \"-p\"); without it the prompt is the last argument.", { type: "string" }),
+      model: d("The model, passed to the preset's model flag.", { type: "string", examples: ["sonnet"] }),
+      args: d("Extra arguments appended to the argv.", { type: "array", items: { type: "string" } }),
+      env: ref("env", "Environment variables for this agent."),
+      output_format: d("How stdout is read: plain text, or an agent's event stream. Presets set it.", { enum: ["text", "claude-stream-json", "codex-json", "gemini-stream-json"] }),
+      timeout: ref("duration", "Default wall-clock timeout for phases using this agent."),
+      idle_timeout: ref("duration", "Default idle timeout (no output) for phases using this agent."),
+      base_url: d("openai preset: the server's base URL. Default http://localhost:11434/v1 (Ollama).", { type: "string" }),
+      api_key_env: d("openai preset: the environment variable that holds the API key.", { type: "string" }),
+      transient: ref("transient"),
+      description: d("What this agent is.", { type: "string" }),
+    }, { anyOf: [{ required: ["preset"] }, { required: ["command"] }] }),
+    toolSet: closed("An allowlist.", {
+      read: d("Globs the agent may read, relative to the workdir.", { type: "array", items: { type: "string" } }),
+      write: d("Globs the agent may change. A change elsewhere is a policy_violation.", { type: "array", items: { type: "string" } }),
+      bash: d("Shell commands allowed, as patterns: \"npm test\", \"git diff *\".", { type: "array", items: { type: "string" } }),
+      mcp: d("MCP tools allowed, as \"server/tool\" or \"server/*\".", { type: "array", items: { type: "string" } }),
+      on_violation: d("What happens to a change outside `write`: revert it, fail the phase, or warn. Default: fail.", { enum: ["revert", "fail", "warn"], default: "fail" }),
+      description: d("What this tool set is for.", { type: "string" }),
+    }),
+    retry: closed("Retry policy for a failing phase.", {
+      max_attempts: d("Attempts in all, the first included. Default 1; transient failures get 3 by default.", { type: "integer", minimum: 1, default: 1 }),
+      on: d("The error classes that are retried. Default: [transient].", { type: "array", items: ref("errorClass"), uniqueItems: true }),
+      interval: ref("duration", "Delay before the first retry. Default 10s."),
+      backoff: d("Multiplier applied to the delay after each attempt. Default 2.", { type: "number", minimum: 1, default: 2 }),
+      max_delay: ref("duration", "Upper bound for the delay. Default 5m."),
+      jitter: d("Randomise each delay (between half and all of it). Default false.", { type: "boolean", default: false }),
+    }),
+    output: closed("How one output value is read from the phase's result. Exactly one of match, tag, section, json, file.", {
+      match: d("A regular expression; the value is its first capture group (or the whole match). The last match in the text wins.", { type: "string", examples: ["STATUS:\\s*\\**\\s*(COMPLETE|INCOMPLETE)"] }),
+      tag: d("The text inside <TAG>…</TAG> (the last occurrence).", { type: "string", examples: ["verdict"] }),
+      section: d("The list items under a heading with this title.", { type: "string", examples: ["NEXT STEPS"] }),
+      json: d("The final message parsed as JSON; a string is a JSON pointer into it.", { anyOf: [{ const: true }, { type: "string" }] }),
+      file: d("A file the phase writes, relative to the workdir (a template), parsed by extension: .toml, .json, .yaml/.yml, else text. Cleared before the phase runs.", { type: "string", examples: [".phaseloop/review_output.toml"] }),
+      format: d("Override the file format.", { enum: ["toml", "json", "yaml", "text"] }),
+      from: d("The text extractors read: the agent's final message (default), stdout or stderr.", { enum: ["text", "stdout", "stderr"] }),
+      default: d("The value when nothing is found."),
+      required: d("A required output that is missing or invalid fails the phase (output_invalid). Default false.", { type: "boolean", default: false }),
+      schema: d("A JSON Schema the value must satisfy.", { type: "object" }),
+      description: d("What the output means.", { type: "string" }),
+    }, { oneOf: [{ required: ["match"] }, { required: ["tag"] }, { required: ["section"] }, { required: ["json"] }, { required: ["file"] }] }),
+    rule: closed("A transition rule: the first whose `if` holds wins.", {
+      if: ref("expression", "The condition. Without it the rule always applies."),
+      goto: d("The phase to go to. Going to the loop head starts the next iteration.", { type: "string", pattern: NAME }),
+      stop: ref("outcome", "End the run with this outcome."),
+      reason: ref("template", "Why, shown to the user and recorded in the run."),
+      task: d("Mark the current task done or blocked.", { enum: ["done", "blocked"] }),
+    }, { oneOf: [{ required: ["goto"] }, { required: ["stop"] }] }),
+    phase: closed("A phase: an agent with a prompt (agent phase) or a command (run phase).", {
+      description: d("What the phase does.", { type: "string" }),
+      agent: d("The agent that runs this phase (a name under `agents`).", { type: "string", pattern: NAME }),
+      prompt: d("The prompt: a file path relative to the pipeline file (.md, .txt) or inline text. A template.", { type: "string" }),
+      tools: d("The tool set (a name under `tools`) this phase may use.", { type: "string", pattern: NAME }),
+      run: d("A command phase: a string run by `sh -c` (every interpolated value shell-quoted) or an argv list rendered element by element.", {
+        anyOf: [{ type: "string", minLength: 1 }, { type: "array", items: { type: "string" }, minItems: 1 }], examples: ["npm test"],
+      }),
+      when: ref("expression", "Run the phase only when this holds; otherwise it is skipped and control falls through."),
+      timeout: ref("duration", "Wall-clock timeout; the whole process group is killed. Default 30m for agents, 10m for commands."),
+      idle_timeout: ref("duration", "Kill the phase when it prints nothing for this long."),
+      retry: ref("retry"),
+      output: {
+        type: "object",
+        description: "Named outputs read from the result, available as `output.NAME` (and `phases.PHASE.output.NAME`).",
+        propertyNames: { pattern: "^[A-Za-z_][A-Za-z0-9_]*$" },
+        additionalProperties: ref("output"),
+      },
+      output_schema: d("A JSON Schema for the whole output object.", { type: "object" }),
+      next: d("Where control goes: a phase name, or a list of rules (the first whose `if` holds wins).", {
+        anyOf: [{ type: "string", pattern: NAME }, { type: "array", items: ref("rule"), minItems: 1 }],
+      }),
+      env: ref("env", "Environment variables for this phase."),
+      success_exit_codes: d("Exit codes that count as success. Default [0].", { type: "array", items: { type: "integer" }, minItems: 1 }),
+      consecutive_failures: d("Stop when this phase fails this many times in a row (transient failures excluded).", { type: "integer", minimum: 1 }),
+      transient: ref("transient"),
+    }, {
+      allOf: [
+        { not: { required: ["agent", "run"] }, description: "A phase has either `agent` or `run`, not both." },
+        { anyOf: [{ required: ["agent"] }, { required: ["run"] }] },
+        { if: { required: ["agent"] }, then: { required: ["prompt"] } },
+        { if: { required: ["run"] }, then: { properties: { prompt: false, tools: false } } },
+      ],
+    }),
+    stopRule: closed("A stop rule, checked after every phase.", {
+      if: ref("expression", "The condition."),
+      outcome: ref("outcome"),
+      reason: ref("template", "Why, shown to the user."),
+    }, { required: ["if", "outcome"] }),
+    stop: closed("Limits and stop rules. Limits are checked after every phase; an explicit complete reached on the last allowed iteration wins over the limit.", {
+      max_iterations: ref("count", "The most iterations the run may start. Required."),
+      max_duration: ref("duration", "The longest the run may take (time spent interrupted not counted)."),
+      no_progress: ref("count", "Stop after this many iterations in a row that changed no file (measured in the workspace, not claimed)."),
+      consecutive_failures: ref("count", "Stop after this many failed phases in a row (transient failures excluded)."),
+      budget: closed("Token and cost budgets, summed over the run from what agents report.", {
+        tokens: d("The most tokens the run may use.", { type: "integer", minimum: 1 }),
+        cost_usd: d("The most the run may cost, in US dollars.", { type: "number", exclusiveMinimum: 0 }),
+      }),
+      when: d("Stop rules checked after every phase; the first that holds ends the run.", { type: "array", items: ref("stopRule") }),
+    }, { required: ["max_iterations"] }),
+    tasks: closed("A task queue.", {
+      source: d("Where tasks come from: a glob of markdown files, or a JSON file.", {
+        anyOf: [
+          closed("Markdown tasks: one file each; id from front matter `id` or the file name, title from the first heading, dependencies from front matter `depends_on` or `<!-- depends_on: a, b -->`.", {
+            glob: d("Glob of task files, relative to the workdir.", { type: "string", examples: ["tasks/*.md"] }),
+          }, { required: ["glob"] }),
+          closed("Tasks in a JSON file.", {
+            file: d("The JSON file, relative to the workdir.", { type: "string", examples: [".loop/prd.json"] }),
+            pointer: d("JSON pointer to the array of tasks. Default: the root.", { type: "string", examples: ["/userStories"] }),
+            fields: closed("Field names in each task object.", Object.fromEntries(
+              ["id", "title", "priority", "done", "blocked", "depends_on", "notes", "attempts"].map((k) => [k, d(`The field holding the task's ${k.replace("_", " ")}.`, { type: "string" })]),
+            )),
+            write_back: d("Write done, blocked, attempts and notes back into the file. Default false.", { type: "boolean", default: false }),
+          }, { required: ["file"] }),
+        ],
+      }),
+      max_attempts: ref("count", "Iterations a task may take before it is blocked and the queue moves on. Default 5."),
+      order: d("priority (then source order), or source order alone. Default priority.", { enum: ["priority", "file"], default: "priority" }),
+      only: ref("template", "Work on this task only, e.g. \"{{ params.story }}\"; empty means all."),
+      final_gate: d("A phase run once all tasks are done; if it fails, the last task is reopened.", { type: "string", pattern: NAME }),
+    }, { required: ["source"] }),
+    hook: {
+      description: "A hook command: a string (sh -c), an argv list, or an object with a timeout and a failure policy.",
+      anyOf: [
+        { type: "string", minLength: 1 },
+        { type: "array", items: { type: "string" }, minItems: 1 },
+        closed("A hook with options.", {
+          run: d("The command: a string (sh -c) or an argv list.", { anyOf: [{ type: "string", minLength: 1 }, { type: "array", items: { type: "string" }, minItems: 1 }] }),
+          timeout: ref("duration", "Timeout. Default 1m."),
+          on_failure: d("ignore (default): a failing hook is logged. block: the run stops blocked.", { enum: ["ignore", "block"], default: "ignore" }),
+        }, { required: ["run"] }),
+      ],
+    },
+    hooks: closed("Lifecycle hooks.", Object.fromEntries(
+      [["before_iteration", "Before each iteration starts."], ["after_iteration", "After each iteration ends."], ["on_complete", "When the run completes."], ["on_blocked", "When the run stops without completing."], ["on_failed", "When the run fails."]]
+        .map(([k, t]) => [k, ref("hook", t)]),
+    )),
+  },
+};
+
+writeFileSync(new URL("../schemas/pipeline.schema.json", import.meta.url), JSON.stringify(schema, null, 2) + "\n");
