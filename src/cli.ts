@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+/**
+ * The phaseloop command line: a thin entry that handles --help and --version
+ * itself and imports each command only when it is asked for, so startup stays
+ * close to the runtime's own.
+ */
+import process from "node:process";
+import { VERSION } from "./generated/version.ts";
+import type { CliIo, CommandMain } from "./commands/cli-io.ts";
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main: CommandMain }> }> = {
+  run: { summary: "run a pipeline", load: () => import("./commands/run.ts") },
+  resume: { summary: "continue an interrupted run from its checkpoint", load: () => import("./commands/resume.ts") },
+  status: { summary: "show where a run stands", load: () => import("./commands/status.ts") },
+  logs: { summary: "show a run's event log", load: () => import("./commands/logs.ts") },
+  validate: { summary: "check pipelines and report every problem", load: () => import("./commands/validate.ts") },
+  graph: { summary: "draw a pipeline's state machine (Mermaid or DOT)", load: () => import("./commands/graph.ts") },
+  init: { summary: "copy a recipe into a repository", load: () => import("./commands/init.ts") },
+  recipes: { summary: "list the recipes", load: () => import("./commands/recipes.ts") },
+  schema: { summary: "print the pipeline JSON Schema", load: () => import("./commands/schema.ts") },
+};
+
+const HELP = `phaseloop ${VERSION}: agentic coding loops from versioned YAML pipelines
+
+Usage:
+  phaseloop run PIPELINE [--param k=v]... [--workdir DIR] [--max-iterations N]
+                [--reporter auto|tty|plain|json] [--dry-run]
+  phaseloop resume [RUN_ID] [--force]     phaseloop status [RUN_ID] [--json]
+  phaseloop logs [RUN_ID] [--follow]      phaseloop validate PIPELINE... [--json]
+  phaseloop graph PIPELINE [--format mermaid|dot]
+  phaseloop init RECIPE [--dir DIR]       phaseloop recipes
+  phaseloop schema
+
+Commands:
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`)
+  .join("\n")}
+
+Exit codes: 0 complete, 1 failed, 2 invalid input or usage, 3 stopped without
+completing (blocked, limit, breaker, budget), 130 interrupted (resumable).
+
+Docs: https://phaseloop.dev (docs/ in the package)
+`;
+
+function ignoreEpipe(stream: NodeJS.WriteStream): void {
+  // piping into `head` closes the pipe early: stop writing quietly
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
+function makeIo(): CliIo {
+  const env = process.env as Record<string, string | undefined>;
+  const isTTY = Boolean(process.stdout.isTTY);
+  const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== "";
+  return {
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+    isTTY,
+    color: isTTY && !noColor && env.TERM !== "dumb" && !process.argv.includes("--no-color"),
+    env,
+    cwd: process.cwd(),
+  };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const io = makeIo();
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    if (first === "help" && rest[0] && COMMANDS[rest[0]]) return (await COMMANDS[rest[0]]!.load()).main(["--help"], io);
+    io.stdout(HELP);
+    return first === undefined ? 2 : 0;
+  }
+  if (first === "--version" || first === "-V" || first === "version") {
+    io.stdout(`${VERSION}\n`);
+    return 0;
+  }
+  const command = COMMANDS[first];
+  if (!command) {
+    const { didYouMean } = await import("./diagnostics/did-you-mean.ts");
+    const hint = first.startsWith("-") ? undefined : didYouMean(first, Object.keys(COMMANDS));
+    io.stderr(`phaseloop: ${first.startsWith("-") ? `unknown option "${first}"` : `unknown command "${first}"`}${hint ? ` (${hint})` : ""}\nRun "phaseloop --help" for usage.\n`);
+    return 2;
+  }
+  let mod: { main: CommandMain };
+  try {
+    mod = await command.load();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ERR_MODULE_NOT_FOUND" || /Module not found|Cannot find module/.test(String(error))) {
+      io.stderr(`phaseloop: command "${first}" is not available in this build\n`);
+      return 2;
+    }
+    throw error;
+  }
+  return mod.main(rest.filter((a) => a !== "--no-color"), io);
+}
+
+ignoreEpipe(process.stdout);
+ignoreEpipe(process.stderr);
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`phaseloop: internal error (INTERNAL): ${error instanceof Error ? error.message : String(error)}\n`);
+    if (process.env.PHASELOOP_DEBUG) process.stderr.write(`${(error as Error)?.stack ?? ""}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,16 @@
+import type { CommandIo } from "../reporters/command-io.ts";
+
+/** What a command gets from the CLI shell: writers, the terminal facts, env and cwd. */
+export interface CliIo extends CommandIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  isTTY: boolean;
+  color: boolean;
+  env: Record<string, string | undefined>;
+  cwd: string;
+}
+
+/** A command: parses its own argv, returns the exit code. */
+export type CommandMain = (argv: string[], io: CliIo) => Promise<number>;
+
+export { parseCommandArgs, type ParsedArgs } from "../reporters/command-io.ts";

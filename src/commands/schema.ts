@@ -1,0 +1,17 @@
+import { readFile } from "node:fs/promises";
+import type { CliIo } from "./cli-io.ts";
+
+/** `phaseloop schema`: the published JSON Schema, for editors and tools. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    io.stdout("Usage: phaseloop schema\n\nPrints the pipeline JSON Schema (format v1).\n");
+    return 0;
+  }
+  if (argv.length > 0) {
+    io.stderr(`phaseloop schema: unexpected argument "${argv[0]}"\n`);
+    return 2;
+  }
+  // src/commands/ and dist/commands/ both sit two levels under the package root
+  io.stdout(await readFile(new URL("../../schemas/pipeline.schema.json", import.meta.url), "utf8"));
+  return 0;
+}

@@ -1,0 +1,51 @@
+import type { Diagnostic } from "../diagnostics/diagnostic.ts";
+import { hasErrors } from "../diagnostics/diagnostic.ts";
+import { parsePipelineText } from "./parse-pipeline-text.ts";
+import type { PipelineDoc } from "./spec.ts";
+import { validateSchema } from "./validate-schema.ts";
+import { promptFilesOf, validatePipeline } from "./validate-pipeline.ts";
+
+export interface LoadedPipeline {
+  /** The pipeline file, as given. */
+  file: string;
+  text: string;
+  /** The document, when it passed the schema (semantic errors may remain: check diagnostics). */
+  doc?: PipelineDoc;
+  diagnostics: Diagnostic[];
+  /** Prompt files by resolved path (undefined when missing). */
+  promptFiles: Record<string, string | undefined>;
+}
+
+/** What loading needs from the world: reading a file (undefined when it does not exist). */
+export interface ReadHost {
+  readFile(path: string): Promise<string | undefined>;
+}
+
+/**
+ * Validate pipeline text: YAML, schema, then the semantic rules. Pure: prompt
+ * files come in as data. Returns every problem found.
+ */
+export function validatePipelineText(text: string, file: string, promptFiles: Record<string, string | undefined> = {}): LoadedPipeline {
+  const parsed = parsePipelineText(text, file);
+  const result: LoadedPipeline = { file, text, diagnostics: [...parsed.diagnostics], promptFiles };
+  if (hasErrors(parsed.diagnostics) || parsed.value === undefined) return result;
+  const schemaDiagnostics = validateSchema(parsed.value, parsed.document, text, file);
+  result.diagnostics.push(...schemaDiagnostics);
+  if (schemaDiagnostics.length > 0) return result;
+  const doc = parsed.value as PipelineDoc;
+  result.doc = doc;
+  result.diagnostics.push(...validatePipeline({ doc, document: parsed.document, text, file, promptFiles }));
+  return result;
+}
+
+/** Read a pipeline and its prompt files through the host, then validate. */
+export async function loadPipeline(file: string, host: ReadHost): Promise<LoadedPipeline> {
+  const text = await host.readFile(file);
+  if (text === undefined) {
+    return { file, text: "", diagnostics: [{ code: "FILE_NOT_FOUND", severity: "error", message: `cannot read "${file}": no such file`, file, start: 0, end: 0 }], promptFiles: {} };
+  }
+  const parsed = parsePipelineText(text, file);
+  const promptFiles: Record<string, string | undefined> = {};
+  for (const path of promptFilesOf(parsed.value, file)) promptFiles[path] = await host.readFile(path);
+  return validatePipelineText(text, file, promptFiles);
+}

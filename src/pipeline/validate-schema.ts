@@ -1,0 +1,270 @@
+import type { Document } from "yaml";
+import type { Diagnostic, DiagnosticCode } from "../diagnostics/diagnostic.ts";
+import { didYouMean } from "../diagnostics/did-you-mean.ts";
+import { validate as validateGenerated } from "../generated/pipeline-validator.ts";
+import { keySpan, spanOfPointer } from "./parse-pipeline-text.ts";
+
+interface AjvError {
+  instancePath: string;
+  schemaPath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+  propertyName?: string;
+}
+
+const validateFn = validateGenerated as unknown as ((data: unknown) => boolean) & { errors?: AjvError[] | null };
+
+// The keys each object kind allows, read from the schema errors' parent schemas
+// would need the schema at run time; the generated validator only names the
+// offending key, so the allowed keys for did-you-mean come from this table.
+const ALLOWED: Record<string, string[]> = {
+  "#": ["$schema", "phaseloop", "name", "description", "params", "agents", "tools", "env", "phases", "stop", "tasks", "hooks"],
+  param: ["type", "default", "description", "enum", "required"],
+  agent: ["preset", "command", "prompt_via", "prompt_flag", "model", "args", "env", "output_format", "timeout", "idle_timeout", "base_url", "api_key_env", "transient", "description"],
+  toolSet: ["read", "write", "bash", "mcp", "on_violation", "description"],
+  retry: ["max_attempts", "on", "interval", "backoff", "max_delay", "jitter"],
+  output: ["match", "tag", "section", "json", "file", "format", "from", "default", "required", "schema", "description"],
+  rule: ["if", "goto", "stop", "reason", "task"],
+  phase: ["description", "agent", "prompt", "tools", "run", "when", "timeout", "idle_timeout", "retry", "output", "output_schema", "next", "env", "success_exit_codes", "consecutive_failures", "transient"],
+  stopRule: ["if", "outcome", "reason"],
+  stop: ["max_iterations", "max_duration", "no_progress", "consecutive_failures", "budget", "when"],
+  budget: ["tokens", "cost_usd"],
+  tasks: ["source", "max_attempts", "order", "only", "final_gate"],
+  hooks: ["before_iteration", "after_iteration", "on_complete", "on_blocked", "on_failed"],
+  hook: ["run", "timeout", "on_failure"],
+  transient: ["patterns", "exit_codes"],
+  fields: ["id", "title", "priority", "done", "blocked", "depends_on", "notes", "attempts"],
+  source: ["glob", "file", "pointer", "fields", "write_back"],
+};
+
+export { ALLOWED as SCHEMA_ALLOWED_KEYS };
+
+function kindOf(schemaPath: string): string {
+  // "#/$defs/phase/additionalProperties" → phase; "#/$defs/stop/properties/budget/additionalProperties" → budget
+  const parts = schemaPath.split("/");
+  const last = parts.lastIndexOf("properties");
+  if (last >= 0 && parts[last + 1] && ALLOWED[parts[last + 1]!]) return parts[last + 1]!;
+  const defs = parts.lastIndexOf("$defs");
+  if (defs >= 0 && parts[defs + 1]) return parts[defs + 1]!;
+  if (schemaPath.includes("source")) return "source";
+  return "#";
+}
+
+/** Schema errors as located diagnostics: one clear error per place, noise from oneOf/anyOf dropped. */
+export function validateSchema(value: unknown, document: Document.Parsed | undefined, text: string, file: string): Diagnostic[] {
+  if (validateFn(value)) return [];
+  const errors = validateFn.errors ?? [];
+  const out: Diagnostic[] = [];
+  const seen = new Set<string>();
+  const push = (d: Omit<Diagnostic, "file" | "severity">) => {
+    const key = `${d.code}:${d.start}:${d.message}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push({ ...d, file, severity: "error" });
+  };
+
+  // Pointers that have a specific (non-combinator) error: combinator errors there are noise.
+  const specific = new Set(errors.filter((e) => !["oneOf", "anyOf", "allOf", "if", "not", "propertyNames"].includes(e.keyword)).map((e) => e.instancePath));
+  // Inside anyOf/oneOf branches, the errors of branches that do not apply confuse:
+  // keep a branch error only when it is the only branch-type that fits the value's type.
+  for (const e of errors) {
+    const ptr = e.instancePath;
+    const valueSpan = () => spanOfPointer(document, text, ptr, "value");
+    switch (e.keyword) {
+      case "additionalProperties": {
+        const key = String(e.params.additionalProperty);
+        const span = keySpan(document, ptr, key) ?? valueSpan();
+        const kind = kindOf(e.schemaPath);
+        push({ code: "SCHEMA_UNKNOWN_KEY", message: `unknown key "${key}"${where(ptr)}`, ...span, pointer: `${ptr}/${key}`, hint: didYouMean(key, ALLOWED[kind] ?? []) ?? (ALLOWED[kind] ? `allowed keys: ${ALLOWED[kind]!.join(", ")}` : undefined) });
+        break;
+      }
+      case "required": {
+        const prop = String(e.params.missingProperty);
+        if (isBranch(e.schemaPath)) break; // reported by the combinator below
+        const span = spanOfPointer(document, text, ptr, ptr === "" ? "value" : "key");
+        const code: DiagnosticCode = ptr === "" && prop === "phaseloop" ? "SCHEMA_VERSION" : "SCHEMA_REQUIRED";
+        push({ code, message: `missing required key "${prop}"${where(ptr)}`, ...(ptr === "" ? { start: 0, end: 0 } : span), pointer: ptr, hint: requiredHint(prop) });
+        break;
+      }
+      case "const":
+      case "enum": {
+        if (isBranch(e.schemaPath) && specific.has(ptr) === false) break;
+        const allowed = (e.params.allowedValues as unknown[] | undefined) ?? [e.params.allowedValue];
+        const actual = valueAt(value, ptr);
+        if (ptr === "/phaseloop") {
+          push({ code: "SCHEMA_VERSION", message: `unsupported format version ${JSON.stringify(actual)}; this phaseloop reads format 1`, ...valueSpan(), pointer: ptr, hint: "write phaseloop: 1" });
+          break;
+        }
+        if (e.keyword === "const" && isBranch(e.schemaPath)) break;
+        push({ code: "SCHEMA_ENUM", message: `${JSON.stringify(actual)} is not allowed${where(ptr)}; expected one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}`, ...valueSpan(), pointer: ptr, hint: typeof actual === "string" ? didYouMean(actual, allowed.map(String)) : undefined });
+        break;
+      }
+      case "type": {
+        if (isBranch(e.schemaPath)) break;
+        push({ code: "SCHEMA_TYPE", message: `expected ${article(String(e.params.type))}${where(ptr)}, found ${describe(valueAt(value, ptr))}`, ...valueSpan(), pointer: ptr });
+        break;
+      }
+      case "pattern": {
+        if (isBranch(e.schemaPath)) break;
+        if (e.propertyName !== undefined) {
+          const span = keySpan(document, ptr, e.propertyName) ?? valueSpan();
+          push({ code: "SCHEMA_PATTERN", message: `invalid name "${e.propertyName}"${where(ptr)}: names start with a letter or "_" and hold letters, digits, "_" and "-"`, ...span, pointer: `${ptr}/${e.propertyName}` });
+          break;
+        }
+        push({ code: "SCHEMA_PATTERN", message: patternMessage(ptr, valueAt(value, ptr)), ...valueSpan(), pointer: ptr, hint: patternHint(ptr) });
+        break;
+      }
+      case "minimum":
+      case "maximum":
+      case "exclusiveMinimum":
+      case "minItems":
+      case "minLength":
+      case "minProperties": {
+        if (isBranch(e.schemaPath)) break;
+        push({ code: "SCHEMA_RANGE", message: `${rangeMessage(e)}${where(ptr)}`, ...valueSpan(), pointer: ptr });
+        break;
+      }
+      case "anyOf":
+      case "oneOf": {
+        if (specific.has(ptr) && !hasOnlyBranchErrors(errors, ptr)) break;
+        const msg = combinatorMessage(e, ptr, valueAt(value, ptr));
+        push({ code: msg.code, message: msg.message, ...valueSpan(), pointer: ptr, hint: msg.hint });
+        break;
+      }
+      case "not": {
+        push({ code: "SCHEMA_INVALID", message: `a phase has either "agent" or "run", not both${where(ptr)}`, ...valueSpan(), pointer: ptr, hint: "split it into an agent phase and a run phase" });
+        break;
+      }
+      case "false schema": {
+        const key = ptr.split("/").pop() ?? "";
+        push({ code: "SCHEMA_UNKNOWN_KEY", message: `"${key}" is not allowed in a run phase`, ...spanOfPointer(document, text, ptr, "key"), pointer: ptr, hint: key === "tools" ? "tool sets apply to agent phases" : "a run phase has no prompt; give it an agent instead" });
+        break;
+      }
+      case "if":
+      case "propertyNames":
+      case "allOf":
+        break;
+      default:
+        if (!isBranch(e.schemaPath)) push({ code: "SCHEMA_INVALID", message: `${e.message ?? "invalid value"}${where(ptr)}`, ...valueSpan(), pointer: ptr });
+    }
+  }
+  if (out.length === 0) out.push({ code: "SCHEMA_INVALID", severity: "error", message: "the document does not match the pipeline schema", file, start: 0, end: 0 });
+  return out;
+}
+
+function isBranch(schemaPath: string): boolean {
+  return /\/(anyOf|oneOf)\/\d+/.test(schemaPath);
+}
+
+function hasOnlyBranchErrors(errors: AjvError[], ptr: string): boolean {
+  return errors.filter((e) => e.instancePath === ptr && !["anyOf", "oneOf"].includes(e.keyword)).every((e) => isBranch(e.schemaPath));
+}
+
+function combinatorMessage(e: AjvError, ptr: string, actual: unknown): { code: DiagnosticCode; message: string; hint?: string } {
+  const last = ptr.split("/");
+  const parent = last[last.length - 2];
+  const key = last[last.length - 1];
+  const obj = actual && typeof actual === "object" && !Array.isArray(actual) ? (actual as Record<string, unknown>) : undefined;
+  if (e.schemaPath.includes("/output/") || parent === "output") {
+    if (!obj) return { code: "SCHEMA_TYPE", message: `output "${key}" must be a mapping with one of match, tag, section, json, file` };
+    const kinds = ["match", "tag", "section", "json", "file"].filter((k) => k in obj);
+    return kinds.length === 0
+      ? { code: "SCHEMA_REQUIRED", message: `output "${key}" needs one of match, tag, section, json, file`, hint: "e.g. status: { match: 'STATUS: (\\w+)' }" }
+      : { code: "SCHEMA_INVALID", message: `output "${key}" has ${kinds.map((k) => `"${k}"`).join(" and ")}; give exactly one extractor` };
+  }
+  if (e.schemaPath.includes("/rule/")) {
+    if (!obj) return { code: "SCHEMA_TYPE", message: `a transition rule must be a mapping with goto or stop${where(ptr)}` };
+    return "goto" in obj && "stop" in obj
+      ? { code: "SCHEMA_INVALID", message: `a transition rule has either "goto" or "stop", not both${where(ptr)}` }
+      : { code: "SCHEMA_REQUIRED", message: `a transition rule needs "goto" or "stop"${where(ptr)}`, hint: "add goto: PHASE, or stop: complete | blocked | failed" };
+  }
+  if (e.schemaPath.includes("/agent/")) return { code: "SCHEMA_REQUIRED", message: `agent "${key}" needs a "preset" or a "command"`, hint: "e.g. preset: claude, or command: [node, agent.js]" };
+  if (e.schemaPath.includes("/phase/")) return { code: "SCHEMA_REQUIRED", message: `phase "${key}" needs an "agent" (with a "prompt") or a "run" command` };
+  if (e.schemaPath.includes("duration") || /timeout|interval|max_delay|max_duration/.test(String(key))) {
+    return { code: "INVALID_DURATION", message: `${JSON.stringify(actual)} is not a duration${where(ptr)}`, hint: "use seconds (30) or a string such as \"500ms\", \"10s\", \"5m\", \"2h\", \"1h30m\"" };
+  }
+  if (e.schemaPath.includes("count") || /max_iterations|no_progress|consecutive_failures|max_attempts/.test(String(key))) {
+    return { code: "SCHEMA_TYPE", message: `expected a whole number${where(ptr)}, found ${describe(actual)}`, hint: "or a template such as \"{{ params.max }}\"" };
+  }
+  if (String(key) === "next") return { code: "SCHEMA_TYPE", message: `"next" must be a phase name or a list of rules, found ${describe(actual)}` };
+  if (String(key) === "run") return { code: "SCHEMA_TYPE", message: `"run" must be a command string or an argv list, found ${describe(actual)}` };
+  if (String(key) === "source") return { code: "SCHEMA_INVALID", message: `a task source has "glob" (markdown files) or "file" (a JSON file)`, hint: "source: { glob: tasks/*.md }" };
+  if (parent === "hooks") return { code: "SCHEMA_TYPE", message: `hook "${key}" must be a command string, an argv list, or a mapping with "run"` };
+  return { code: "SCHEMA_INVALID", message: `invalid value${where(ptr)}: ${describe(actual)}` };
+}
+
+function where(ptr: string): string {
+  return ptr === "" ? "" : ` at ${ptr.slice(1).split("/").join(".")}`;
+}
+
+function requiredHint(prop: string): string | undefined {
+  switch (prop) {
+    case "phaseloop":
+      return "start the file with phaseloop: 1";
+    case "max_iterations":
+      return "every loop is bounded: add max_iterations under stop";
+    case "stop":
+      return "add stop: { max_iterations: 5 }";
+    case "phases":
+      return "a pipeline needs at least one phase";
+    case "prompt":
+      return "an agent phase needs a prompt: a file path or inline text";
+    default:
+      return undefined;
+  }
+}
+
+function patternMessage(ptr: string, actual: unknown): string {
+  if (ptr === "/name") return `the pipeline name ${JSON.stringify(actual)} is not kebab-case`;
+  if (/\/(goto|next|agent|tools|final_gate)$/.test(ptr)) return `${JSON.stringify(actual)} is not a valid name${where(ptr)}`;
+  if (/timeout|interval|max_delay|max_duration/.test(ptr)) return `${JSON.stringify(actual)} is not a duration${where(ptr)}`;
+  return `${JSON.stringify(actual)} does not have the expected form${where(ptr)}`;
+}
+
+function patternHint(ptr: string): string | undefined {
+  if (ptr === "/name") return "use lowercase words joined by \"-\", such as execute-review";
+  return undefined;
+}
+
+function rangeMessage(e: AjvError): string {
+  const limit = e.params.limit;
+  switch (e.keyword) {
+    case "minimum":
+      return `must be at least ${limit}`;
+    case "maximum":
+      return `must be at most ${limit}`;
+    case "exclusiveMinimum":
+      return `must be more than ${limit}`;
+    case "minItems":
+      return `must have at least ${limit} item${limit === 1 ? "" : "s"}`;
+    case "minProperties":
+      return `must have at least ${limit} entr${limit === 1 ? "y" : "ies"}`;
+    default:
+      return `must not be empty`;
+  }
+}
+
+function article(type: string): string {
+  const t = type.split(",").map((x) => (x === "object" ? "mapping" : x === "array" ? "list" : x));
+  return t.length > 1 ? t.join(" or ") : /^[aeiou]/.test(t[0]!) ? `an ${t[0]}` : `a ${t[0]}`;
+}
+
+export function describe(v: unknown): string {
+  if (v === null || v === undefined) return "nothing";
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object") return "a mapping";
+  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + "…" : v)}`;
+  return `${typeof v} ${JSON.stringify(v)}`;
+}
+
+function valueAt(value: unknown, ptr: string): unknown {
+  if (ptr === "") return value;
+  let cur: unknown = value;
+  for (const raw of ptr.slice(1).split("/")) {
+    const seg = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (cur && typeof cur === "object") cur = (cur as Record<string, unknown>)[seg];
+    else return undefined;
+  }
+  return cur;
+}
