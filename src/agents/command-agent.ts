@@ -1,0 +1,48 @@
+import type { AgentAdapter, AgentInvocationInput, AgentInvocation } from "./agent-adapter.ts";
+import { createTextParser } from "./text-parser.ts";
+import { createClaudeParser } from "./claude-agent.ts";
+import { createCodexParser } from "./codex-agent.ts";
+import { createGeminiParser } from "./gemini-agent.ts";
+
+/**
+ * Any program is an agent: argv rendered element by element; the prompt on
+ * stdin (default), as an argument, or as a file path.
+ */
+export const commandAgent: AgentAdapter = {
+  name: "command",
+  buildInvocation(input: AgentInvocationInput): AgentInvocation {
+    const { agent } = input;
+    const template = agent.command ?? [];
+    const usesPromptVar = template.some((t) => /\{\{\s*prompt(_file)?\s*\}\}/.test(t));
+    const argv = template.map((t) => input.render(t));
+    argv.push(...(agent.args ?? []).map((t) => input.render(t)));
+    const via = agent.prompt_via ?? "stdin";
+    let stdin: string | undefined;
+    if (via === "stdin") stdin = input.prompt;
+    else if (!usesPromptVar) {
+      const value = via === "arg" ? input.prompt : input.promptFile;
+      if (agent.prompt_flag) argv.push(agent.prompt_flag);
+      argv.push(value);
+    }
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(agent.env ?? {})) env[k] = input.render(v);
+    // a command agent gets the model through the environment, never by a guessed flag
+    if (agent.model) env.PHASELOOP_MODEL = agent.model;
+    return { argv, stdin, env, outputFormat: agent.output_format ?? "text" };
+  },
+  createParser: createTextParser,
+};
+
+/** The parser for an output format, whatever the agent. */
+export function parserFor(format: AgentInvocation["outputFormat"]) {
+  switch (format) {
+    case "claude-stream-json":
+      return createClaudeParser();
+    case "codex-json":
+      return createCodexParser();
+    case "gemini-stream-json":
+      return createGeminiParser();
+    default:
+      return createTextParser();
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * One run per workdir: `.phaseloop/lock` holds the pid, run id, host and start
+ * time. A lock whose process is gone (a crash, kill -9) is taken over; a live
+ * one refuses with a message naming the run.
+ */
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+
+export interface LockInfo {
+  pid: number;
+  run_id: string;
+  host: string;
+  started_at: string;
+}
+
+export type LockResult = { ok: true; release: () => void; tookOver?: LockInfo } | { ok: false; holder: LockInfo; message: string };
+
+export function isProcessAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function readLockFile(path: string): LockInfo | undefined {
+  try {
+    const info = JSON.parse(readFileSync(path, "utf8")) as LockInfo;
+    return typeof info.pid === "number" ? info : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function acquireLock(workdir: string, runId: string, now: Date): LockResult {
+  const dir = join(workdir, ".phaseloop");
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, "lock");
+  const info: LockInfo = { pid: process.pid, run_id: runId, host: hostname(), started_at: now.toISOString() };
+  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  writeFileSync(tmp, JSON.stringify(info) + "\n");
+  const release = () => {
+    const current = readLockFile(path);
+    if (current && current.pid === process.pid && current.run_id === runId) rmSync(path, { force: true });
+  };
+  try {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        linkSync(tmp, path); // atomic create-if-absent, with the content already in place
+        return { ok: true, release };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      const holder = readLockFile(path);
+      const sameHost = !holder || holder.host === info.host;
+      if (holder && sameHost && isProcessAlive(holder.pid) && holder.pid !== process.pid) {
+        return {
+          ok: false,
+          holder,
+          message: `the workdir is in use by run ${holder.run_id} (pid ${holder.pid}, started ${holder.started_at}); wait for it, or stop it first`,
+        };
+      }
+      if (holder && !sameHost) {
+        return { ok: false, holder, message: `the workdir is locked by run ${holder.run_id} on host ${holder.host} (pid ${holder.pid}); remove .phaseloop/lock if that run is gone` };
+      }
+      // a dead process's lock (or a garbled one): take it over, then check we won
+      renameSync(tmp, path);
+      const now2 = readLockFile(path);
+      if (now2 && now2.pid === process.pid && now2.run_id === runId) return { ok: true, release, tookOver: holder };
+      writeFileSync(tmp, JSON.stringify(info) + "\n");
+    }
+    const holder = readLockFile(path) ?? info;
+    return { ok: false, holder, message: `could not take the lock of ${path}` };
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}

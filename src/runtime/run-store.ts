@@ -1,0 +1,136 @@
+/**
+ * The durable state of a run, under `<workdir>/.phaseloop/runs/RUN_ID/`:
+ * run.json, state.json (replaced atomically), append-only events.jsonl and
+ * iterations.jsonl, phases/NNNN-PHASE/ artifacts, summary.md.
+ */
+import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+
+export function phaseloopDir(workdir: string): string {
+  return join(workdir, ".phaseloop");
+}
+
+export function runPath(workdir: string, runId: string): string {
+  return join(workdir, ".phaseloop", "runs", runId);
+}
+
+/** Time-sortable run ids: 20261122-130512-k3f9. */
+export function newRunId(now: Date, random: () => number): string {
+  const p = (n: number, w = 2) => String(n).padStart(w, "0");
+  const stamp = `${now.getUTCFullYear()}${p(now.getUTCMonth() + 1)}${p(now.getUTCDate())}-${p(now.getUTCHours())}${p(now.getUTCMinutes())}${p(now.getUTCSeconds())}`;
+  const suffix = Array.from({ length: 4 }, () => "abcdefghijkmnpqrstuvwxyz23456789"[Math.floor(random() * 32)]).join("");
+  return `${stamp}-${suffix}`;
+}
+
+/**
+ * Write a file so that readers see the old or the new content, never a torn
+ * one: a temporary file in the same directory, then rename. `durable` adds
+ * fsync (slower; protects against power loss, not just a killed process).
+ */
+export function writeFileAtomic(path: string, data: string, durable = false): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  if (durable) {
+    const fd = openSync(tmp, "w");
+    try {
+      writeSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } else writeFileSync(tmp, data);
+  renameSync(tmp, path);
+}
+
+/** An append-only JSON-lines file; each record is one write of one line. */
+export class JsonlWriter {
+  private fd: number;
+  constructor(readonly path: string) {
+    this.fd = openSync(path, "a");
+  }
+  append(record: unknown): void {
+    writeSync(this.fd, JSON.stringify(record) + "\n");
+  }
+  appendMany(records: readonly unknown[]): void {
+    if (records.length === 0) return;
+    writeSync(this.fd, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  }
+  close(): void {
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+  }
+}
+
+export class RunStore {
+  readonly dir: string;
+  readonly events: JsonlWriter;
+  readonly iterations: JsonlWriter;
+  constructor(readonly workdir: string, readonly runId: string) {
+    this.dir = runPath(workdir, runId);
+    mkdirSync(join(this.dir, "phases"), { recursive: true });
+    this.events = new JsonlWriter(join(this.dir, "events.jsonl"));
+    this.iterations = new JsonlWriter(join(this.dir, "iterations.jsonl"));
+  }
+  writeRunInfo(info: unknown): void {
+    writeFileAtomic(join(this.dir, "run.json"), JSON.stringify(info, null, 2) + "\n");
+  }
+  readRunInfo<T>(): T | undefined {
+    return readJson<T>(join(this.dir, "run.json"));
+  }
+  writeState(state: unknown): void {
+    writeFileAtomic(join(this.dir, "state.json"), JSON.stringify(state));
+  }
+  readState<T>(): T | undefined {
+    return readJson<T>(join(this.dir, "state.json"));
+  }
+  /** phases/0007-review/ */
+  phaseDir(seq: number, phase: string): string {
+    const dir = join(this.dir, "phases", `${String(seq).padStart(4, "0")}-${phase}`);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+  writeSummary(markdown: string): void {
+    writeFileAtomic(join(this.dir, "summary.md"), markdown);
+  }
+  /** The last complete event's seq (a torn last line from a crash is ignored). */
+  lastEventSeq(): number {
+    const path = join(this.dir, "events.jsonl");
+    if (!existsSync(path)) return 0;
+    const text = readFileSync(path, "utf8");
+    const lines = text.split("\n");
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const line = lines[i]!.trim();
+      if (!line) continue;
+      try {
+        const seq = (JSON.parse(line) as { seq?: number }).seq;
+        if (typeof seq === "number") return seq;
+      } catch {
+        // a torn line: look further back
+      }
+    }
+    return 0;
+  }
+  /** Make sure the file ends with a newline, so a torn line from a crash does not glue to the next record. */
+  sealTornLines(): void {
+    for (const name of ["events.jsonl", "iterations.jsonl"]) {
+      const path = join(this.dir, name);
+      if (!existsSync(path)) continue;
+      const text = readFileSync(path, "utf8");
+      if (text.length > 0 && !text.endsWith("\n")) appendFileSync(path, "\n");
+    }
+  }
+  close(): void {
+    this.events.close();
+    this.iterations.close();
+  }
+}
+
+function readJson<T>(path: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as T;
+  } catch {
+    return undefined;
+  }
+}
