@@ -1,0 +1,89 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { changesSince, revertPaths, takeBaseline } from "../../src/runtime/measure-changes.ts";
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const temp = () => {
+  const d = mkdtempSync(join(tmpdir(), "phaseloop-changes-"));
+  dirs.push(d);
+  return d;
+};
+const git = (cwd: string, ...args: string[]) => spawnSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" });
+
+for (const kind of ["git", "plain"] as const) {
+  describe(`measured changes (${kind})`, () => {
+    const setup = () => {
+      const d = temp();
+      if (kind === "git") {
+        git(d, "init", "-q");
+        writeFileSync(join(d, ".gitignore"), "ignored.txt\n");
+      }
+      writeFileSync(join(d, "a.txt"), "a");
+      writeFileSync(join(d, "b.txt"), "b");
+      if (kind === "git") {
+        git(d, "add", "-A");
+        git(d, "commit", "-qm", "init");
+      }
+      return d;
+    };
+    it("sees created, modified, deleted and untracked files", () => {
+      const d = setup();
+      const base = takeBaseline(d);
+      expect(base.kind).toBe(kind === "git" ? "git" : "snapshot");
+      writeFileSync(join(d, "a.txt"), "changed");
+      rmSync(join(d, "b.txt"));
+      mkdirSync(join(d, "src"));
+      writeFileSync(join(d, "src", "new.ts"), "x");
+      mkdirSync(join(d, ".phaseloop"));
+      writeFileSync(join(d, ".phaseloop", "state.json"), "{}");
+      expect(changesSince(d, base)).toEqual(["a.txt", "b.txt", "src/new.ts"]);
+    });
+    it("reports nothing for an iteration that changed nothing", () => {
+      const d = setup();
+      writeFileSync(join(d, "dirty.txt"), "left from before");
+      const base = takeBaseline(d);
+      expect(changesSince(d, base)).toEqual([]);
+    });
+    it("does not count earlier iterations' changes again (the cumulative-diff defect)", () => {
+      const d = setup();
+      const first = takeBaseline(d);
+      writeFileSync(join(d, "a.txt"), "iteration 1");
+      expect(changesSince(d, first)).toEqual(["a.txt"]);
+      const second = takeBaseline(d);
+      expect(changesSince(d, second)).toEqual([]);
+    });
+    if (kind === "git") {
+      it("honours .gitignore and leaves the user's index alone", () => {
+        const d = setup();
+        writeFileSync(join(d, "a.txt"), "staged");
+        git(d, "add", "a.txt");
+        const before = git(d, "diff", "--cached", "--name-only").stdout;
+        const base = takeBaseline(d);
+        writeFileSync(join(d, "ignored.txt"), "x");
+        expect(changesSince(d, base)).toEqual([]);
+        expect(git(d, "diff", "--cached", "--name-only").stdout).toBe(before);
+      });
+      it("reverts changed and created paths to the baseline", () => {
+        const d = setup();
+        const base = takeBaseline(d);
+        writeFileSync(join(d, "a.txt"), "bad");
+        writeFileSync(join(d, "c.txt"), "new");
+        expect(revertPaths(d, base, ["a.txt", "c.txt"])).toEqual([]);
+        expect(readFileSync(join(d, "a.txt"), "utf8")).toBe("a");
+        expect(existsSync(join(d, "c.txt"))).toBe(false);
+      });
+      it("works from a subdirectory of a repository", () => {
+        const d = setup();
+        mkdirSync(join(d, "pkg"));
+        const base = takeBaseline(join(d, "pkg"));
+        writeFileSync(join(d, "pkg", "x.txt"), "x");
+        writeFileSync(join(d, "outside.txt"), "x");
+        expect(changesSince(join(d, "pkg"), base)).toEqual(["x.txt"]);
+      });
+    }
+  });
+}

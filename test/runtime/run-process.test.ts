@@ -1,0 +1,62 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { afterAll, describe, expect, it } from "vitest";
+import { isProcessAlive } from "../../src/runtime/run-lock.ts";
+import { runProcess } from "../../src/runtime/run-process.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "phaseloop-proc-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const env = { PATH: process.env.PATH };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("runProcess", () => {
+  it("runs argv and shell strings and reports the exit code and output", async () => {
+    const a = await runProcess({ command: ["sh", "-c", "echo hi; echo err >&2; exit 3"], cwd: dir, env });
+    expect(a.exitCode).toBe(3);
+    expect(a.stdout).toBe("hi\n");
+    expect(a.stderrTail).toBe("err\n");
+    const b = await runProcess({ command: "printf '%s' \"$X\"", cwd: dir, env: { ...env, X: "y" } });
+    expect(b.stdout).toBe("y");
+  });
+  it("writes the prompt to stdin and closes it; stdin is closed otherwise", async () => {
+    const a = await runProcess({ command: ["cat"], cwd: dir, env, stdin: "prompt text" });
+    expect(a.stdout).toBe("prompt text");
+    const b = await runProcess({ command: ["cat"], cwd: dir, env, timeoutMs: 5000 });
+    expect(b.timedOut).toBe(false);
+    expect(b.stdout).toBe("");
+  });
+  it("streams lines to the callback and to log files", async () => {
+    const lines: string[] = [];
+    const out = join(dir, "out.log");
+    await runProcess({ command: "echo one; echo two; printf three", cwd: dir, env, stdoutFile: out, onLine: (_, l) => lines.push(l) });
+    expect(lines).toEqual(["one", "two", "three"]);
+    expect(readFileSync(out, "utf8")).toBe("one\ntwo\nthree");
+  });
+  it("reports a missing program as a spawn error", async () => {
+    const r = await runProcess({ command: ["phaseloop-no-such-program"], cwd: dir, env });
+    expect(r.spawnError).toMatch(/command not found/);
+  });
+  it("kills the whole process group on timeout", async () => {
+    const pidFile = join(dir, "grandchild.pid");
+    const r = await runProcess({ command: `sleep 30 & echo $! > ${pidFile}; sleep 30; wait`, cwd: dir, env, timeoutMs: 300, killGraceMs: 200 });
+    expect(r.timedOut).toBe(true);
+    const grandchild = Number(readFileSync(pidFile, "utf8"));
+    await sleep(100);
+    expect(isProcessAlive(grandchild)).toBe(false);
+  });
+  it("kills a silent process on idle timeout but not a chatty one", async () => {
+    const silent = await runProcess({ command: "sleep 5", cwd: dir, env, idleTimeoutMs: 200, killGraceMs: 100 });
+    expect(silent.idleTimedOut).toBe(true);
+    const chatty = await runProcess({ command: "for i in 1 2 3 4 5; do echo $i; sleep 0.1; done", cwd: dir, env, idleTimeoutMs: 400 });
+    expect(chatty.idleTimedOut).toBe(false);
+    expect(chatty.exitCode).toBe(0);
+  });
+  it("stops on abort", async () => {
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    const r = await runProcess({ command: "sleep 10", cwd: dir, env, signal: ac.signal, killGraceMs: 100 });
+    expect(r.aborted).toBe(true);
+  });
+});
