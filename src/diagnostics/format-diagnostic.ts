@@ -21,7 +21,10 @@ export interface FormatOptions {
 /** Texts of the files diagnostics point into, by path, and a LineCounter cache. */
 export class SourceMap {
   private readonly counters = new Map<string, LineCounter>();
-  constructor(private readonly texts: Record<string, string>) {}
+  private readonly texts: Record<string, string>;
+  constructor(texts: Record<string, string>) {
+    this.texts = texts;
+  }
   text(file: string | undefined): string | undefined {
     return file === undefined ? undefined : this.texts[file];
   }

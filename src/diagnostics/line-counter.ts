@@ -1,7 +1,9 @@
 /** Line starts of a text, so offsets turn into 1-based line and column only when printed. */
 export class LineCounter {
   readonly lineStarts: number[] = [0];
-  constructor(readonly text: string) {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
     for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
   }
 

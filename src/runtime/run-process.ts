@@ -43,7 +43,10 @@ const TAIL_CAP = 64 * 1024;
 /** Appends text while keeping only the last `cap` characters. */
 class Tail {
   private text = "";
-  constructor(private readonly cap: number) {}
+  private readonly cap: number;
+  constructor(cap: number) {
+    this.cap = cap;
+  }
   push(chunk: string): void {
     this.text += chunk;
     if (this.text.length > this.cap * 2) this.text = this.text.slice(-this.cap);
@@ -55,7 +58,10 @@ class Tail {
 
 class LineSplitter {
   private partial = "";
-  constructor(private readonly emit: (line: string) => void) {}
+  private readonly emit: (line: string) => void;
+  constructor(emit: (line: string) => void) {
+    this.emit = emit;
+  }
   push(chunk: string): void {
     const text = this.partial + chunk;
     const lines = text.split("\n");

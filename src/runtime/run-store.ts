@@ -44,7 +44,9 @@ export function writeFileAtomic(path: string, data: string, durable = false): vo
 /** An append-only JSON-lines file; each record is one write of one line. */
 export class JsonlWriter {
   private fd: number;
-  constructor(readonly path: string) {
+  readonly path: string;
+  constructor(path: string) {
+    this.path = path;
     this.fd = openSync(path, "a");
   }
   append(record: unknown): void {
@@ -67,7 +69,11 @@ export class RunStore {
   readonly dir: string;
   readonly events: JsonlWriter;
   readonly iterations: JsonlWriter;
-  constructor(readonly workdir: string, readonly runId: string) {
+  readonly workdir: string;
+  readonly runId: string;
+  constructor(workdir: string, runId: string) {
+    this.workdir = workdir;
+    this.runId = runId;
     this.dir = runPath(workdir, runId);
     mkdirSync(join(this.dir, "phases"), { recursive: true });
     this.events = new JsonlWriter(join(this.dir, "events.jsonl"));

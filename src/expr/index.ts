@@ -1,0 +1,22 @@
+/**
+ * The expression language of `if`, `when` and `{{ }}` templates: a small
+ * typed language over JSON values. Parsed once, checked against the pipeline,
+ * evaluated without eval. docs/expressions.md is its reference.
+ */
+export type { Expr, BinaryOp } from "./ast.ts";
+export type { ExprDiagnostic } from "./diagnostic.ts";
+export { parseExpression } from "./parse-expression.ts";
+export { checkExpression, collectReferences, type Scope, type Shape } from "./check-expression.ts";
+export { evaluateExpression, type EvalResult } from "./evaluate-expression.ts";
+export { FUNCTIONS, isTruthy, deepEqual } from "./functions.ts";
+export {
+  parseTemplate,
+  checkTemplate,
+  templateReferences,
+  renderTemplate,
+  formatValue,
+  shellQuote,
+  isStatic,
+  type Template,
+  type RenderResult,
+} from "./template.ts";
