@@ -41,7 +41,7 @@ export function parseExpression(source: string): { expr: Expr | undefined; diagn
   const fail = (message: string, token: Token, hint?: string): never => {
     throw new ParseError({ code: "EXPR_SYNTAX", message, start: token.start, end: Math.max(token.end, token.start), hint });
   };
-  const describe = (t: Token) => (t.kind === "eof" ? "the end of the expression" : `"${t.text}"`);
+  const describe = (t: Token) => (t.kind === "eof" ? "end of expression" : `"${t.text}"`);
   const expectOp = (text: string, context: string) => {
     const t = peek();
     if (t.kind === "op" && t.text === text) return next();

@@ -63,8 +63,8 @@ function yamlMessage(message: string): string {
   return first.charAt(0).toLowerCase() + first.slice(1);
 }
 
-function duplicateMessage(text: string, start: number, end: number): string {
-  const key = text.slice(start, end).trim();
+function duplicateMessage(text: string, start: number, _end: number): string {
+  const key = /^(?:"[^"]*"|'[^']*'|[^:\s]+)/.exec(text.slice(start))?.[0]?.replace(/^["']|["']$/g, "") ?? "";
   return key ? `duplicate key "${key.replace(/:$/, "")}"` : "duplicate key";
 }
 

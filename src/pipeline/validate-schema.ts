@@ -40,15 +40,30 @@ const ALLOWED: Record<string, string[]> = {
 
 export { ALLOWED as SCHEMA_ALLOWED_KEYS };
 
-function kindOf(schemaPath: string): string {
-  // "#/$defs/phase/additionalProperties" → phase; "#/$defs/stop/properties/budget/additionalProperties" → budget
-  const parts = schemaPath.split("/");
-  const last = parts.lastIndexOf("properties");
-  if (last >= 0 && parts[last + 1] && ALLOWED[parts[last + 1]!]) return parts[last + 1]!;
-  const defs = parts.lastIndexOf("$defs");
-  if (defs >= 0 && parts[defs + 1]) return parts[defs + 1]!;
-  if (schemaPath.includes("source")) return "source";
-  return "#";
+/** The kind of object at a pointer, for the allowed keys in did-you-mean hints. */
+function kindOf(ptr: string): string {
+  const p = ptr.split("/").slice(1);
+  const rules: [RegExp, string][] = [
+    [/^$/, "#"],
+    [/^params\/[^/]+$/, "param"],
+    [/^agents\/[^/]+$/, "agent"],
+    [/^(agents|phases)\/[^/]+\/transient$/, "transient"],
+    [/^tools\/[^/]+$/, "toolSet"],
+    [/^phases\/[^/]+$/, "phase"],
+    [/^phases\/[^/]+\/retry$/, "retry"],
+    [/^phases\/[^/]+\/output\/[^/]+$/, "output"],
+    [/^phases\/[^/]+\/next\/\d+$/, "rule"],
+    [/^stop$/, "stop"],
+    [/^stop\/budget$/, "budget"],
+    [/^stop\/when\/\d+$/, "stopRule"],
+    [/^tasks$/, "tasks"],
+    [/^tasks\/source$/, "source"],
+    [/^tasks\/source\/fields$/, "fields"],
+    [/^hooks$/, "hooks"],
+    [/^hooks\/[^/]+$/, "hook"],
+  ];
+  const path = p.join("/");
+  return rules.find(([re]) => re.test(path))?.[1] ?? "";
 }
 
 /** Schema errors as located diagnostics: one clear error per place, noise from oneOf/anyOf dropped. */
@@ -64,24 +79,28 @@ export function validateSchema(value: unknown, document: Document.Parsed | undef
     out.push({ ...d, file, severity: "error" });
   };
 
-  // Pointers that have a specific (non-combinator) error: combinator errors there are noise.
-  const specific = new Set(errors.filter((e) => !["oneOf", "anyOf", "allOf", "if", "not", "propertyNames"].includes(e.keyword)).map((e) => e.instancePath));
-  // Inside anyOf/oneOf branches, the errors of branches that do not apply confuse:
-  // keep a branch error only when it is the only branch-type that fits the value's type.
+  // A branch of anyOf/oneOf that fails at the combinator's own place is a
+  // branch that does not fit (noise); one that fails deeper is the branch that
+  // fits the value, and its error is the real one.
+  const combinators = new Set(errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.instancePath));
+  const isNoise = (e: AjvError) => isBranch(e.schemaPath) && combinators.has(e.instancePath);
+  const kept = errors.filter((e) => !isNoise(e) && !["anyOf", "oneOf", "if", "allOf", "propertyNames"].includes(e.keyword));
+  const hasDeeper = (ptr: string) => kept.some((e) => e.instancePath.startsWith(ptr + "/")) || [...combinators].some((c) => c.startsWith(ptr + "/"));
+  const specific = new Set(kept.map((e) => e.instancePath));
   for (const e of errors) {
+    if (isNoise(e)) continue;
     const ptr = e.instancePath;
     const valueSpan = () => spanOfPointer(document, text, ptr, "value");
     switch (e.keyword) {
       case "additionalProperties": {
         const key = String(e.params.additionalProperty);
         const span = keySpan(document, ptr, key) ?? valueSpan();
-        const kind = kindOf(e.schemaPath);
+        const kind = kindOf(ptr);
         push({ code: "SCHEMA_UNKNOWN_KEY", message: `unknown key "${key}"${where(ptr)}`, ...span, pointer: `${ptr}/${key}`, hint: didYouMean(key, ALLOWED[kind] ?? []) ?? (ALLOWED[kind] ? `allowed keys: ${ALLOWED[kind]!.join(", ")}` : undefined) });
         break;
       }
       case "required": {
         const prop = String(e.params.missingProperty);
-        if (isBranch(e.schemaPath)) break; // reported by the combinator below
         const span = spanOfPointer(document, text, ptr, ptr === "" ? "value" : "key");
         const code: DiagnosticCode = ptr === "" && prop === "phaseloop" ? "SCHEMA_VERSION" : "SCHEMA_REQUIRED";
         push({ code, message: `missing required key "${prop}"${where(ptr)}`, ...(ptr === "" ? { start: 0, end: 0 } : span), pointer: ptr, hint: requiredHint(prop) });
@@ -89,24 +108,20 @@ export function validateSchema(value: unknown, document: Document.Parsed | undef
       }
       case "const":
       case "enum": {
-        if (isBranch(e.schemaPath) && specific.has(ptr) === false) break;
         const allowed = (e.params.allowedValues as unknown[] | undefined) ?? [e.params.allowedValue];
         const actual = valueAt(value, ptr);
         if (ptr === "/phaseloop") {
           push({ code: "SCHEMA_VERSION", message: `unsupported format version ${JSON.stringify(actual)}; this phaseloop reads format 1`, ...valueSpan(), pointer: ptr, hint: "write phaseloop: 1" });
           break;
         }
-        if (e.keyword === "const" && isBranch(e.schemaPath)) break;
         push({ code: "SCHEMA_ENUM", message: `${JSON.stringify(actual)} is not allowed${where(ptr)}; expected one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}`, ...valueSpan(), pointer: ptr, hint: typeof actual === "string" ? didYouMean(actual, allowed.map(String)) : undefined });
         break;
       }
       case "type": {
-        if (isBranch(e.schemaPath)) break;
         push({ code: "SCHEMA_TYPE", message: `expected ${article(String(e.params.type))}${where(ptr)}, found ${describe(valueAt(value, ptr))}`, ...valueSpan(), pointer: ptr });
         break;
       }
       case "pattern": {
-        if (isBranch(e.schemaPath)) break;
         if (e.propertyName !== undefined) {
           const span = keySpan(document, ptr, e.propertyName) ?? valueSpan();
           push({ code: "SCHEMA_PATTERN", message: `invalid name "${e.propertyName}"${where(ptr)}: names start with a letter or "_" and hold letters, digits, "_" and "-"`, ...span, pointer: `${ptr}/${e.propertyName}` });
@@ -121,13 +136,12 @@ export function validateSchema(value: unknown, document: Document.Parsed | undef
       case "minItems":
       case "minLength":
       case "minProperties": {
-        if (isBranch(e.schemaPath)) break;
         push({ code: "SCHEMA_RANGE", message: `${rangeMessage(e)}${where(ptr)}`, ...valueSpan(), pointer: ptr });
         break;
       }
       case "anyOf":
       case "oneOf": {
-        if (specific.has(ptr) && !hasOnlyBranchErrors(errors, ptr)) break;
+        if (hasDeeper(ptr) || specific.has(ptr)) break;
         const msg = combinatorMessage(e, ptr, valueAt(value, ptr));
         push({ code: msg.code, message: msg.message, ...valueSpan(), pointer: ptr, hint: msg.hint });
         break;
@@ -146,7 +160,7 @@ export function validateSchema(value: unknown, document: Document.Parsed | undef
       case "allOf":
         break;
       default:
-        if (!isBranch(e.schemaPath)) push({ code: "SCHEMA_INVALID", message: `${e.message ?? "invalid value"}${where(ptr)}`, ...valueSpan(), pointer: ptr });
+        push({ code: "SCHEMA_INVALID", message: `${e.message ?? "invalid value"}${where(ptr)}`, ...valueSpan(), pointer: ptr });
     }
   }
   if (out.length === 0) out.push({ code: "SCHEMA_INVALID", severity: "error", message: "the document does not match the pipeline schema", file, start: 0, end: 0 });
@@ -157,34 +171,30 @@ function isBranch(schemaPath: string): boolean {
   return /\/(anyOf|oneOf)\/\d+/.test(schemaPath);
 }
 
-function hasOnlyBranchErrors(errors: AjvError[], ptr: string): boolean {
-  return errors.filter((e) => e.instancePath === ptr && !["anyOf", "oneOf"].includes(e.keyword)).every((e) => isBranch(e.schemaPath));
-}
-
 function combinatorMessage(e: AjvError, ptr: string, actual: unknown): { code: DiagnosticCode; message: string; hint?: string } {
   const last = ptr.split("/");
   const parent = last[last.length - 2];
   const key = last[last.length - 1];
   const obj = actual && typeof actual === "object" && !Array.isArray(actual) ? (actual as Record<string, unknown>) : undefined;
-  if (e.schemaPath.includes("/output/") || parent === "output") {
+  if (parent === "output") {
     if (!obj) return { code: "SCHEMA_TYPE", message: `output "${key}" must be a mapping with one of match, tag, section, json, file` };
     const kinds = ["match", "tag", "section", "json", "file"].filter((k) => k in obj);
     return kinds.length === 0
       ? { code: "SCHEMA_REQUIRED", message: `output "${key}" needs one of match, tag, section, json, file`, hint: "e.g. status: { match: 'STATUS: (\\w+)' }" }
       : { code: "SCHEMA_INVALID", message: `output "${key}" has ${kinds.map((k) => `"${k}"`).join(" and ")}; give exactly one extractor` };
   }
-  if (e.schemaPath.includes("/rule/")) {
+  if (parent === "next" && /^\d+$/.test(String(key))) {
     if (!obj) return { code: "SCHEMA_TYPE", message: `a transition rule must be a mapping with goto or stop${where(ptr)}` };
     return "goto" in obj && "stop" in obj
       ? { code: "SCHEMA_INVALID", message: `a transition rule has either "goto" or "stop", not both${where(ptr)}` }
       : { code: "SCHEMA_REQUIRED", message: `a transition rule needs "goto" or "stop"${where(ptr)}`, hint: "add goto: PHASE, or stop: complete | blocked | failed" };
   }
-  if (e.schemaPath.includes("/agent/")) return { code: "SCHEMA_REQUIRED", message: `agent "${key}" needs a "preset" or a "command"`, hint: "e.g. preset: claude, or command: [node, agent.js]" };
-  if (e.schemaPath.includes("/phase/")) return { code: "SCHEMA_REQUIRED", message: `phase "${key}" needs an "agent" (with a "prompt") or a "run" command` };
-  if (e.schemaPath.includes("duration") || /timeout|interval|max_delay|max_duration/.test(String(key))) {
+  if (parent === "agents") return { code: "SCHEMA_REQUIRED", message: `agent "${key}" needs a "preset" or a "command"`, hint: "e.g. preset: claude, or command: [node, agent.js]" };
+  if (parent === "phases") return { code: "SCHEMA_REQUIRED", message: `phase "${key}" needs an "agent" (with a "prompt") or a "run" command` };
+  if (/^(timeout|idle_timeout|interval|max_delay|max_duration)$/.test(String(key))) {
     return { code: "INVALID_DURATION", message: `${JSON.stringify(actual)} is not a duration${where(ptr)}`, hint: "use seconds (30) or a string such as \"500ms\", \"10s\", \"5m\", \"2h\", \"1h30m\"" };
   }
-  if (e.schemaPath.includes("count") || /max_iterations|no_progress|consecutive_failures|max_attempts/.test(String(key))) {
+  if (/^(max_iterations|no_progress|consecutive_failures|max_attempts)$/.test(String(key))) {
     return { code: "SCHEMA_TYPE", message: `expected a whole number${where(ptr)}, found ${describe(actual)}`, hint: "or a template such as \"{{ params.max }}\"" };
   }
   if (String(key) === "next") return { code: "SCHEMA_TYPE", message: `"next" must be a phase name or a list of rules, found ${describe(actual)}` };
