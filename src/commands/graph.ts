@@ -1,0 +1,40 @@
+import { hasErrors } from "../diagnostics/diagnostic.ts";
+import { compilePipeline } from "../machine/compile-pipeline.ts";
+import { formatDot, formatMermaid } from "../machine/format-graph.ts";
+import { loadPipeline } from "../pipeline/load-pipeline.ts";
+import { parseCommandArgs, type CliIo } from "./cli-io.ts";
+import { printDiagnostics } from "./print-diagnostics.ts";
+import { fsReadHost } from "./validate.ts";
+
+const USAGE = `Usage: phaseloop graph PIPELINE [--format mermaid|dot]
+
+Prints the compiled state machine: phases, guarded transitions, outcomes and
+limits. Mermaid (the default) renders in GitHub markdown; DOT feeds Graphviz.
+`;
+
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const parsed = parseCommandArgs(argv, [], ["--format"]);
+  if (!parsed.ok || parsed.args.positionals.length !== 1) {
+    io.stderr(`phaseloop graph: ${parsed.ok ? "give exactly one pipeline" : parsed.message}\n${USAGE}`);
+    return 2;
+  }
+  const format = parsed.args.values.get("--format") ?? "mermaid";
+  if (format !== "mermaid" && format !== "dot") {
+    io.stderr(`phaseloop graph: unknown format "${format}"; use mermaid or dot\n`);
+    return 2;
+  }
+  const loaded = await loadPipeline(parsed.args.positionals[0]!, fsReadHost);
+  await printDiagnostics(io, loaded.diagnostics, { [loaded.file]: loaded.text, ...loaded.promptFiles });
+  if (hasErrors(loaded.diagnostics) || !loaded.doc) return 2;
+  const compiled = compilePipeline(loaded.doc, { promptFiles: loaded.promptFiles, file: loaded.file });
+  if (!compiled.machine) {
+    await printDiagnostics(io, compiled.diagnostics, { [loaded.file]: loaded.text });
+    return 2;
+  }
+  io.stdout(format === "dot" ? formatDot(compiled.machine) : formatMermaid(compiled.machine));
+  return 0;
+}

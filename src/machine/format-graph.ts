@@ -1,0 +1,131 @@
+import type { CompiledPhase, Machine } from "./types.ts";
+
+interface Edge {
+  from: string;
+  to: string;
+  label: string;
+  kind: "goto" | "stop" | "fall" | "skip" | "gate";
+}
+
+const OUTCOMES = ["complete", "blocked", "failed", "stopped"] as const;
+
+/** The machine's edges: guarded rules, fall-through, skips, and where each can stop. */
+export function machineEdges(machine: Machine): Edge[] {
+  const edges: Edge[] = [];
+  for (const p of machine.phases) {
+    const fall = machine.phases[p.index + 1]?.name ?? machine.head;
+    for (const r of p.rules) {
+      const label = [r.ifText ?? "", r.task ? `task ${r.task}` : ""].filter(Boolean).join(" / ");
+      if (r.goto) edges.push({ from: p.name, to: r.goto, label, kind: "goto" });
+      else if (r.stop) edges.push({ from: p.name, to: r.stop, label, kind: "stop" });
+    }
+    if (p.rules.length === 0 || p.rules.every((r) => r.if)) edges.push({ from: p.name, to: fall, label: p.rules.length ? "otherwise" : "", kind: "fall" });
+    if (p.when) edges.push({ from: p.name, to: fall, label: `skip unless ${p.whenText}`, kind: "skip" });
+  }
+  if (machine.tasks?.finalGate) {
+    edges.push({ from: machine.tasks.finalGate, to: "complete", label: "gate passes", kind: "gate" });
+    edges.push({ from: machine.tasks.finalGate, to: machine.head, label: "gate fails: reopen task", kind: "gate" });
+  }
+  return edges;
+}
+
+function limitText(machine: Machine): string[] {
+  const l = machine.limits;
+  const show = (v: unknown) => (typeof v === "number" ? String(v) : "param");
+  const out = [`max_iterations ${show(l.maxIterations)}`];
+  if (l.maxDurationMs !== null) out.push(`max_duration ${Math.round(l.maxDurationMs / 1000)}s`);
+  if (l.noProgress !== null) out.push(`no_progress ${show(l.noProgress)}`);
+  if (l.consecutiveFailures !== null) out.push(`consecutive_failures ${show(l.consecutiveFailures)}`);
+  if (l.budgetTokens !== null) out.push(`tokens ${l.budgetTokens}`);
+  if (l.budgetCostUsd !== null) out.push(`cost $${l.budgetCostUsd}`);
+  return out;
+}
+
+/** Mermaid labels: quoted, with the characters Mermaid reads specially escaped as entities. */
+export function mermaidLabel(text: string): string {
+  const escaped = text
+    .replace(/&/g, "#amp;")
+    .replace(/"/g, "#quot;")
+    .replace(/</g, "#lt;")
+    .replace(/>/g, "#gt;")
+    .replace(/\|/g, "#124;")
+    .replace(/[\r\n]+/g, " ");
+  return `"${escaped}"`;
+}
+
+const nodeId = (name: string) => `p_${name.replace(/[^A-Za-z0-9_]/g, "_")}`;
+
+function phaseLabel(p: CompiledPhase, machine: Machine): string {
+  const what = p.kind === "agent" ? `agent ${p.agent}${p.tools ? `, tools ${p.tools}` : ""}` : "run";
+  return `${p.name}${p.name === machine.head ? " (loop head)" : ""}\n${what}`;
+}
+
+/** A Mermaid flowchart of the machine. */
+export function formatMermaid(machine: Machine): string {
+  const lines = ["flowchart TD"];
+  for (const p of machine.phases) lines.push(`  ${nodeId(p.name)}[${mermaidLabel(phaseLabel(p, machine).replace("\n", " · "))}]`);
+  const used = new Set(machineEdges(machine).filter((e) => e.kind === "stop" || e.kind === "gate").map((e) => e.to));
+  used.add("stopped");
+  if (machine.stopRules.length) machine.stopRules.forEach((r) => used.add(r.outcome));
+  for (const o of OUTCOMES) if (used.has(o)) lines.push(`  ${o}((${mermaidLabel(o)}))`);
+  lines.push(`  start([${mermaidLabel("start")}]) --> ${nodeId(machine.head)}`);
+  for (const e of machineEdges(machine)) {
+    const to = (OUTCOMES as readonly string[]).includes(e.to) ? e.to : nodeId(e.to);
+    const arrow = e.kind === "skip" ? "-.->" : "-->";
+    lines.push(e.label ? `  ${nodeId(e.from)} ${arrow}|${mermaidLabel(e.label)}| ${to}` : `  ${nodeId(e.from)} ${arrow} ${to}`);
+  }
+  for (const r of machine.stopRules) lines.push(`  ${nodeId(machine.head)} -.->|${mermaidLabel(`stop.when ${r.ifText}`)}| ${r.outcome}`);
+  lines.push(`  limits[${mermaidLabel(`limits: ${limitText(machine).join(", ")}`)}] -.-> stopped`);
+  lines.push("  classDef outcome fill:#eee,stroke:#555");
+  lines.push(`  class ${OUTCOMES.filter((o) => used.has(o)).join(",")} outcome`);
+  return lines.join("\n") + "\n";
+}
+
+const dotQuote = (s: string) => `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
+
+/** A Graphviz DOT digraph of the machine. */
+export function formatDot(machine: Machine): string {
+  const lines = [`digraph ${dotQuote(machine.name)} {`, "  rankdir=TB;", "  node [shape=box, style=rounded];"];
+  lines.push(`  start [shape=circle, label="", width=0.2, style=filled, fillcolor=black];`);
+  for (const p of machine.phases) lines.push(`  ${dotQuote(p.name)} [label=${dotQuote(phaseLabel(p, machine))}${p.name === machine.head ? ", penwidth=2" : ""}];`);
+  for (const o of OUTCOMES) lines.push(`  ${dotQuote(`(${o})`)} [label=${dotQuote(o)}, shape=doublecircle];`);
+  lines.push(`  start -> ${dotQuote(machine.head)};`);
+  for (const e of machineEdges(machine)) {
+    const to = (OUTCOMES as readonly string[]).includes(e.to) ? `(${e.to})` : e.to;
+    const style = e.kind === "skip" ? ", style=dashed" : "";
+    lines.push(`  ${dotQuote(e.from)} -> ${dotQuote(to)} [label=${dotQuote(e.label)}${style}];`);
+  }
+  lines.push(`  limits [shape=note, label=${dotQuote(`limits\n${limitText(machine).join("\n")}`)}];`);
+  lines.push(`  limits -> ${dotQuote("(stopped)")} [style=dotted];`);
+  lines.push("}");
+  return lines.join("\n") + "\n";
+}
+
+/** The machine in words, for `run --dry-run`. */
+export function describeMachine(machine: Machine): string {
+  const out: string[] = [`pipeline ${machine.name}${machine.description ? `: ${machine.description}` : ""}`, ""];
+  out.push(`loop head: ${machine.head} (entering it starts a new iteration)`);
+  out.push(`limits: ${limitText(machine).join(", ")}`);
+  if (machine.tasks) {
+    const t = machine.tasks;
+    out.push(`tasks: ${t.source.kind === "glob" ? `markdown files ${t.source.glob}` : `${t.source.file}${t.source.pointer}`}, order ${t.order}, at most ${typeof t.maxAttempts === "number" ? t.maxAttempts : "param"} attempts each${t.finalGate ? `, final gate ${t.finalGate}` : ""}`);
+  }
+  out.push("", "phases:");
+  for (const p of machine.phases) {
+    out.push(`  ${p.index + 1}. ${p.name} — ${p.kind === "agent" ? `agent ${p.agent}${p.tools ? ` with tools ${p.tools}` : ""}, prompt ${p.promptSource}` : "command"}; timeout ${Math.round(p.timeoutMs / 1000)}s${p.idleTimeoutMs ? `, idle ${Math.round(p.idleTimeoutMs / 1000)}s` : ""}; retry ${p.retry.maxAttempts} attempts on ${p.retry.on.join(", ")}`);
+    if (p.whenText) out.push(`     runs only when ${p.whenText}`);
+    const fall = machine.phases[p.index + 1]?.name ?? `${machine.head} (next iteration)`;
+    for (const r of p.rules) {
+      const target = r.goto ? `go to ${r.goto === machine.head ? `${r.goto} (next iteration)` : r.goto}` : `stop: ${r.stop}`;
+      out.push(`     ${r.ifText ? `if ${r.ifText}` : "otherwise"} → ${target}${r.task ? `, task ${r.task}` : ""}`);
+    }
+    if (p.rules.length === 0 || p.rules.every((r) => r.if)) out.push(`     ${p.rules.length ? "otherwise" : "then"} → ${fall}`);
+  }
+  if (machine.stopRules.length) {
+    out.push("", "stop rules (after every phase):");
+    for (const r of machine.stopRules) out.push(`  if ${r.ifText} → ${r.outcome}`);
+  }
+  const hooks = Object.keys(machine.hooks);
+  if (hooks.length) out.push("", `hooks: ${hooks.join(", ")}`);
+  return out.join("\n") + "\n";
+}

@@ -1,0 +1,283 @@
+/**
+ * The compiled machine, the run snapshot, and the events and effects that
+ * connect the pure core to the runtime. All plain, JSON-serialisable data.
+ *
+ * The runtime loop: `initialSnapshot`, then `transition(machine, snapshot,
+ * { type: "start" })`; carry out the returned effects in order; the effects
+ * that need an answer (`phase.run`, `wait`, a blocking `hook.run`,
+ * `tasks.load`) are answered by the next event. Write the snapshot to disk
+ * after every transition: that is the checkpoint `resume` continues from.
+ */
+import type { Expr, Template } from "../expr/index.ts";
+import type { HistoryEntry, LastFailure, PhaseContext, TaskContext } from "../pipeline/context.ts";
+import type { AgentSpec, ErrorClass, HookName, JsonValue, Outcome, OutputSpec, ParamSpec, ToolSetSpec, TransientSpec } from "../pipeline/spec.ts";
+
+// ── the machine ──────────────────────────────────────────────────────────────
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  on: ErrorClass[];
+  intervalMs: number;
+  backoff: number;
+  maxDelayMs: number;
+  jitter: boolean;
+}
+
+export interface CompiledRule {
+  /** The condition's source text, for messages and drawings. */
+  ifText?: string;
+  if?: Expr;
+  goto?: string;
+  stop?: Outcome;
+  reason?: Template;
+  task?: "done" | "blocked";
+}
+
+export interface CompiledPhase {
+  name: string;
+  index: number;
+  kind: "agent" | "run";
+  agent?: string;
+  tools?: string;
+  /** The prompt template (inline text or the prompt file's content). */
+  prompt?: Template;
+  /** Where the prompt came from: a file path, or "inline". */
+  promptSource?: string;
+  /** `run` as a shell string (interpolations shell-quoted) or an argv list. */
+  run?: { shell: Template } | { argv: Template[] };
+  whenText?: string;
+  when?: Expr;
+  timeoutMs: number;
+  idleTimeoutMs: number | null;
+  retry: RetryPolicy;
+  output: Record<string, OutputSpec>;
+  outputSchema?: Record<string, unknown>;
+  /** Output files by output name, as templates (cleared before the phase runs). */
+  outputFiles: Record<string, Template>;
+  /** `next` as rules; empty means fall through. */
+  rules: CompiledRule[];
+  env: Record<string, Template>;
+  successExitCodes: number[];
+  /** Per-phase breaker: stop after this many failures in a row. */
+  consecutiveFailures: number | null;
+  transient: TransientSpec[];
+}
+
+/** A limit: a number, or a template resolved from params when the run starts. */
+export type LimitSource = number | Template;
+
+export interface CompiledHook {
+  name: HookName;
+  command: { shell: Template } | { argv: Template[] };
+  timeoutMs: number;
+  onFailure: "ignore" | "block";
+}
+
+export interface CompiledTasks {
+  source: { kind: "glob"; glob: string } | { kind: "json"; file: string; pointer: string; fields: Required<NonNullable<import("../pipeline/spec.ts").JsonTaskSource["fields"]>>; writeBack: boolean };
+  maxAttempts: LimitSource;
+  order: "priority" | "file";
+  only?: Template;
+  finalGate?: string;
+}
+
+export interface Machine {
+  name: string;
+  description?: string;
+  /** The pipeline file the machine was compiled from. */
+  file: string;
+  phases: CompiledPhase[];
+  /** The loop head: entering it starts a new iteration. */
+  head: string;
+  limits: {
+    maxIterations: LimitSource;
+    maxDurationMs: number | null;
+    noProgress: LimitSource | null;
+    consecutiveFailures: LimitSource | null;
+    budgetTokens: number | null;
+    budgetCostUsd: number | null;
+  };
+  stopRules: { ifText: string; if: Expr; outcome: Outcome; reason?: Template }[];
+  tasks: CompiledTasks | null;
+  hooks: Partial<Record<HookName, CompiledHook>>;
+  params: Record<string, ParamSpec>;
+  agents: Record<string, AgentSpec>;
+  tools: Record<string, ToolSetSpec>;
+  env: Record<string, Template>;
+  /** Environment variables the pipeline's expressions and templates read (`env.NAME`); only these enter the snapshot. */
+  envNames: string[];
+  /** Whether anything reads measured changes (no_progress, `changes`, write scopes): the runtime may skip measuring otherwise. */
+  measuresChanges: boolean;
+}
+
+// ── the snapshot ─────────────────────────────────────────────────────────────
+
+export type RunStatus = "idle" | "running" | "waiting" | "done" | "interrupted";
+
+export type StopCode =
+  | "transition"
+  | "stop_rule"
+  | "max_iterations"
+  | "max_duration"
+  | "budget_tokens"
+  | "budget_cost"
+  | "no_progress"
+  | "consecutive_failures"
+  | "phase_failures"
+  | "tasks_done"
+  | "tasks_blocked"
+  | "hook_blocked";
+
+export interface StopReason {
+  code: StopCode;
+  message: string;
+}
+
+/** What the machine is waiting for. */
+export type Awaiting =
+  | { kind: "phase"; phase: string; attempt: number; seq: number }
+  | { kind: "retry"; phase: string; attempt: number; delayMs: number }
+  | { kind: "hook"; hook: HookName; then: "iteration" | "next-iteration" }
+  | { kind: "tasks" }
+  | null;
+
+export interface TaskState extends TaskContext {
+  /** Position in the source, for ordering and write-back. */
+  order: number;
+  reason: string | null;
+}
+
+export interface Snapshot {
+  v: 1;
+  runId: string;
+  status: RunStatus;
+  params: Record<string, JsonValue>;
+  limits: {
+    maxIterations: number;
+    maxDurationMs: number | null;
+    noProgress: number | null;
+    consecutiveFailures: number | null;
+    budgetTokens: number | null;
+    budgetCostUsd: number | null;
+    taskAttempts: number;
+  };
+  iteration: number;
+  awaiting: Awaiting;
+  /** Phase runs so far (numbering phases/NNNN-PHASE/). */
+  phaseSeq: number;
+  results: Record<string, PhaseContext>;
+  /** Phases of the current iteration, for its history entry. */
+  iterationPhases: HistoryEntry["phases"];
+  iterationChanges: string[];
+  history: HistoryEntry[];
+  lastFailure: LastFailure | null;
+  counters: {
+    consecutiveFailures: number;
+    noProgress: number;
+    phaseFailures: Record<string, number>;
+    phasesRun: number;
+    retries: number;
+  };
+  tokens: number;
+  costUsd: number;
+  elapsedMs: number;
+  lastAt: number | null;
+  tasks: TaskState[] | null;
+  currentTask: string | null;
+  /** The task completed last (reopened when the final gate fails). */
+  lastDoneTask: string | null;
+  gateRunning: boolean;
+  /** An iteration has begun and not yet ended. */
+  iterationOpen: boolean;
+  outcome: { outcome: Outcome | "stopped"; reason: StopReason } | null;
+  /** Run-level facts templates may use. */
+  info: { pipeline: { name: string; file: string; dir: string }; workdir: string; env: Record<string, string> };
+}
+
+// ── events: what the runtime tells the machine ───────────────────────────────
+
+export interface PhaseResult {
+  /** null when the process did not end with a code (killed, not started). */
+  exit_code: number | null;
+  /** Extracted outputs by name. */
+  output: Record<string, JsonValue>;
+  /** The agent's final message, or a command's stdout. */
+  text: string;
+  /** null when the phase succeeded (process ended well, outputs valid). */
+  error: ErrorClass | null;
+  message?: string | null;
+  /** Tail of stdout and stderr, for `last_failure`. */
+  output_tail: string;
+  tokens: number;
+  cost_usd: number;
+  duration_ms: number;
+  /** Files changed since the iteration started (measured). */
+  changes: string[];
+  /** A random number in [0, 1) drawn by the runtime, used for retry jitter. */
+  jitter: number;
+}
+
+export interface TaskItem {
+  id: string;
+  title: string;
+  body: string;
+  priority: number | null;
+  depends_on: string[];
+  done: boolean;
+  blocked: boolean;
+  attempts: number;
+  notes: string[];
+}
+
+export type MachineEvent =
+  | { type: "start"; at: number }
+  | { type: "tasks.loaded"; at: number; tasks: TaskItem[] }
+  | { type: "phase.finished"; at: number; phase: string; attempt: number; result: PhaseResult }
+  | { type: "retry.fired"; at: number }
+  | { type: "hook.finished"; at: number; hook: HookName; ok: boolean; message?: string | null }
+  | { type: "interrupted"; at: number; signal: string }
+  | { type: "resumed"; at: number };
+
+// ── effects: what the machine asks the runtime to do ─────────────────────────
+
+export type Effect =
+  /** Take the change baseline for a new iteration; run before_iteration work. */
+  | { type: "iteration.begin"; iteration: number; task: string | null }
+  /** Run a phase; answer with phase.finished. */
+  | {
+      type: "phase.run";
+      phase: string;
+      kind: "agent" | "run";
+      iteration: number;
+      attempt: number;
+      /** phases/NNNN-PHASE/ */
+      seq: number;
+      /** The rendered prompt (agent phases). */
+      prompt?: string;
+      /** The rendered command: a shell string (values quoted) or argv. */
+      command?: string | string[];
+      env: Record<string, string>;
+      /** Rendered output file paths by output name (cleared before the run). */
+      outputFiles: Record<string, string>;
+      /** The context, for rendering agent commands and templates the runtime owns. */
+      context: Record<string, JsonValue>;
+    }
+  /** A phase whose `when` did not hold. */
+  | { type: "phase.skipped"; phase: string; iteration: number; reason: string }
+  /** A phase that could not start (a template did not render). It is recorded as failed. */
+  | { type: "phase.error"; phase: string; iteration: number; message: string }
+  /** Wait, then answer with retry.fired. */
+  | { type: "wait"; ms: number; phase: string; attempt: number; error: ErrorClass; message: string | null }
+  /** Run a hook; when blocking, answer with hook.finished. */
+  | { type: "hook.run"; hook: HookName; command: string | string[]; timeoutMs: number; blocking: boolean; env: Record<string, string> }
+  /** Read the task source; answer with tasks.loaded. */
+  | { type: "tasks.load" }
+  | { type: "task.update"; task: string; status: "pending" | "done" | "blocked"; attempts: number; reason: string | null }
+  | { type: "iteration.end"; iteration: number; changes: string[]; record: HistoryEntry }
+  | { type: "note"; level: "info" | "warning"; message: string }
+  | { type: "stop"; outcome: Outcome | "stopped"; reason: StopReason };
+
+export interface TransitionResult {
+  snapshot: Snapshot;
+  effects: Effect[];
+}
