@@ -1,0 +1,42 @@
+import { resolve } from "node:path";
+import { resumeRun } from "../run/start-run.ts";
+import { parseCommandArgs, type CliIo } from "./cli-io.ts";
+import { finish, interruptSignal, parseReporter, reporterFactory } from "./run-common.ts";
+
+const USAGE = `Usage: phaseloop resume [RUN_ID] [--force] [--workdir DIR] [--reporter KIND]
+
+Continues a run from its checkpoint (the latest run by default), re-running
+the phase that was in flight. Refuses a pipeline that changed since the run
+started unless --force.
+`;
+
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const parsed = parseCommandArgs(argv, ["--force"], ["--workdir", "--reporter"]);
+  if (!parsed.ok || parsed.args.positionals.length > 1) {
+    io.stderr(`phaseloop resume: ${parsed.ok ? "give at most one run id" : parsed.message}\n${USAGE}`);
+    return 2;
+  }
+  const kind = parseReporter(parsed.args.values.get("--reporter"));
+  if (!kind) {
+    io.stderr(`phaseloop resume: unknown reporter; use auto, tty, plain or json\n`);
+    return 2;
+  }
+  const { signal, dispose } = interruptSignal();
+  try {
+    const outcome = await resumeRun({
+      runId: parsed.args.positionals[0],
+      workdir: resolve(io.cwd, parsed.args.values.get("--workdir") ?? "."),
+      force: parsed.args.flags.has("--force"),
+      env: io.env,
+      reporter: reporterFactory(kind, io),
+      signal,
+    });
+    return await finish(io, outcome, "resume");
+  } finally {
+    dispose();
+  }
+}

@@ -1,0 +1,51 @@
+import process from "node:process";
+import { createReporter, REPORTER_KINDS, type ReporterKind } from "../reporters/create-reporter.ts";
+import type { StartOutcome } from "../run/start-run.ts";
+import type { CliIo } from "./cli-io.ts";
+import { printDiagnostics } from "./print-diagnostics.ts";
+
+/** SIGINT and SIGTERM abort the run: the child's process group is stopped, the checkpoint written, exit 130. */
+export function interruptSignal(): { signal: AbortSignal; dispose: () => void } {
+  const ac = new AbortController();
+  let count = 0;
+  const handler = (sig: NodeJS.Signals) => {
+    count += 1;
+    if (count > 2) process.exit(130); // a third Ctrl-C: leave now
+    ac.abort(sig);
+  };
+  process.on("SIGINT", handler);
+  process.on("SIGTERM", handler);
+  return {
+    signal: ac.signal,
+    dispose: () => {
+      process.off("SIGINT", handler);
+      process.off("SIGTERM", handler);
+    },
+  };
+}
+
+export function reporterFactory(kind: ReporterKind, io: CliIo) {
+  return () => createReporter(kind, { stdout: { write: (s: string) => io.stdout(s) }, stderr: { write: (s: string) => io.stderr(s) }, isTTY: io.isTTY, color: io.color, env: io.env });
+}
+
+export function parseReporter(value: string | undefined): ReporterKind | undefined {
+  const v = value ?? "auto";
+  return (REPORTER_KINDS as readonly string[]).includes(v) ? (v as ReporterKind) : undefined;
+}
+
+/** Print what a start or resume ended with; returns the exit code. */
+export async function finish(io: CliIo, outcome: StartOutcome, command: string): Promise<number> {
+  switch (outcome.kind) {
+    case "invalid":
+      await printDiagnostics(io, outcome.diagnostics, outcome.loaded ? { [outcome.loaded.file]: outcome.loaded.text, ...outcome.loaded.promptFiles } : {});
+      return 2;
+    case "usage":
+      io.stderr(`phaseloop ${command}: ${outcome.message}\n`);
+      return 2;
+    case "ran":
+      if (outcome.result.exitCode === 130) io.stderr(`phaseloop: interrupted; resume with: phaseloop resume ${outcome.runId}\n`);
+      return outcome.result.exitCode;
+    default:
+      return 0;
+  }
+}
