@@ -1,0 +1,45 @@
+import { readdir, readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import type { CliIo } from "./cli-io.ts";
+
+/** The recipes shipped in the package's pipelines/ folder. */
+export const RECIPES_DIR = fileURLToPath(new URL("../../pipelines/", import.meta.url));
+
+export interface RecipeInfo {
+  name: string;
+  file: string;
+  description: string;
+}
+
+export async function listRecipes(): Promise<RecipeInfo[]> {
+  const files = (await readdir(RECIPES_DIR)).filter((f) => f.endsWith(".yaml")).sort();
+  const out: RecipeInfo[] = [];
+  for (const f of files) {
+    const text = await readFile(RECIPES_DIR + f, "utf8");
+    const description = /^description:\s*(.+)$/m.exec(text)?.[1]?.trim().replace(/^["']|["']$/g, "") ?? "";
+    out.push({ name: f.replace(/\.yaml$/, ""), file: f, description });
+  }
+  return out;
+}
+
+/** `phaseloop recipes` */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    io.stdout("Usage: phaseloop recipes [--json]\n\nLists the loop recipes that ship with phaseloop. Copy one with phaseloop init RECIPE.\n");
+    return 0;
+  }
+  const unknown = argv.find((a) => a !== "--json");
+  if (unknown) {
+    io.stderr(`phaseloop recipes: unexpected argument "${unknown}"\n`);
+    return 2;
+  }
+  const recipes = await listRecipes();
+  if (argv.includes("--json")) {
+    io.stdout(JSON.stringify(recipes.map(({ name, description }) => ({ name, description })), null, 2) + "\n");
+    return 0;
+  }
+  const width = Math.max(...recipes.map((r) => r.name.length));
+  for (const r of recipes) io.stdout(`${r.name.padEnd(width)}  ${r.description}\n`);
+  io.stdout(`\nCopy one into your repository: phaseloop init RECIPE [--dir DIR]\n`);
+  return 0;
+}
