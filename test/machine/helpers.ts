@@ -1,6 +1,7 @@
 import { expect } from "vitest";
 import { compilePipeline } from "../../src/machine/compile-pipeline.ts";
 import { initialSnapshot, transition } from "../../src/machine/transition.ts";
+import { resolveParams } from "../../src/machine/resolve-params.ts";
 import type { Effect, Machine, MachineEvent, PhaseResult, Snapshot, TaskItem } from "../../src/machine/types.ts";
 import type { PipelineDoc } from "../../src/pipeline/spec.ts";
 
@@ -10,7 +11,9 @@ export function compile(doc: Omit<PipelineDoc, "phaseloop" | "name"> & { name?: 
   return r.machine!;
 }
 
-export function start(machine: Machine, params: Record<string, string | number | boolean> = {}): Snapshot {
+export function start(machine: Machine, raw: Record<string, string> = {}): Snapshot {
+  const { params, diagnostics } = resolveParams(machine, raw);
+  expect(diagnostics).toEqual([]);
   return initialSnapshot(machine, { runId: "r1", params, pipeline: { name: machine.name, file: "/x/p.yaml", dir: "/x" }, workdir: "/w" });
 }
 
