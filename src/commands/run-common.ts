@@ -42,6 +42,9 @@ export async function finish(io: CliIo, outcome: StartOutcome, command: string):
     case "usage":
       io.stderr(`phaseloop ${command}: ${outcome.message}\n`);
       return 2;
+    case "finished":
+      io.stderr(`phaseloop ${command}: ${outcome.message}\n`);
+      return outcome.exitCode;
     case "ran":
       if (outcome.result.exitCode === 130) io.stderr(`phaseloop: interrupted; resume with: phaseloop resume ${outcome.runId}\n`);
       return outcome.result.exitCode;

@@ -130,7 +130,11 @@ export function transition(machine: Machine, snapshot: Snapshot, event: MachineE
       if (s.status !== "interrupted" && s.status !== "running" && s.status !== "waiting") break;
       s.status = "running";
       const a = s.awaiting;
-      if (!a) run.beginIteration();
+      if (!a && s.iteration === 0 && machine.tasks && !s.tasks) {
+        // stopped before it read its tasks
+        s.awaiting = { kind: "tasks" };
+        fx.push({ type: "tasks.load" });
+      } else if (!a) run.beginIteration();
       else if (a.kind === "phase" || a.kind === "retry") run.runPhase(run.phase(a.phase), a.attempt);
       else if (a.kind === "tasks") fx.push({ type: "tasks.load" });
       else if (a.kind === "hook") run.runHook(a.hook, true, a.then);

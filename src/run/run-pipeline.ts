@@ -20,7 +20,7 @@ import { classifyProcess } from "../runtime/classify-failure.ts";
 import { extractOutputs, type SchemaCheck } from "../runtime/extract-output.ts";
 import { changesSince, revertPaths, takeBaseline, type Baseline } from "../runtime/measure-changes.ts";
 import { runProcess } from "../runtime/run-process.ts";
-import { RunStore } from "../runtime/run-store.ts";
+import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
 import { loadTasks, writeBackTask } from "./load-tasks.ts";
 import type { Reporter, RunEvent, RunOutcome } from "./run-events.ts";
 import { TRANSIENT_EVENT_TYPES } from "./run-events.ts";
@@ -68,9 +68,12 @@ export interface RunResult {
 }
 
 /** Hash of the pipeline and its prompt files: resume refuses a changed pipeline. */
-export function pipelineHash(text: string, promptFiles: Record<string, string | undefined>): string {
+export function pipelineHash(file: string, text: string, promptFiles: Record<string, string | undefined>): string {
   const h = createHash("sha256").update(text);
-  for (const k of Object.keys(promptFiles).sort()) h.update(`\0${k}\0${promptFiles[k] ?? ""}`);
+  // prompt files by their path relative to the pipeline, however the pipeline was named
+  const base = dirname(resolve(file));
+  const entries = Object.entries(promptFiles).map(([k, v]) => [relative(base, resolve(k)), v ?? ""] as const);
+  for (const [k, v] of entries.sort((a, b) => a[0].localeCompare(b[0]))) h.update(`\0${k}\0${v}`);
   return `sha256:${h.digest("hex")}`;
 }
 
@@ -118,6 +121,10 @@ export class Runner {
     this.o = o;
     this.snapshot = snapshot;
     this.seq = seq;
+    if (o.machine.measuresChanges && snapshot.iterationOpen) {
+      const saved = readJson<{ iteration: number; baseline: Baseline }>(join(o.store.dir, "baseline.json"));
+      if (saved?.iteration === snapshot.iteration) this.iterationBaseline = saved.baseline;
+    }
     o.signal.addEventListener("abort", () => {
       this.interrupted ??= String(o.signal.reason ?? "SIGINT");
     });
@@ -141,6 +148,11 @@ export class Runner {
     this.o.store.events.appendMany(pending);
   }
 
+  /** The first checkpoint, before anything runs: a run killed at once can still be resumed. */
+  initialCheckpoint(): void {
+    this.checkpoint([]);
+  }
+
   /** Drive the machine from `first` until it stops or is interrupted. */
   async run(first: MachineEvent, preface: Record<string, unknown>[] = []): Promise<RunResult> {
     let event: MachineEvent | undefined = first;
@@ -155,12 +167,12 @@ export class Runner {
       const now: RunEvent[] = log.splice(0);
       for (const e of effects) this.logEffect(e, now);
       this.checkpoint(now);
-      if (snapshot.status === "done") break;
       if (snapshot.status === "interrupted") break;
       for (const effect of effects) {
         const next = await this.perform(effect, log);
         if (next) event = next;
       }
+      if (snapshot.status === "done") break;
       if (this.interrupted) {
         event = { type: "interrupted", at: this.now(), signal: this.interrupted };
       }
@@ -229,7 +241,11 @@ export class Runner {
   private async perform(e: Effect, log: RunEvent[]): Promise<MachineEvent | undefined> {
     switch (e.type) {
       case "iteration.begin":
-        if (this.o.machine.measuresChanges) this.iterationBaseline = takeBaseline(this.o.info.workdir);
+        if (this.o.machine.measuresChanges) {
+          this.iterationBaseline = takeBaseline(this.o.info.workdir);
+          // kept on disk, so a resumed iteration measures from its real start
+          writeFileAtomic(join(this.o.store.dir, "baseline.json"), JSON.stringify({ iteration: e.iteration, baseline: this.iterationBaseline }));
+        }
         return undefined;
       case "tasks.load":
         try {
@@ -452,6 +468,14 @@ function renderGlob(glob: string, context: Record<string, JsonValue>): string {
   if (!t.template) return glob;
   const r = renderTemplate(t.template as Template, context);
   return r.ok ? r.value.replace(/^\.\//, "") : glob;
+}
+
+function readJson<T>(path: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as T;
+  } catch {
+    return undefined;
+  }
 }
 
 function readIfFile(path: string): string | undefined {

@@ -34,6 +34,8 @@ const readHost = {
 export type StartOutcome =
   | { kind: "invalid"; diagnostics: Diagnostic[]; loaded?: LoadedPipeline; message?: string }
   | { kind: "usage"; message: string }
+  /** resume of a run that had already ended: nothing to do; its exit code stands */
+  | { kind: "finished"; runId: string; message: string; exitCode: number }
   | { kind: "dry-run"; machine: Machine; loaded: LoadedPipeline; params: Record<string, import("../pipeline/spec.ts").JsonValue> }
   | { kind: "ran"; result: RunResult; runId: string };
 
@@ -102,7 +104,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       run_id: runId,
       pipeline: machine.name,
       file,
-      hash: pipelineHash(loaded.text, loaded.promptFiles),
+      hash: pipelineHash(loaded.file, loaded.text, loaded.promptFiles),
       version: VERSION,
       params: resolved.params,
       workdir,
@@ -113,6 +115,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     store.writeRunInfo(info);
     const reporter = o.reporter();
     const runner = new Runner({ machine, store, info, reporter, env: o.env, tasks, signal: o.signal }, snapshot, 0);
+    runner.initialCheckpoint();
     const preface = [
       {
         type: "run.started",
@@ -165,14 +168,14 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   if (cp.snapshot.status === "done") {
     store.close();
     const outcome = cp.snapshot.outcome!;
-    return { kind: "usage", message: `run ${runId} already finished: ${outcome.outcome} — ${outcome.reason.message} (exit ${exitCodeFor(outcome.outcome)})` };
+    return { kind: "finished", runId, message: `run ${runId} already finished: ${outcome.outcome} — ${outcome.reason.message}`, exitCode: exitCodeFor(outcome.outcome) };
   }
   const { loaded, machine, diagnostics } = await compileFile(info.file);
   if (!machine) {
     store.close();
     return { kind: "invalid", diagnostics, loaded };
   }
-  const hash = pipelineHash(loaded.text, loaded.promptFiles);
+  const hash = pipelineHash(loaded.file, loaded.text, loaded.promptFiles);
   if (hash !== info.hash && !o.force) {
     store.close();
     return { kind: "usage", message: `the pipeline ${info.file} changed since run ${runId} started; resume with --force to continue with the new version` };

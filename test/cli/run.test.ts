@@ -1,0 +1,233 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { beforeAll, describe, expect, it } from "vitest";
+import { isProcessAlive } from "../../src/runtime/run-lock.ts";
+import { cli, cliAsync, ensureBuilt, events, git, ROOT, runDir, tempDir, write } from "./cli-helpers.ts";
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+const collatz = (n: number) => {
+  const out = [n];
+  while (n !== 1) out.push((n = n % 2 ? 3 * n + 1 : n / 2));
+  return out;
+};
+
+describe("phaseloop run: the hailstone recipe", () => {
+  it("completes, with the sequence on disk, exit 0 and the durable state of the brief", () => {
+    const dir = tempDir();
+    const r = cli(["run", join(ROOT, "pipelines/hailstone.yaml"), "--reporter", "plain"], dir);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(dir, "hailstone.txt"), "utf8").trim().split("\n").map(Number)).toEqual(collatz(6));
+    const run = runDir(dir);
+    for (const f of ["run.json", "state.json", "events.jsonl", "iterations.jsonl", "summary.md", "phases/0001-step/prompt.md", "phases/0001-step/stdout.log", "phases/0002-verify/output.json"]) {
+      expect(existsSync(join(run, f)), f).toBe(true);
+    }
+    const ev = events(dir);
+    expect(ev.at(-1)).toMatchObject({ type: "run.finished", outcome: "complete", exit_code: 0, iterations: 9 });
+    expect(ev.map((e) => e.seq)).toEqual(ev.map((_, i) => i + 1));
+    expect(readFileSync(join(run, "iterations.jsonl"), "utf8").trim().split("\n")).toHaveLength(9);
+    expect(JSON.parse(readFileSync(join(run, "run.json"), "utf8"))).toMatchObject({ pipeline: "hailstone", params: { start: 6 } });
+    expect(existsSync(join(dir, ".phaseloop/lock"))).toBe(false);
+  });
+
+  it("stops with exit 3 when the iterations run out", () => {
+    const dir = tempDir();
+    const r = cli(["run", join(ROOT, "pipelines/hailstone.yaml"), "--param", "start=27", "--max-iterations", "5", "--reporter", "json"], dir);
+    expect(r.code).toBe(3);
+    const last = JSON.parse(r.stdout.trim().split("\n").at(-1)!);
+    expect(last).toMatchObject({ type: "run.finished", outcome: "stopped", reason: { code: "max_iterations" } });
+  });
+
+  it("refuses a param of the wrong type with exit 2 and runs nothing", () => {
+    const dir = tempDir();
+    const r = cli(["run", join(ROOT, "pipelines/hailstone.yaml"), "--param", "start=many"], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/PARAM_INVALID param "start" must be a whole number/);
+    expect(existsSync(join(dir, ".phaseloop"))).toBe(false);
+  });
+
+  it("prints the machine and the exact commands with --dry-run", () => {
+    const dir = tempDir();
+    const r = cli(["run", join(ROOT, "pipelines/hailstone.yaml"), "--dry-run"], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/loop head: step/);
+    expect(r.stdout).toMatch(/step: \["node",".*hailstone\/agent\.mjs","hailstone\.txt","6"\] \(prompt on stdin\)/);
+    expect(existsSync(join(dir, ".phaseloop"))).toBe(false);
+  });
+});
+
+const pipeline = (body: string) => `phaseloop: 1\nname: e2e\n${body}`;
+
+describe("phaseloop run: outcomes, failures and limits", () => {
+  it("exits 1 on a failed outcome and 2 on an invalid pipeline", () => {
+    const dir = tempDir();
+    write(dir, {
+      "fail.yaml": pipeline("phases:\n  a:\n    run: exit 4\n    next:\n      - if: exit_code == 4\n        stop: failed\n        reason: 'exit {{ exit_code }}'\nstop: { max_iterations: 2 }\n"),
+      "bad.yaml": pipeline("phases:\n  a:\n    run: 'true'\n    next: [{ goto: b }]\nstop: { max_iterations: 2 }\n"),
+    });
+    const f = cli(["run", "fail.yaml", "--reporter", "plain"], dir);
+    expect(f.code).toBe(1);
+    expect(f.stdout).toMatch(/exit 4/);
+    const b = cli(["run", "bad.yaml"], dir);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toMatch(/^bad\.yaml:6:\d+: error UNKNOWN_PHASE unknown phase "b"/m);
+    expect(b.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  it("kills the whole process group on timeout and idle timeout", () => {
+    const dir = tempDir();
+    write(dir, {
+      "t.yaml": pipeline(
+        "phases:\n  slow:\n    run: 'sleep 30 & echo $! > child.pid; wait'\n    timeout: 500ms\n  quiet:\n    run: 'echo hi; sleep 30'\n    idle_timeout: 400ms\n    next:\n      - if: phases.slow.error == 'timeout' && error == 'idle_timeout'\n        stop: blocked\n        reason: both timed out\nstop: { max_iterations: 1 }\n",
+      ),
+    });
+    const r = cli(["run", "t.yaml", "--reporter", "plain"], dir);
+    expect(r.stdout).toMatch(/both timed out/);
+    expect(r.code).toBe(3);
+    const pid = Number(readFileSync(join(dir, "child.pid"), "utf8"));
+    expect(isProcessAlive(pid)).toBe(false);
+  });
+
+  it("retries transient failures with backoff, and a stale output file is never read", () => {
+    const dir = tempDir();
+    write(dir, {
+      "agent.sh": '#!/bin/sh\nn=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count\nif [ $n -lt 3 ]; then echo "HTTP 503 Service Unavailable" >&2; exit 1; fi\necho "<verdict>PASS</verdict>"\n',
+      "r.yaml": pipeline(
+        "agents:\n  a: { command: ['./agent.sh'] }\nphases:\n  gen:\n    agent: a\n    prompt: go ahead\n    retry: { max_attempts: 4, interval: 50ms }\n    output:\n      verdict: { tag: verdict, default: REJECT }\n      review: { file: review.json }\n    next:\n      - if: output.verdict == 'PASS' && output.review == null\n        stop: complete\nstop: { max_iterations: 1 }\n",
+      ),
+      "review.json": '{"stale": true}',
+    });
+    const r = cli(["run", "r.yaml", "--reporter", "json"], dir);
+    expect(r.code).toBe(0);
+    const retries = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.type === "phase.retry");
+    expect(retries.map((e) => [e.error, e.delay_ms])).toEqual([
+      ["transient", 50],
+      ["transient", 100],
+    ]);
+    expect(existsSync(join(dir, "review.json"))).toBe(false);
+  });
+
+  it("fails a phase whose agent changes files outside its write globs, and reverts them when asked", () => {
+    const dir = tempDir();
+    git(dir, "init", "-q");
+    write(dir, {
+      "src/a.txt": "original\n",
+      "agent.sh": "#!/bin/sh\necho changed > src/a.txt\necho new > notes.txt\n",
+      "w.yaml": pipeline(
+        "agents:\n  a: { command: ['./agent.sh'] }\ntools:\n  docs: { write: ['docs/**'], on_violation: revert }\nphases:\n  edit:\n    agent: a\n    tools: docs\n    prompt: edit the docs\n    next:\n      - if: error == 'policy_violation'\n        stop: blocked\n        reason: '{{ last_failure.message }}'\n      - stop: complete\nstop: { max_iterations: 1 }\n",
+      ),
+    });
+    git(dir, "add", "-A");
+    git(dir, "commit", "-qm", "init");
+    const r = cli(["run", "w.yaml", "--reporter", "plain"], dir);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/outside the write scope.*notes\.txt, src\/a\.txt/);
+    expect(readFileSync(join(dir, "src/a.txt"), "utf8")).toBe("original\n");
+    expect(existsSync(join(dir, "notes.txt"))).toBe(false);
+  });
+
+  it("runs hooks with PHASELOOP_* variables", () => {
+    const dir = tempDir();
+    write(dir, {
+      "h.yaml": pipeline(
+        "phases:\n  a:\n    run: 'true'\n    next: [{ stop: complete, reason: all good }]\nstop: { max_iterations: 1 }\nhooks:\n  before_iteration: 'echo \"before $PHASELOOP_ITERATION $PHASELOOP_RUN_ID\" >> hooks.log'\n  on_complete: 'echo \"done $PHASELOOP_OUTCOME: $PHASELOOP_REASON\" >> hooks.log'\n",
+      ),
+    });
+    expect(cli(["run", "h.yaml"], dir).code).toBe(0);
+    const log = readFileSync(join(dir, "hooks.log"), "utf8");
+    expect(log).toMatch(/^before 1 \d{8}-\d{6}-\w{4}\ndone complete: all good\n$/);
+  });
+
+  it("refuses a second run in a workdir held by a live run, naming it", () => {
+    const dir = tempDir();
+    write(dir, { ".phaseloop/lock": JSON.stringify({ pid: process.pid, run_id: "20260101-000000-live", host: (globalThis as { __h?: string }).__h ?? require_hostname(), started_at: "2026-01-01T00:00:00Z" }) });
+    const r = cli(["run", join(ROOT, "pipelines/hailstone.yaml")], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/in use by run 20260101-000000-live/);
+  });
+});
+
+function require_hostname(): string {
+  return readFileSync("/proc/sys/kernel/hostname", "utf8").trim();
+}
+
+describe("interruption and resume", () => {
+  const slowHailstone = (dir: string) =>
+    write(dir, {
+      "slow.sh": `#!/bin/sh\nsleep 0.15\nexec node ${join(ROOT, "pipelines/hailstone/agent.mjs")} "$@"\n`,
+      "p.yaml": readFileSync(join(ROOT, "pipelines/hailstone.yaml"), "utf8")
+        .replace('command: [node, "{{ pipeline.dir }}/hailstone/agent.mjs"', 'command: ["{{ pipeline.dir }}/slow.sh"')
+        .replace(/hailstone\/step\.md/, "step.md")
+        .replace('run: [node, "{{ pipeline.dir }}/hailstone/verify.mjs"', `run: [node, "${join(ROOT, "pipelines/hailstone/verify.mjs")}"`),
+      "step.md": "Append the next term to {{ params.file }}.\n",
+    });
+
+  it("SIGINT stops the run with exit 130, and resume finishes it", async () => {
+    const dir = tempDir();
+    slowHailstone(dir);
+    const run = cliAsync(["run", "p.yaml", "--param", "start=7", "--reporter", "plain"], dir);
+    await new Promise((r) => setTimeout(r, 1500));
+    run.child.kill("SIGINT");
+    const first = await run.done;
+    expect(first.code).toBe(130);
+    expect(first.stderr).toMatch(/resume with: phaseloop resume/);
+    expect(existsSync(join(dir, ".phaseloop/lock"))).toBe(false);
+    const ev = events(dir);
+    expect(ev.at(-1)).toMatchObject({ type: "run.interrupted" });
+    const r = cli(["resume", "--reporter", "plain"], dir);
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(dir, "hailstone.txt"), "utf8").trim().split("\n").map(Number)).toEqual(collatz(7));
+  }, 60_000);
+
+  it("resumes after kill -9 at random moments, losing and repeating no finished phase", async () => {
+    const dir = tempDir();
+    slowHailstone(dir);
+    let code: number | null = null;
+    for (let round = 0; round < 6 && code !== 0; round++) {
+      const args = round === 0 ? ["run", "p.yaml", "--param", "start=7", "--reporter", "plain"] : ["resume", "--reporter", "plain"];
+      const run = cliAsync(args, dir);
+      const killer = setTimeout(() => run.child.kill("SIGKILL"), 300 + Math.floor(Math.random() * 900));
+      const r = await run.done;
+      clearTimeout(killer);
+      code = r.code;
+    }
+    if (code !== 0) code = cli(["resume", "--reporter", "plain"], dir).code;
+    expect(code).toBe(0);
+    expect(readFileSync(join(dir, "hailstone.txt"), "utf8").trim().split("\n").map(Number)).toEqual(collatz(7));
+    const finished = events(dir).filter((e) => e.type === "phase.finished");
+    const keys = finished.map((e) => `${e.iteration}:${e.phase}:${e.attempt}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    const seqs = events(dir).map((e) => e.seq as number);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(new Set(seqs).size).toBe(seqs.length);
+  }, 120_000);
+
+  it("refuses to resume a pipeline that changed, unless forced", async () => {
+    const dir = tempDir();
+    slowHailstone(dir);
+    const run = cliAsync(["run", "p.yaml", "--param", "start=7"], dir);
+    await new Promise((r) => setTimeout(r, 800));
+    run.child.kill("SIGTERM");
+    expect((await run.done).code).toBe(130);
+    writeFileSync(join(dir, "step.md"), "Changed prompt for {{ params.file }}.\n");
+    const refused = cli(["resume"], dir);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/changed since run .* started; resume with --force/);
+    expect(cli(["resume", "--force"], dir).code).toBe(0);
+  }, 60_000);
+});
+
+describe("status and logs on a real run", () => {
+  it("show the outcome and the events", () => {
+    const dir = tempDir();
+    expect(cli(["run", join(ROOT, "pipelines/hailstone.yaml")], dir).code).toBe(0);
+    const s = cli(["status", "--json"], dir);
+    expect(s.code).toBe(0);
+    expect(JSON.parse(s.stdout)).toMatchObject({ state: "complete", pipeline: "hailstone" });
+    const l = cli(["logs"], dir);
+    expect(l.code).toBe(0);
+    expect(l.stdout).toMatch(/run complete/);
+  });
+});
