@@ -66,6 +66,10 @@ const schema = {
       ],
       examples: ["30m", "10s", "1h30m"],
     },
+    positiveCount: {
+      description: "A whole number of at least 1, or a template such as \"{{ params.max }}\" resolved when the run starts.",
+      anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^\\s*\\{\\{.*\\}\\}\\s*$" }],
+    },
     count: {
       description: "A whole number, or a template such as \"{{ params.max }}\" resolved when the run starts.",
       anyOf: [{ type: "integer", minimum: 0 }, { type: "string", pattern: "^\\s*\\{\\{.*\\}\\}\\s*$" }],
@@ -118,7 +122,7 @@ const schema = {
       description: d("What this tool set is for.", { type: "string" }),
     }),
     retry: closed("Retry policy for a failing phase.", {
-      max_attempts: d("Attempts in all, the first included. Default 1; transient failures get 3 by default.", { type: "integer", minimum: 1, default: 1 }),
+      max_attempts: d("Attempts in all, the first included. Default 3 (only error classes listed in `on` are retried).", { type: "integer", minimum: 1, default: 3 }),
       on: d("The error classes that are retried. Default: [transient].", { type: "array", items: ref("errorClass"), uniqueItems: true }),
       interval: ref("duration", "Delay before the first retry. Default 10s."),
       backoff: d("Multiplier applied to the delay after each attempt. Default 2.", { type: "number", minimum: 1, default: 2 }),
@@ -185,7 +189,7 @@ const schema = {
       reason: ref("template", "Why, shown to the user."),
     }, { required: ["if", "outcome"] }),
     stop: closed("Limits and stop rules. Limits are checked after every phase; an explicit complete reached on the last allowed iteration wins over the limit.", {
-      max_iterations: ref("count", "The most iterations the run may start. Required."),
+      max_iterations: ref("positiveCount", "The most iterations the run may start. Required."),
       max_duration: ref("duration", "The longest the run may take (time spent interrupted not counted)."),
       no_progress: ref("count", "Stop after this many iterations in a row that changed no file (measured in the workspace, not claimed)."),
       consecutive_failures: ref("count", "Stop after this many failed phases in a row (transient failures excluded)."),
@@ -211,7 +215,7 @@ const schema = {
           }, { required: ["file"] }),
         ],
       }),
-      max_attempts: ref("count", "Iterations a task may take before it is blocked and the queue moves on. Default 5."),
+      max_attempts: ref("positiveCount", "Iterations a task may take before it is blocked and the queue moves on. Default 5."),
       order: d("priority (then source order), or source order alone. Default priority.", { enum: ["priority", "file"], default: "priority" }),
       only: ref("template", "Work on this task only, e.g. \"{{ params.story }}\"; empty means all."),
       final_gate: d("A phase run once all tasks are done; if it fails, the last task is reopened.", { type: "string", pattern: NAME }),

@@ -68,14 +68,14 @@ export function formatMermaid(machine: Machine): string {
   used.add("stopped");
   if (machine.stopRules.length) machine.stopRules.forEach((r) => used.add(r.outcome));
   for (const o of OUTCOMES) if (used.has(o)) lines.push(`  ${o}((${mermaidLabel(o)}))`);
-  lines.push(`  start([${mermaidLabel("start")}]) --> ${nodeId(machine.head)}`);
+  lines.push(`  start([${mermaidLabel("start")}])`, `  start --> ${nodeId(machine.head)}`);
   for (const e of machineEdges(machine)) {
     const to = (OUTCOMES as readonly string[]).includes(e.to) ? e.to : nodeId(e.to);
     const arrow = e.kind === "skip" ? "-.->" : "-->";
     lines.push(e.label ? `  ${nodeId(e.from)} ${arrow}|${mermaidLabel(e.label)}| ${to}` : `  ${nodeId(e.from)} ${arrow} ${to}`);
   }
   for (const r of machine.stopRules) lines.push(`  ${nodeId(machine.head)} -.->|${mermaidLabel(`stop.when ${r.ifText}`)}| ${r.outcome}`);
-  lines.push(`  limits[${mermaidLabel(`limits: ${limitText(machine).join(", ")}`)}] -.-> stopped`);
+  lines.push(`  limits[${mermaidLabel(`limits: ${limitText(machine).join(", ")}`)}]`, "  limits -.-> stopped");
   lines.push("  classDef outcome fill:#eee,stroke:#555");
   lines.push(`  class ${OUTCOMES.filter((o) => used.has(o)).join(",")} outcome`);
   return lines.join("\n") + "\n";

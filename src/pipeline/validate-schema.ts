@@ -195,6 +195,7 @@ function combinatorMessage(e: AjvError, ptr: string, actual: unknown): { code: D
     return { code: "INVALID_DURATION", message: `${JSON.stringify(actual)} is not a duration${where(ptr)}`, hint: "use seconds (30) or a string such as \"500ms\", \"10s\", \"5m\", \"2h\", \"1h30m\"" };
   }
   if (/^(max_iterations|no_progress|consecutive_failures|max_attempts)$/.test(String(key))) {
+    if (typeof actual === "number") return { code: "SCHEMA_RANGE", message: `must be a whole number${/max_/.test(String(key)) ? " of at least 1" : ""}${where(ptr)}, found ${actual}` };
     return { code: "SCHEMA_TYPE", message: `expected a whole number${where(ptr)}, found ${describe(actual)}`, hint: "or a template such as \"{{ params.max }}\"" };
   }
   if (String(key) === "next") return { code: "SCHEMA_TYPE", message: `"next" must be a phase name or a list of rules, found ${describe(actual)}` };

@@ -1,0 +1,21 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+/** The pure core: no node:*, no process, no clock, no randomness, no terminal libraries. */
+const PURE = ["src/expr", "src/machine", "src/pipeline", "src/diagnostics"];
+const PURE_FILES = ["src/runtime/extract-output.ts", "src/runtime/classify-failure.ts"];
+
+const files = [...PURE.flatMap((d) => readdirSync(d).filter((f) => f.endsWith(".ts")).map((f) => join(d, f))), ...PURE_FILES];
+
+describe("the pure core", () => {
+  for (const file of files) {
+    it(`${file} touches nothing outside itself`, () => {
+      const text = readFileSync(file, "utf8");
+      const imports = [...text.matchAll(/^import[^;]*from\s+"([^"]+)"/gm)].map((m) => m[1]!);
+      for (const spec of imports) expect(spec, `${file} imports ${spec}`).not.toMatch(/^node:|^listr2|^kleur|^tinyglobby|^picomatch/);
+      const code = text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "");
+      expect(code).not.toMatch(/(?<![\w./-])process\.|\bDate\.now\(|\bnew Date\(|Math\.random\(/);
+    });
+  }
+});
