@@ -24,7 +24,31 @@ const taskShape = obj({ id: str, title: str, body: str, status: str, attempts: n
  * from the document: phases, outputs and params are closed, so a typo is an
  * error located in the file.
  */
+const baseScopes = new WeakMap<object, { scope: Scope; phases: Record<string, Shape> }>();
+
 export function buildScope(doc: Partial<PipelineDoc>, kind: ScopeKind, phaseName?: string): Scope {
+  // the shared part is built once per document: a 1,000-phase pipeline checks
+  // thousands of expressions against it
+  let base = baseScopes.get(doc);
+  if (!base) baseScopes.set(doc, (base = buildBaseScope(doc)));
+  const scope: Scope = { ...base.scope };
+  if (kind === "phase-result" && phaseName !== undefined) {
+    const own = base.phases[phaseName] as Extract<Shape, { kind: "object" }> | undefined;
+    scope.status = str;
+    scope.exit_code = any;
+    scope.output = own?.fields.output ?? obj({}, { open: true });
+    scope.text = str;
+    scope.error = any;
+    scope.attempts = num;
+  }
+  if (kind === "agent-command") {
+    scope.prompt = str;
+    scope.prompt_file = str;
+  }
+  return scope;
+}
+
+function buildBaseScope(doc: Partial<PipelineDoc>): { scope: Scope; phases: Record<string, Shape> } {
   const phases: Record<string, Shape> = {};
   for (const [name, phase] of Object.entries(doc.phases ?? {})) phases[name] = phaseShape(phase?.output);
   const params: Record<string, Shape> = {};
@@ -45,20 +69,7 @@ export function buildScope(doc: Partial<PipelineDoc>, kind: ScopeKind, phaseName
     pipeline: obj({ name: str, file: str, dir: str }),
     workdir: str,
   };
-  if (kind === "phase-result" && phaseName !== undefined) {
-    const own = phases[phaseName] as Extract<Shape, { kind: "object" }> | undefined;
-    scope.status = str;
-    scope.exit_code = any;
-    scope.output = own?.fields.output ?? obj({}, { open: true });
-    scope.text = str;
-    scope.error = any;
-    scope.attempts = num;
-  }
-  if (kind === "agent-command") {
-    scope.prompt = str;
-    scope.prompt_file = str;
-  }
-  return scope;
+  return { scope, phases };
 }
 
 function phaseShape(output: PipelineDoc["phases"][string]["output"] | undefined): Shape {

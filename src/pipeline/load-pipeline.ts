@@ -1,6 +1,6 @@
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
-import { parsePipelineText } from "./parse-pipeline-text.ts";
+import { parsePipelineText, type ParsedText } from "./parse-pipeline-text.ts";
 import type { PipelineDoc } from "./spec.ts";
 import { validateSchema } from "./validate-schema.ts";
 import { promptFilesOf, validatePipeline } from "./validate-pipeline.ts";
@@ -26,7 +26,10 @@ export interface ReadHost {
  * files come in as data. Returns every problem found.
  */
 export function validatePipelineText(text: string, file: string, promptFiles: Record<string, string | undefined> = {}): LoadedPipeline {
-  const parsed = parsePipelineText(text, file);
+  return validateParsed(parsePipelineText(text, file), text, file, promptFiles);
+}
+
+function validateParsed(parsed: ParsedText, text: string, file: string, promptFiles: Record<string, string | undefined>): LoadedPipeline {
   const result: LoadedPipeline = { file, text, diagnostics: [...parsed.diagnostics], promptFiles };
   if (hasErrors(parsed.diagnostics) || parsed.value === undefined) return result;
   const schemaDiagnostics = validateSchema(parsed.value, parsed.document, text, file);
@@ -47,5 +50,5 @@ export async function loadPipeline(file: string, host: ReadHost): Promise<Loaded
   const parsed = parsePipelineText(text, file);
   const promptFiles: Record<string, string | undefined> = {};
   for (const path of promptFilesOf(parsed.value, file)) promptFiles[path] = await host.readFile(path);
-  return validatePipelineText(text, file, promptFiles);
+  return validateParsed(parsed, text, file, promptFiles);
 }

@@ -319,6 +319,7 @@ export class Runner {
     if (phase.kind === "agent") {
       const agent = machine.agents[phase.agent!]!;
       const promptFile = join(dir, "prompt.md");
+      mkdirSync(dir, { recursive: true });
       writeFileSync(promptFile, e.prompt ?? "");
       let adapter;
       try {
@@ -421,7 +422,11 @@ export class Runner {
       changes,
       jitter: Math.random(),
     };
-    writeFileSync(join(dir, "output.json"), JSON.stringify({ status: failure ? "failed" : "succeeded", error: result.error, message: result.message, exit_code: r.exitCode, output: result.output, tokens: result.tokens, cost_usd: result.cost_usd, session_id: report.sessionId ?? null, permission_denials: report.permissionDenials }, null, 2) + "\n");
+    // the extracted output, when there is any to keep
+    if (Object.keys(phase.output).length > 0 || failure || report.tokens > 0 || existsSync(dir)) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "output.json"), JSON.stringify({ status: failure ? "failed" : "succeeded", error: result.error, message: result.message, exit_code: r.exitCode, output: result.output, tokens: result.tokens, cost_usd: result.cost_usd, session_id: report.sessionId ?? null, permission_denials: report.permissionDenials }, null, 2) + "\n");
+    }
     this.emit(finishedEvent(e, phase, result, changes), log);
     return { type: "phase.finished", at: this.now(), phase: e.phase, attempt: e.attempt, result };
   }

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { dirname } from "node:path";
 import process from "node:process";
 
 export interface ProcessSpec {
@@ -107,10 +108,21 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     let wallTimer: ReturnType<typeof setTimeout> | undefined;
     let idleTimer: ReturnType<typeof setTimeout> | undefined;
     const files: WriteStream[] = [];
-    const outFile = spec.stdoutFile ? createWriteStream(spec.stdoutFile, { flags: "a" }) : undefined;
-    const errFile = spec.stderrFile ? createWriteStream(spec.stderrFile, { flags: "a" }) : undefined;
-    if (outFile) files.push(outFile);
-    if (errFile) files.push(errFile);
+    // log files are opened on the first output: a silent phase costs no file
+    const lazyFile = (path: string | undefined) => {
+      let stream: WriteStream | undefined;
+      return (chunk: string) => {
+        if (!path) return;
+        if (!stream) {
+          mkdirSync(dirname(path), { recursive: true });
+          stream = createWriteStream(path, { flags: "a" });
+          files.push(stream);
+        }
+        stream.write(chunk);
+      };
+    };
+    const outFile = lazyFile(spec.stdoutFile);
+    const errFile = lazyFile(spec.stderrFile);
 
     const finish = (partial: Partial<ProcessResult>) => {
       if (settled) return;
@@ -185,7 +197,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     child.stderr!.setEncoding("utf8");
     child.stdout!.on("data", (chunk: string) => {
       armIdle();
-      outFile?.write(chunk);
+      outFile(chunk);
       stdoutTail.push(chunk);
       if (stdout.length < STDOUT_CAP) stdout += chunk;
       else stdoutTruncated = true;
@@ -193,7 +205,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     });
     child.stderr!.on("data", (chunk: string) => {
       armIdle();
-      errFile?.write(chunk);
+      errFile(chunk);
       stderrTail.push(chunk);
       errLines.push(chunk);
     });

@@ -3,7 +3,7 @@
  * run.json, state.json (replaced atomically), append-only events.jsonl and
  * iterations.jsonl, phases/NNNN-PHASE/ artifacts, summary.md.
  */
-import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 export function phaseloopDir(workdir: string): string {
@@ -29,6 +29,37 @@ export function newRunId(now: Date, random: () => number): string {
  */
 export function writeFileAtomic(path: string, data: string, durable = false): void {
   const tmp = `${path}.tmp-${process.pid}`;
+  writeTmp(tmp, data, durable);
+  renameSync(tmp, path);
+}
+
+/**
+ * The checkpoint write, on the hot path of every transition. Renaming over an
+ * existing file makes ext4 flush the new data first (its replace-via-rename
+ * safeguard), which costs more than the rest of a transition; removing the old
+ * file first avoids that. At every instant either the checkpoint or its
+ * complete `.next` file exists, and `readCheckpoint` falls back to the latter,
+ * so a crash at any point still leaves a whole checkpoint.
+ */
+export function writeCheckpointFile(path: string, data: string): void {
+  const next = `${path}.next`;
+  writeTmp(next, data, false);
+  rmSync(path, { force: true });
+  renameSync(next, path);
+}
+
+export function readCheckpointFile(path: string): string | undefined {
+  for (const p of [path, `${path}.next`]) {
+    try {
+      return readFileSync(p, "utf8");
+    } catch {
+      // try the next
+    }
+  }
+  return undefined;
+}
+
+function writeTmp(tmp: string, data: string, durable: boolean): void {
   if (durable) {
     const fd = openSync(tmp, "w");
     try {
@@ -38,7 +69,6 @@ export function writeFileAtomic(path: string, data: string, durable = false): vo
       closeSync(fd);
     }
   } else writeFileSync(tmp, data);
-  renameSync(tmp, path);
 }
 
 /** An append-only JSON-lines file; each record is one write of one line. */
@@ -86,16 +116,20 @@ export class RunStore {
     return readJson<T>(join(this.dir, "run.json"));
   }
   writeState(state: unknown): void {
-    writeFileAtomic(join(this.dir, "state.json"), JSON.stringify(state));
+    writeCheckpointFile(join(this.dir, "state.json"), JSON.stringify(state));
   }
   readState<T>(): T | undefined {
-    return readJson<T>(join(this.dir, "state.json"));
+    const text = readCheckpointFile(join(this.dir, "state.json"));
+    if (text === undefined) return undefined;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      return undefined;
+    }
   }
-  /** phases/0007-review/ */
+  /** phases/0007-review/ (created when something is written to it) */
   phaseDir(seq: number, phase: string): string {
-    const dir = join(this.dir, "phases", `${String(seq).padStart(4, "0")}-${phase}`);
-    mkdirSync(dir, { recursive: true });
-    return dir;
+    return join(this.dir, "phases", `${String(seq).padStart(4, "0")}-${phase}`);
   }
   writeSummary(markdown: string): void {
     writeFileAtomic(join(this.dir, "summary.md"), markdown);
