@@ -253,6 +253,7 @@ class Run {
     const gate = this.m.tasks?.finalGate;
     if (gate && this.s.tasks && this.s.iterationOpen && !this.s.gateRunning && this.queue().kind === "all-done") {
       this.s.gateRunning = true;
+      this.s.currentTask = null; // the gate checks the whole, not one task
       return this.runPhase(this.phase(gate), 1);
     }
     if (this.endIteration()) return;

@@ -165,14 +165,18 @@ export class Runner {
       // events reported while carrying out effects are logged with the next checkpoint;
       // the ones the transition itself implies are logged now, with the checkpoint
       const now: RunEvent[] = log.splice(0);
-      for (const e of effects) this.logEffect(e, now);
+      // run.finished is reported last, after the end hooks have run
+      for (const e of effects) if (e.type !== "stop") this.logEffect(e, now);
       this.checkpoint(now);
       if (snapshot.status === "interrupted") break;
       for (const effect of effects) {
         const next = await this.perform(effect, log);
         if (next) event = next;
       }
-      if (snapshot.status === "done") break;
+      if (snapshot.status === "done") {
+        for (const e of effects) if (e.type === "stop") this.logEffect(e, log);
+        break;
+      }
       if (this.interrupted) {
         event = { type: "interrupted", at: this.now(), signal: this.interrupted };
       }
