@@ -12,8 +12,26 @@ const root = new URL("../", import.meta.url);
 const schema = JSON.parse(readFileSync(new URL("schemas/pipeline.schema.json", root), "utf8"));
 const pkg = JSON.parse(readFileSync(new URL("package.json", root), "utf8"));
 
+// The validator embeds the schema it was compiled from; annotations (descriptions,
+// examples) are for editors, not for validation, and would only make the
+// generated code slower to load.
+const ANNOTATIONS = new Set(["description", "examples", "title", "default", "$comment"]);
+const MAPS = new Set(["properties", "$defs", "patternProperties", "dependentSchemas"]);
+function stripAnnotations(node) {
+  if (Array.isArray(node)) return node.map(stripAnnotations);
+  if (!node || typeof node !== "object") return node;
+  const out = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (ANNOTATIONS.has(k)) continue;
+    if (MAPS.has(k)) out[k] = Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, stripAnnotations(sub)]));
+    else if (k === "const" || k === "enum") out[k] = v;
+    else out[k] = stripAnnotations(v);
+  }
+  return out;
+}
+
 const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: true, allowUnionTypes: true, code: { source: true, esm: true, optimize: true } });
-const validate = ajv.compile(schema);
+const validate = ajv.compile(stripAnnotations(schema));
 let code = standaloneCode(ajv, validate);
 
 // ajv's ESM output still require()s its runtime helpers: turn them into imports

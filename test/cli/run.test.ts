@@ -169,7 +169,7 @@ describe("interruption and resume", () => {
     slowHailstone(dir);
     const run = cliAsync(["run", "p.yaml", "--param", "start=7", "--reporter", "plain"], dir);
     await new Promise((r) => setTimeout(r, 1500));
-    run.child.kill("SIGINT");
+    process.kill(run.child.pid!, "SIGINT"); // not child.kill: Deno reports a signal it sent as the cause of exit
     const first = await run.done;
     expect(first.code).toBe(130);
     expect(first.stderr).toMatch(/resume with: phaseloop resume/);
@@ -209,7 +209,7 @@ describe("interruption and resume", () => {
     slowHailstone(dir);
     const run = cliAsync(["run", "p.yaml", "--param", "start=7"], dir);
     await new Promise((r) => setTimeout(r, 800));
-    run.child.kill("SIGTERM");
+    process.kill(run.child.pid!, "SIGTERM");
     expect((await run.done).code).toBe(130);
     writeFileSync(join(dir, "step.md"), "Changed prompt for {{ params.file }}.\n");
     const refused = cli(["resume"], dir);
