@@ -1,5 +1,5 @@
 import { getAdapter } from "../agents/get-adapter.ts";
-import { parseTemplate, renderTemplate } from "../expr/index.ts";
+import { parseTemplate, renderTemplate, shellQuote } from "../expr/index.ts";
 import { buildContext } from "../machine/build-context.ts";
 import { describeMachine } from "../machine/format-graph.ts";
 import { initialSnapshot } from "../machine/transition.ts";
@@ -107,7 +107,7 @@ export function dryRunText(machine: Machine, params: Record<string, JsonValue>, 
   for (const p of machine.phases) {
     if (p.kind === "run" && p.run) {
       const cmd = "shell" in p.run ? renderOr(p.run.shell, ctx, true) : JSON.stringify(p.run.argv.map((a) => renderOr(a, ctx)));
-      lines.push(`  ${p.name}: ${"shell" in p.run ? `sh -c ${cmd}` : cmd}`);
+      lines.push(`  ${p.name}: ${"shell" in p.run ? `sh -c ${shellQuote(cmd)}` : cmd}`);
     } else if (p.agent) {
       const agent = machine.agents[p.agent]!;
       const render = (t: string) => {
@@ -128,6 +128,6 @@ export function dryRunText(machine: Machine, params: Record<string, JsonValue>, 
 }
 
 function renderOr(t: import("../expr/index.ts").Template, ctx: Record<string, JsonValue>, quote = false): string {
-  const r = renderTemplate(t, ctx, quote ? { quote: (s) => (/^[\w./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`) } : {});
+  const r = renderTemplate(t, ctx, quote ? { quote: shellQuote } : {});
   return r.ok ? r.value : `<cannot render: ${r.error}>`;
 }

@@ -1,0 +1,87 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { claudeAgent, createClaudeParser } from "../../src/agents/claude-agent.ts";
+import { codexAgent, createCodexParser } from "../../src/agents/codex-agent.ts";
+import { commandAgent } from "../../src/agents/command-agent.ts";
+import { createGeminiParser } from "../../src/agents/gemini-agent.ts";
+import { getAdapter } from "../../src/agents/get-adapter.ts";
+import type { StreamParser } from "../../src/agents/agent-adapter.ts";
+
+const feed = (parser: StreamParser, lines: unknown[]) => {
+  for (const l of lines) parser.push(typeof l === "string" ? l : JSON.stringify(l));
+  return parser.finish("");
+};
+const input = { prompt: "do it", promptFile: "/tmp/p.md", workdir: "/w", render: (t: string) => t.replace("{{ params.x }}", "X") };
+
+describe("claude", () => {
+  it("translates the neutral allowlist to --allowedTools in the = form", () => {
+    const inv = claudeAgent.buildInvocation({ ...input, agent: { preset: "claude", model: "sonnet" }, tools: { read: ["**"], write: ["src/**"], bash: ["npm test"], mcp: ["phaseloop/report"] } });
+    expect(inv.argv).toContain("--model=sonnet");
+    expect(inv.argv).toContain("--allowedTools=Read,Grep,Glob,Edit(./src/**),Write(./src/**),Bash(npm test),mcp__phaseloop__report");
+    expect(inv.argv).toEqual(expect.arrayContaining(["--permission-mode", "dontAsk"]));
+    expect(inv.stdin).toBe("do it");
+  });
+  const init = { type: "system", subtype: "init", session_id: "s1", model: "sonnet" };
+  const text = { type: "assistant", message: { content: [{ type: "text", text: "working\nSTATUS: COMPLETE" }] } };
+  it("succeeds on a success result and reads tokens and cost", () => {
+    const r = feed(createClaudeParser(), [init, text, { type: "result", subtype: "success", is_error: false, result: "done. STATUS: COMPLETE", total_cost_usd: 0.12, usage: { input_tokens: 100, output_tokens: 20 }, permission_denials: [] }]);
+    expect(r).toMatchObject({ success: true, text: "done. STATUS: COMPLETE", tokens: 120, costUsd: 0.12, sessionId: "s1" });
+  });
+  it("fails on a permission denial even though the result says success (exit 0)", () => {
+    const r = feed(createClaudeParser(), [init, { type: "result", subtype: "success", is_error: false, result: "ok", permission_denials: [{ tool_name: "Bash", tool_input: { command: "rm -rf /" } }] }]);
+    expect(r.success).toBe(false);
+    expect(r.error?.class).toBe("policy_violation");
+  });
+  it("fails without a result event, and reads the older cost_usd field", () => {
+    expect(feed(createClaudeParser(), [init, text]).error?.class).toBe("agent_error");
+    expect(feed(createClaudeParser(), [{ type: "result", subtype: "success", is_error: false, result: "", cost_usd: 0.5 }]).costUsd).toBe(0.5);
+    expect(feed(createClaudeParser(), [{ type: "result", subtype: "error_during_execution", is_error: true, api_error_status: 529 }]).error?.class).toBe("transient");
+  });
+});
+
+describe("codex", () => {
+  it("decides on the terminal event, not the exit code", () => {
+    const ok = feed(createCodexParser(), [{ type: "thread.started", thread_id: "t" }, { type: "item.completed", item: { type: "agent_message", text: "all done" } }, { type: "turn.completed", usage: { input_tokens: 10, output_tokens: 5 } }]);
+    expect(ok).toMatchObject({ success: true, text: "all done", tokens: 15, sessionId: "t" });
+    const failed = feed(createCodexParser(), [{ type: "turn.started" }, { type: "turn.failed", error: { message: "model error" } }]);
+    expect(failed).toMatchObject({ success: false, error: { class: "agent_error" } });
+    expect(feed(createCodexParser(), [{ type: "error", message: "rate limit reached" }]).error?.class).toBe("transient");
+    expect(feed(createCodexParser(), [{ id: "0", msg: { type: "task_started" } }]).error?.class).toBe("agent_error");
+  });
+  it("uses a read-only sandbox when the tool set cannot write", () => {
+    const inv = codexAgent.buildInvocation({ ...input, agent: { preset: "codex" }, tools: { read: ["**"] } });
+    expect(inv.argv).toEqual(expect.arrayContaining(["-s", "read-only"]));
+    expect(inv.argv.at(-1)).toBe("-");
+  });
+});
+
+describe("gemini", () => {
+  it("reads messages and the result status", () => {
+    const r = feed(createGeminiParser(), [{ type: "init", session_id: "g" }, { type: "message", role: "assistant", content: "hi ", delta: true }, { type: "message", role: "assistant", content: "there", delta: true }, { type: "result", status: "success", stats: { total_tokens: 9 } }]);
+    expect(r).toMatchObject({ success: true, text: "hi there", tokens: 9 });
+  });
+});
+
+describe("the command agent", () => {
+  it("renders argv element by element and sends the prompt the way it is told", () => {
+    expect(commandAgent.buildInvocation({ ...input, agent: { command: ["tool", "{{ params.x }}"] } })).toMatchObject({ argv: ["tool", "X"], stdin: "do it" });
+    expect(commandAgent.buildInvocation({ ...input, agent: { command: ["tool"], prompt_via: "arg", prompt_flag: "-p" } })).toMatchObject({ argv: ["tool", "-p", "do it"], stdin: undefined });
+    expect(commandAgent.buildInvocation({ ...input, agent: { command: ["tool"], prompt_via: "file" } }).argv).toEqual(["tool", "/tmp/p.md"]);
+    expect(getAdapter({ command: ["x"] }).name).toBe("command");
+  });
+});
+
+describe("stream parsing", () => {
+  it("never throws on garbage lines", () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string(), fc.jsonValue().map((v) => JSON.stringify(v)))), (lines) => {
+        for (const make of [createClaudeParser, createCodexParser, createGeminiParser]) {
+          const p = make();
+          for (const l of lines) p.push(l);
+          expect(() => p.finish("")).not.toThrow();
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
