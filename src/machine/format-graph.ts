@@ -43,8 +43,11 @@ function limitText(machine: Machine): string[] {
 
 /** Mermaid labels: quoted, with the characters Mermaid reads specially escaped as entities. */
 export function mermaidLabel(text: string): string {
+  // `#` first: every other escape produces one, and a literal `#35;` must not read as an entity
   const escaped = text
+    .replace(/#/g, "#35;")
     .replace(/&/g, "#amp;")
+    .replace(/`/g, "#96;")
     .replace(/"/g, "#quot;")
     .replace(/</g, "#lt;")
     .replace(/>/g, "#gt;")

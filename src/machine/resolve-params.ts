@@ -47,9 +47,13 @@ export function resolveParams(machine: Machine, raw: Record<string, string>): { 
       }
     }
     if (value === undefined) {
-      if (spec.required !== false) diagnostics.push(bad(`param "${name}" is required`, `pass --param ${name}=VALUE${spec.description ? ` (${spec.description})` : ""}`));
-      else value = spec.type === "string" ? "" : spec.type === "boolean" ? false : 0;
-      if (value === undefined) continue;
+      if (spec.required !== false) {
+        diagnostics.push(bad(`param "${name}" is required`, `pass --param ${name}=VALUE${spec.description ? ` (${spec.description})` : ""}`));
+        continue;
+      }
+      // an optional param left out reads as its type's empty value; the enum restricts what is given, not the absence
+      params[name] = spec.type === "string" ? "" : spec.type === "boolean" ? false : 0;
+      continue;
     }
     if (spec.enum && !spec.enum.includes(value as string | number)) {
       diagnostics.push(bad(`param "${name}" must be one of ${spec.enum.map((e) => JSON.stringify(e)).join(", ")}, got ${JSON.stringify(value)}`, typeof value === "string" ? didYouMean(value, spec.enum.map(String)) : undefined));
