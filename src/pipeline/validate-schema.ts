@@ -142,7 +142,7 @@ export function validateSchema(value: unknown, document: Document.Parsed | undef
       case "anyOf":
       case "oneOf": {
         if (hasDeeper(ptr) || specific.has(ptr)) break;
-        const msg = combinatorMessage(e, ptr, valueAt(value, ptr));
+        const msg = combinatorMessage(ptr, valueAt(value, ptr));
         push({ code: msg.code, message: msg.message, ...valueSpan(), pointer: ptr, hint: msg.hint });
         break;
       }
@@ -171,7 +171,7 @@ function isBranch(schemaPath: string): boolean {
   return /\/(anyOf|oneOf)\/\d+/.test(schemaPath);
 }
 
-function combinatorMessage(e: AjvError, ptr: string, actual: unknown): { code: DiagnosticCode; message: string; hint?: string } {
+function combinatorMessage(ptr: string, actual: unknown): { code: DiagnosticCode; message: string; hint?: string } {
   const last = ptr.split("/");
   const parent = last[last.length - 2];
   const key = last[last.length - 1];

@@ -7,12 +7,10 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import process from "node:process";
 import picomatch from "picomatch";
 import { parserFor } from "../agents/command-agent.ts";
 import { getAdapter } from "../agents/get-adapter.ts";
 import { renderTemplate, parseTemplate, type Template } from "../expr/index.ts";
-import { VERSION } from "../generated/version.ts";
 import { exitCodeFor, transition } from "../machine/transition.ts";
 import type { CompiledPhase, Effect, Machine, MachineEvent, PhaseResult, Snapshot, TaskItem } from "../machine/types.ts";
 import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
@@ -527,8 +525,4 @@ export function agentVersions(machine: Machine): Record<string, string> {
     }
   }
   return out;
-}
-
-export function ensureDir(path: string): void {
-  if (!existsSync(path)) mkdirSync(path, { recursive: true });
 }
