@@ -10,6 +10,9 @@
 /** A duration: a number of seconds, or a string such as "500ms", "10s", "5m", "2h", "1h30m". */
 export type Duration = number | string;
 
+/** A whole number, or a template such as "{{ params.max }}" resolved when the run starts. */
+export type Count = number | string;
+
 /** JSON values: what expressions compute with and what outputs hold. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -107,7 +110,7 @@ export interface ToolSetSpec {
 }
 
 export interface RetrySpec {
-  /** Attempts in all, the first included. Default 1 (no retry). */
+  /** Attempts in all, the first included. Default 3 (only error classes in `on` are retried). */
   max_attempts?: number;
   /** Error classes that are retried. Default: [transient]. */
   on?: ErrorClass[];
@@ -184,12 +187,12 @@ export interface StopRule {
 }
 
 export interface StopSpec {
-  max_iterations: number;
+  max_iterations: Count;
   max_duration?: Duration;
   /** Iterations in a row that changed no file (measured). */
-  no_progress?: number;
+  no_progress?: Count;
   /** Failed phases in a row (transient failures excluded). */
-  consecutive_failures?: number;
+  consecutive_failures?: Count;
   budget?: { tokens?: number; cost_usd?: number };
   /** Checked after every phase; first match wins. */
   when?: StopRule[];
@@ -223,7 +226,7 @@ export interface JsonTaskSource {
 export interface TasksSpec {
   source: MarkdownTaskSource | JsonTaskSource;
   /** Attempts (iterations) a task may take before it is blocked. Default 5. */
-  max_attempts?: number;
+  max_attempts?: Count;
   /** priority (then file order), or file order alone. Default priority. */
   order?: "priority" | "file";
   /** Work on this task only (a template, e.g. "{{ params.story }}"); empty means all. */
