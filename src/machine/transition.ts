@@ -10,6 +10,7 @@ import { evaluateExpression, isTruthy, renderTemplate, shellQuote, type Template
 import type { HistoryEntry } from "../pipeline/context.ts";
 import type { ErrorClass, HookName, JsonValue, Outcome } from "../pipeline/spec.ts";
 import { asRecord, buildContext, pendingPhase } from "./build-context.ts";
+import { cloneJson } from "./clone-json.ts";
 import type { CompiledPhase, Effect, LimitSource, Machine, MachineEvent, PhaseResult, Snapshot, StopReason, TaskItem, TaskState, TransitionResult } from "./types.ts";
 
 /** Caps that keep the snapshot bounded however long the run. */
@@ -74,7 +75,7 @@ export function initialSnapshot(machine: Machine, options: InitialOptions): Snap
 
 /** The next snapshot and the effects to carry out. Never mutates its input. */
 export function transition(machine: Machine, snapshot: Snapshot, event: MachineEvent): TransitionResult {
-  const s: Snapshot = structuredClone(snapshot);
+  const s: Snapshot = cloneJson(snapshot);
   const fx: Effect[] = [];
   if (s.status === "done") return { snapshot: s, effects: [] };
   if (event.type === "resumed") {

@@ -107,7 +107,17 @@ export function formatUsage(tokens: number, costUsd: number): string {
   return parts.map((p) => ` · ${p}`).join("");
 }
 
+let lastClock = { key: "", text: "" };
 export function formatClock(at: string, utc = false): string {
+  // events come many a second: the time zone lookup is done once per second shown
+  const key = `${utc ? "u" : "l"}${at.slice(0, 19)}`;
+  if (key === lastClock.key && at.length >= 19) return lastClock.text;
+  const text = clockOf(at, utc);
+  lastClock = { key, text };
+  return text;
+}
+
+function clockOf(at: string, utc: boolean): string {
   const date = new Date(at);
   if (Number.isNaN(date.getTime())) return "--:--:--";
   const h = utc ? date.getUTCHours() : date.getHours();

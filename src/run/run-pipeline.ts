@@ -114,9 +114,12 @@ export class Runner {
   seq: number;
   private iterationBaseline: Baseline | undefined;
   private interrupted: string | undefined;
+  /** The environment phases inherit, copied once: reading `process.env` key by key is slow. */
+  private readonly env: Record<string, string | undefined>;
 
   constructor(o: RunnerOptions, snapshot: Snapshot, seq: number) {
     this.o = o;
+    this.env = { ...o.env };
     this.snapshot = snapshot;
     this.seq = seq;
     if (o.machine.measuresChanges && snapshot.iterationOpen) {
@@ -282,7 +285,7 @@ export class Runner {
     const r = await runProcess({
       command: e.command,
       cwd: this.o.info.workdir,
-      env: { ...this.o.env, ...e.env },
+      env: { ...this.env, ...e.env },
       timeoutMs: e.timeoutMs,
       signal: e.blocking ? this.o.signal : undefined,
     });
@@ -315,7 +318,7 @@ export class Runner {
 
     let command: string | string[];
     let stdin: string | undefined;
-    let env: Record<string, string | undefined> = { ...this.o.env, ...e.env };
+    let env: Record<string, string | undefined> = { ...this.env, ...e.env };
     let parser = parserFor("text");
     const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
     if (phase.kind === "agent") {
@@ -425,7 +428,7 @@ export class Runner {
       jitter: Math.random(),
     };
     // the extracted output, when there is any to keep
-    if (Object.keys(phase.output).length > 0 || failure || report.tokens > 0 || existsSync(dir)) {
+    if (Object.keys(phase.output).length > 0 || failure || report.tokens > 0 || phase.kind === "agent" || r.wroteLogs) {
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, "output.json"), JSON.stringify({ status: failure ? "failed" : "succeeded", error: result.error, message: result.message, exit_code: r.exitCode, output: result.output, tokens: result.tokens, cost_usd: result.cost_usd, session_id: report.sessionId ?? null, permission_denials: report.permissionDenials }, null, 2) + "\n");
     }

@@ -35,6 +35,8 @@ export interface ProcessResult {
   stdout: string;
   stdoutTail: string;
   stderrTail: string;
+  /** Whether anything was written to stdoutFile or stderrFile (they are created on first output). */
+  wroteLogs: boolean;
   pid?: number;
 }
 
@@ -145,6 +147,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
           stdout: stdoutTruncated ? stdout + "\n…\n" + stdoutTail.value() : stdout,
           stdoutTail: stdoutTail.value(),
           stderrTail: stderrTail.value(),
+          wroteLogs: files.length > 0,
           pid: child.pid,
           ...partial,
         });

@@ -3,7 +3,7 @@
  * run.json, state.json (replaced atomically), append-only events.jsonl and
  * iterations.jsonl, phases/NNNN-PHASE/ artifacts, summary.md.
  */
-import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 export function phaseloopDir(workdir: string): string {
@@ -44,7 +44,11 @@ export function writeFileAtomic(path: string, data: string, durable = false): vo
 export function writeCheckpointFile(path: string, data: string): void {
   const next = `${path}.next`;
   writeTmp(next, data, false);
-  rmSync(path, { force: true });
+  try {
+    unlinkSync(path);
+  } catch {
+    // the first checkpoint: nothing to remove
+  }
   renameSync(next, path);
 }
 

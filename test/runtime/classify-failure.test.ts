@@ -3,7 +3,7 @@ import { classifyProcess, isTransientText } from "../../src/runtime/classify-fai
 import type { ProcessResult } from "../../src/runtime/run-process.ts";
 
 const result = (over: Partial<ProcessResult>): ProcessResult => ({
-  exitCode: 1, signal: null, timedOut: false, idleTimedOut: false, aborted: false, durationMs: 10, stdout: "", stdoutTail: "", stderrTail: "", ...over,
+  exitCode: 1, signal: null, timedOut: false, idleTimedOut: false, aborted: false, durationMs: 10, stdout: "", stdoutTail: "", stderrTail: "", wroteLogs: false, ...over,
 });
 
 describe("transient detection", () => {
