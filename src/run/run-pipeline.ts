@@ -140,13 +140,45 @@ export class Runner {
     const transient = TRANSIENT_EVENT_TYPES.has(partial.type);
     const event = { v: 1, seq: transient ? 0 : ++this.seq, at: new Date().toISOString(), run: this.o.info.run_id, ...partial } as RunEvent;
     if (!transient) log.push(event);
-    this.o.reporter.onEvent(event);
+    this.reports.push(event);
+    this.scheduleFlush();
   }
 
+  /**
+   * Write the checkpoint. Only the checkpoint must be on disk before the next
+   * effect starts: it carries the transition's events as `pending`, so
+   * appending them to events.jsonl and reporting them can wait until the next
+   * phase is running (resume re-appends what a crash lost). The events of the
+   * previous checkpoint are appended first, so none is ever only in memory.
+   */
   private checkpoint(pending: RunEvent[]): void {
+    this.flushEvents();
     const cp: Checkpoint = { snapshot: this.snapshot, seq: this.seq, pending, updated_at: new Date().toISOString() };
     this.o.store.writeState(cp);
-    this.o.store.events.appendMany(pending);
+    for (const e of pending) this.unlogged.push(e);
+    this.scheduleFlush();
+  }
+
+  private readonly unlogged: RunEvent[] = [];
+  private readonly reports: RunEvent[] = [];
+  private flushScheduled = false;
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flushEvents(): void {
+    if (this.unlogged.length === 0) return;
+    this.o.store.events.appendMany(this.unlogged.splice(0));
+  }
+
+  /** Append the events not yet in the log, then report the events not yet reported. */
+  flush(): void {
+    this.flushScheduled = false;
+    this.flushEvents();
+    for (const event of this.reports.splice(0)) this.o.reporter.onEvent(event);
   }
 
   /** The first checkpoint, before anything runs: a run killed at once can still be resumed. */
@@ -187,10 +219,12 @@ export class Runner {
     if (s.status === "interrupted") {
       this.emit({ type: "run.interrupted", signal: this.interrupted ?? "SIGINT", iteration: s.iteration, phase: s.awaiting?.kind === "phase" || s.awaiting?.kind === "retry" ? s.awaiting.phase : null }, pendingLog);
       this.checkpoint(pendingLog);
+      this.flush();
       this.writeSummary();
       return { exitCode: 130, outcome: "interrupted", snapshot: s };
     }
     if (pendingLog.length) this.checkpoint(pendingLog);
+    this.flush();
     this.writeSummary();
     const outcome = (s.outcome?.outcome ?? "failed") as RunOutcome;
     return { exitCode: exitCodeFor(outcome), outcome, snapshot: s };
