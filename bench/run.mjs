@@ -11,7 +11,7 @@ import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const cli = join(root, "dist/cli.js");
+const cli = join(root, "dist/cli.cjs");
 const quick = process.argv.includes("--quick");
 const check = process.argv.includes("--check");
 const node = process.execPath;

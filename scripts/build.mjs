@@ -1,5 +1,5 @@
 // Builds dist/ for Node and npm: generated code first, then tsc (the library and
-// its types), then the CLI bundled by rolldown into dist/cli.js and one chunk per
+// its types), then the CLI bundled by rolldown into dist/cli.cjs and one chunk per
 // command in dist/chunks/: loading a few files instead of a hundred is most of
 // the CLI's startup time. Deno runs src/ directly and needs none of this.
 import { spawnSync } from "node:child_process";
@@ -28,11 +28,17 @@ await build({
   logLevel: "warn",
   output: {
     dir: join(root, "dist"),
-    format: "esm",
-    entryFileNames: "[name].js",
+    // CommonJS: Node loads it several milliseconds faster than ES modules,
+    // which is most of what separates `phaseloop validate` from `node -e 0`
+    format: "cjs",
+    entryFileNames: "[name].cjs",
     // chunks sit two levels under the package root, like src/commands/, so
     // paths such as ../../schemas resolve the same from both
-    chunkFileNames: "chunks/[name]-[hash].js",
+    chunkFileNames: "chunks/[name]-[hash].cjs",
+    // less to read and parse on every start
+    minify: true,
   },
 });
-chmodSync(join(root, "dist/cli.js"), 0o755);
+chmodSync(join(root, "dist/cli.cjs"), 0o755);
+// tsc's unbundled copy of the entry is not the CLI: leave no second one about
+for (const f of ["dist/cli.js", "dist/cli.d.ts", "dist/cli.js.map", "dist/cli.d.ts.map"]) rmSync(join(root, f), { force: true });

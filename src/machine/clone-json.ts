@@ -13,7 +13,8 @@ export function cloneJson<T>(value: T): T {
   }
   const out: Record<string, unknown> = {};
   const source = value as Record<string, unknown>;
-  for (const key of Object.keys(source)) {
+  // for-in, not Object.keys: no array per object (JSON data has no inherited keys)
+  for (const key in source) {
     const copy = cloneJson(source[key]);
     // an output parsed from an agent's JSON may hold a "__proto__" key: keep it as data
     if (key === "__proto__") Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });

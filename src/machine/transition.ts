@@ -73,9 +73,19 @@ export function initialSnapshot(machine: Machine, options: InitialOptions): Snap
   };
 }
 
+/**
+ * A copy the transition may change. History entries, most of a snapshot, are
+ * never changed once recorded, so the copies share them.
+ */
+function cloneSnapshot(snapshot: Snapshot): Snapshot {
+  const copy: Snapshot = cloneJson({ ...snapshot, history: [] });
+  copy.history = snapshot.history.slice();
+  return copy;
+}
+
 /** The next snapshot and the effects to carry out. Never mutates its input. */
 export function transition(machine: Machine, snapshot: Snapshot, event: MachineEvent): TransitionResult {
-  const s: Snapshot = cloneJson(snapshot);
+  const s = cloneSnapshot(snapshot);
   const fx: Effect[] = [];
   if (s.status === "done") return { snapshot: s, effects: [] };
   if (event.type === "resumed") {

@@ -117,6 +117,17 @@ export class Runner {
   /** The environment phases inherit, copied once: reading `process.env` key by key is slow. */
   private readonly env: Record<string, string | undefined>;
 
+  /**
+   * A process environment: the inherited one with `extra` on top. The
+   * inherited variables are the prototype, not copies (child_process reads
+   * inherited keys by design), so a phase does not copy the whole environment.
+   */
+  private envWith(...extra: (Record<string, string | undefined> | undefined)[]): Record<string, string | undefined> {
+    const env = Object.create(this.env) as Record<string, string | undefined>;
+    for (const e of extra) if (e) Object.assign(env, e);
+    return env;
+  }
+
   constructor(o: RunnerOptions, snapshot: Snapshot, seq: number) {
     this.o = o;
     this.env = { ...o.env };
@@ -179,6 +190,7 @@ export class Runner {
     this.flushScheduled = false;
     this.flushEvents();
     for (const event of this.reports.splice(0)) this.o.reporter.onEvent(event);
+    if (this.snapshot.status !== "done") this.o.store.state.prepare();
   }
 
   /** The first checkpoint, before anything runs: a run killed at once can still be resumed. */
@@ -319,7 +331,7 @@ export class Runner {
     const r = await runProcess({
       command: e.command,
       cwd: this.o.info.workdir,
-      env: { ...this.env, ...e.env },
+      env: this.envWith(e.env),
       timeoutMs: e.timeoutMs,
       signal: e.blocking ? this.o.signal : undefined,
     });
@@ -352,7 +364,7 @@ export class Runner {
 
     let command: string | string[];
     let stdin: string | undefined;
-    let env: Record<string, string | undefined> = { ...this.env, ...e.env };
+    const env = this.envWith(e.env);
     let parser = parserFor("text");
     const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
     if (phase.kind === "agent") {
@@ -383,7 +395,7 @@ export class Runner {
       if (renderError) return failEarly("spawn_error", `cannot render agent "${phase.agent}": ${renderError}`);
       command = inv.argv;
       stdin = inv.stdin;
-      env = { ...env, ...inv.env };
+      Object.assign(env, inv.env);
       parser = adapter.name === "command" ? parserFor(inv.outputFormat) : adapter.createParser();
     } else {
       command = e.command!;

@@ -34,22 +34,61 @@ export function writeFileAtomic(path: string, data: string, durable = false): vo
 }
 
 /**
- * The checkpoint write, on the hot path of every transition. Renaming over an
- * existing file makes ext4 flush the new data first (its replace-via-rename
- * safeguard), which costs more than the rest of a transition; removing the old
- * file first avoids that. At every instant either the checkpoint or its
- * complete `.next` file exists, and `readCheckpoint` falls back to the latter,
- * so a crash at any point still leaves a whole checkpoint.
+ * The checkpoint file, replaced on every transition, on the hot path of the
+ * loop. Readers see the old or the new content, never a torn one: the new
+ * content goes to `state.json.next`, then replaces the old file by rename.
+ *
+ * Renaming over an existing file makes ext4 flush the new data first (its
+ * replace-via-rename safeguard), which costs more than the rest of a
+ * transition; removing the old file first avoids that. At every instant
+ * either the checkpoint or its complete `.next` file exists, and
+ * `readCheckpointFile` falls back to the latter, so a crash at any point
+ * still leaves a whole checkpoint. Creating a file is the slowest part of the
+ * write, so `prepare()` creates the next one ahead of time, while a phase runs.
  */
-export function writeCheckpointFile(path: string, data: string): void {
-  const next = `${path}.next`;
-  writeTmp(next, data, false);
-  try {
-    unlinkSync(path);
-  } catch {
-    // the first checkpoint: nothing to remove
+export class CheckpointFile {
+  readonly path: string;
+  private readonly next: string;
+  private nextFd: number | undefined;
+  constructor(path: string) {
+    this.path = path;
+    this.next = `${path}.next`;
   }
-  renameSync(next, path);
+  /** Create the (empty) next file now, so that `write` need not. */
+  prepare(): void {
+    if (this.nextFd !== undefined) return;
+    try {
+      this.nextFd = openSync(this.next, "w");
+    } catch {
+      // `write` tries again, where a failure is reported
+    }
+  }
+  write(data: string): void {
+    const fd = this.nextFd ?? openSync(this.next, "w");
+    this.nextFd = undefined;
+    try {
+      writeSync(fd, data);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      unlinkSync(this.path);
+    } catch {
+      // the first checkpoint: nothing to remove
+    }
+    renameSync(this.next, this.path);
+  }
+  /** Remove a prepared, unused next file. */
+  close(): void {
+    if (this.nextFd === undefined) return;
+    closeSync(this.nextFd);
+    this.nextFd = undefined;
+    try {
+      unlinkSync(this.next);
+    } catch {
+      // already gone
+    }
+  }
 }
 
 export function readCheckpointFile(path: string): string | undefined {
@@ -103,6 +142,7 @@ export class RunStore {
   readonly dir: string;
   readonly events: JsonlWriter;
   readonly iterations: JsonlWriter;
+  readonly state: CheckpointFile;
   readonly workdir: string;
   readonly runId: string;
   constructor(workdir: string, runId: string) {
@@ -112,6 +152,7 @@ export class RunStore {
     mkdirSync(join(this.dir, "phases"), { recursive: true });
     this.events = new JsonlWriter(join(this.dir, "events.jsonl"));
     this.iterations = new JsonlWriter(join(this.dir, "iterations.jsonl"));
+    this.state = new CheckpointFile(join(this.dir, "state.json"));
   }
   writeRunInfo(info: unknown): void {
     writeFileAtomic(join(this.dir, "run.json"), JSON.stringify(info, null, 2) + "\n");
@@ -120,7 +161,7 @@ export class RunStore {
     return readJson<T>(join(this.dir, "run.json"));
   }
   writeState(state: unknown): void {
-    writeCheckpointFile(join(this.dir, "state.json"), JSON.stringify(state));
+    this.state.write(JSON.stringify(state));
   }
   readState<T>(): T | undefined {
     const text = readCheckpointFile(join(this.dir, "state.json"));
@@ -166,6 +207,7 @@ export class RunStore {
     }
   }
   close(): void {
+    this.state.close();
     this.events.close();
     this.iterations.close();
   }

@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import process from "node:process";
 
 export const ROOT = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../..");
-export const CLI = join(ROOT, "dist/cli.js");
+export const CLI = join(ROOT, "dist/cli.cjs");
 
 /** Build dist/ once if it is missing or older than the sources it comes from. */
 export function ensureBuilt(): void {
