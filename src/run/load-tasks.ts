@@ -5,7 +5,6 @@
  */
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { globSync } from "tinyglobby";
 import { parse as parseYaml } from "yaml";
 import type { JsonValue } from "../pipeline/spec.ts";
 import type { CompiledTasks, TaskItem } from "../machine/types.ts";
@@ -103,9 +102,11 @@ export function findCycle(tasks: TaskItem[]): string[] | undefined {
   return undefined;
 }
 
-export function loadTasks(spec: CompiledTasks, workdir: string): TaskItem[] {
+export async function loadTasks(spec: CompiledTasks, workdir: string): Promise<TaskItem[]> {
   let tasks: TaskItem[];
   if (spec.source.kind === "glob") {
+    // loaded only for glob sources: it reads more modules on start than the rest of a run
+    const { globSync } = await import("tinyglobby");
     const files = globSync(spec.source.glob, { cwd: workdir, onlyFiles: true }).sort();
     tasks = files.map((f) => parseMarkdownTask(f, readFileSync(join(workdir, f), "utf8")));
   } else {

@@ -7,7 +7,6 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import picomatch from "picomatch";
 import { parserFor } from "../agents/command-agent.ts";
 import { getAdapter } from "../agents/get-adapter.ts";
 import { renderTemplate, parseTemplate, type Template } from "../expr/index.ts";
@@ -300,7 +299,7 @@ export class Runner {
         return undefined;
       case "tasks.load":
         try {
-          const tasks = this.o.tasks ?? loadTasks(this.o.machine.tasks!, this.o.info.workdir);
+          const tasks = this.o.tasks ?? (await loadTasks(this.o.machine.tasks!, this.o.info.workdir));
           return { type: "tasks.loaded", at: this.now(), tasks };
         } catch (error) {
           this.emit({ type: "note", level: "warning", message: `cannot load the tasks: ${(error as Error).message}` }, log);
@@ -445,6 +444,7 @@ export class Runner {
     let changes = this.iterationBaseline ? changesSince(workdir, this.iterationBaseline) : [];
     if (writeGlobs && phaseBaseline) {
       const phaseChanges = changesSince(workdir, phaseBaseline);
+      const { default: picomatch } = await import("picomatch");
       const allowed = picomatch(writeGlobs.length ? writeGlobs : ["\0"], { dot: true });
       const outside = phaseChanges.filter((p) => !allowed(p));
       if (outside.length > 0) {

@@ -76,7 +76,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
   let tasks: TaskItem[] | undefined;
   if (machine.tasks) {
     try {
-      tasks = loadTasks(machine.tasks, workdir);
+      tasks = await loadTasks(machine.tasks, workdir);
     } catch (error) {
       if (error instanceof TaskSourceError) {
         const code = /cycle/.test(error.message) ? "TASK_CYCLE" : "TASK_SOURCE";
