@@ -50,6 +50,27 @@ function writeWorktree(root: string, prefix: string): string | undefined {
   }
 }
 
+/**
+ * Content hashes by absolute path, with the stat they were taken under. A file
+ * whose size, times and inode are unchanged is not read again; as git does
+ * with its index, a file changed in the last second is never trusted this
+ * way (file times are coarse, and two same-size writes within one tick look
+ * alike), and any write changes ctime, which no program can set back.
+ */
+const hashCache = new Map<string, { key: string; hash: string }>();
+const SETTLED_MS = 1000;
+
+function contentHash(path: string, st: { size: number; mtimeMs: number; ctimeMs: number; ino: number }): string {
+  const key = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
+  const hit = hashCache.get(path);
+  if (hit?.key === key) return hit.hash;
+  const hash = createHash("sha1").update(readFileSync(path)).digest("hex");
+  const settled = Date.now() - SETTLED_MS;
+  if (st.mtimeMs < settled && st.ctimeMs < settled) hashCache.set(path, { key, hash });
+  else hashCache.delete(path);
+  return hash;
+}
+
 function snapshot(workdir: string): Record<string, string> {
   const files: Record<string, string> = {};
   const walk = (dir: string) => {
@@ -69,7 +90,7 @@ function snapshot(workdir: string): Record<string, string> {
       try {
         const st = lstatSync(full);
         if (e.isSymbolicLink()) files[rel] = `link:${st.mtimeMs}`;
-        else if (st.size <= HASH_LIMIT) files[rel] = createHash("sha1").update(readFileSync(full)).digest("hex");
+        else if (st.size <= HASH_LIMIT) files[rel] = contentHash(full, st);
         else files[rel] = `${st.size}:${st.mtimeMs}`;
       } catch {
         // vanished while we looked

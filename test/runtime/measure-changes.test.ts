@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync, statSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -13,6 +13,33 @@ const temp = () => {
   return d;
 };
 const git = (cwd: string, ...args: string[]) => spawnSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" });
+
+describe("measured changes outside git: the stat cache", () => {
+  it("sees a same-size rewrite made at once after the baseline (racily clean)", () => {
+    const d = temp();
+    writeFileSync(join(d, "a.txt"), "one");
+    const base = takeBaseline(d);
+    writeFileSync(join(d, "a.txt"), "two");
+    expect(changesSince(d, base)).toEqual(["a.txt"]);
+  });
+
+  it("sees a rewrite of an old file whose modification time was set back", () => {
+    const d = temp();
+    const file = join(d, "old.txt");
+    writeFileSync(file, "before");
+    const old = new Date(Date.now() - 3_600_000);
+    utimesSync(file, old, old);
+    // ctime moves with utimes too: wait until the file counts as settled
+    const settledAt = statSync(file).ctimeMs + 1100;
+    while (Date.now() < settledAt) spawnSync("sleep", ["0.1"]);
+    const base = takeBaseline(d);
+    expect(changesSince(d, base)).toEqual([]); // served from the cache
+    writeFileSync(file, "after!");
+    utimesSync(file, old, old);
+    expect(statSync(file).size).toBe("before".length);
+    expect(changesSince(d, base)).toEqual(["old.txt"]);
+  });
+});
 
 for (const kind of ["git", "plain"] as const) {
   describe(`measured changes (${kind})`, () => {
