@@ -1,4 +1,5 @@
 import { getAdapter } from "../agents/get-adapter.ts";
+import { openAiBaseUrl } from "../agents/openai-agent.ts";
 import { parseTemplate, renderTemplate, shellQuote } from "../expr/index.ts";
 import { buildContext } from "../machine/build-context.ts";
 import { describeMachine } from "../machine/format-graph.ts";
@@ -116,6 +117,12 @@ export function dryRunText(machine: Machine, params: Record<string, JsonValue>, 
         const r = renderTemplate(parsed.template, { ...ctx, prompt: "<prompt>", prompt_file: "<prompt file>" });
         return r.ok ? r.value : t;
       };
+      if (agent.preset === "openai") {
+        const set = p.tools ? machine.tools[p.tools] : undefined;
+        const tools = [set?.read?.length ? "read_file, list_files" : "", set?.write?.length ? "write_file" : "", set?.bash?.length ? "run_command" : ""].filter(Boolean).join(", ");
+        lines.push(`  ${p.name}: built-in agent: POST ${openAiBaseUrl(agent)}/chat/completions, model ${agent.model ?? "<none: set agents.${p.agent}.model>"}, tools: ${tools || "none"}`);
+        continue;
+      }
       try {
         const inv = getAdapter(agent).buildInvocation({ agent, prompt: "<prompt>", promptFile: ".phaseloop/runs/RUN_ID/phases/NNNN-" + p.name + "/prompt.md", tools: p.tools ? machine.tools[p.tools] : undefined, workdir, render });
         lines.push(`  ${p.name}: ${JSON.stringify(inv.argv)}${inv.stdin !== undefined ? " (prompt on stdin)" : ""}`);

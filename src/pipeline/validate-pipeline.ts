@@ -215,7 +215,7 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
     env(agent?.env, `${base}/env`, "phase-input");
   }
   for (const [name, tools] of Object.entries(doc.tools ?? {})) {
-    for (const k of ["read", "write"] as const) (tools?.[k] ?? []).forEach((_, i) => tpl(`/tools/${esc(name)}/${k}/${i}`, "global"));
+    for (const k of ["read", "write", "bash"] as const) (tools?.[k] ?? []).forEach((_, i) => tpl(`/tools/${esc(name)}/${k}/${i}`, "global"));
   }
   for (const [name, phase] of phaseEntries(doc)) {
     const base = `/phases/${esc(name)}`;

@@ -221,6 +221,8 @@ function requiredHint(prop: string): string | undefined {
       return "a pipeline needs at least one phase";
     case "prompt":
       return "an agent phase needs a prompt: a file path or inline text";
+    case "model":
+      return "the openai agent needs the model to ask for, e.g. model: qwen2.5-coder:7b";
     default:
       return undefined;
   }

@@ -5,18 +5,21 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { parserFor } from "../agents/command-agent.ts";
+import type { AgentRunReport } from "../agents/agent-adapter.ts";
 import { getAdapter } from "../agents/get-adapter.ts";
+import { openAiBaseUrl, runOpenAiAgent, type OpenAiAgentResult } from "../agents/openai-agent.ts";
 import { renderTemplate, parseTemplate, type Template } from "../expr/index.ts";
 import { exitCodeFor, transition } from "../machine/transition.ts";
 import type { CompiledPhase, Effect, Machine, MachineEvent, PhaseResult, Snapshot, TaskItem } from "../machine/types.ts";
-import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
+import type { AgentSpec, ErrorClass, JsonValue, ToolSetSpec } from "../pipeline/spec.ts";
 import { classifyProcess } from "../runtime/classify-failure.ts";
 import { extractOutputs, type SchemaCheck } from "../runtime/extract-output.ts";
 import { changesSince, revertPaths, takeBaseline, type Baseline } from "../runtime/measure-changes.ts";
-import { runProcess } from "../runtime/run-process.ts";
+import { runProcess, type ProcessResult } from "../runtime/run-process.ts";
+import { resolveInside } from "../runtime/resolve-inside.ts";
 import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
 import { loadTasks, writeBackTask } from "./load-tasks.ts";
 import type { Reporter, RunEvent, RunOutcome } from "./run-events.ts";
@@ -74,23 +77,7 @@ export function pipelineHash(file: string, text: string, promptFiles: Record<str
   return `sha256:${h.digest("hex")}`;
 }
 
-/** Resolve a path inside the workdir; refuses `..`, absolute paths elsewhere, and symlinks that lead out. */
-export function resolveInside(workdir: string, path: string): string | undefined {
-  const abs = resolve(workdir, path);
-  const escapes = (from: string, to: string) => {
-    const rel = relative(from, to);
-    return rel.startsWith("..") || isAbsolute(rel);
-  };
-  if (escapes(workdir, abs)) return undefined;
-  let probe = abs;
-  while (!existsSync(probe) && probe !== dirname(probe)) probe = dirname(probe);
-  try {
-    if (escapes(realpathSync(workdir), realpathSync(probe))) return undefined;
-  } catch {
-    return undefined;
-  }
-  return abs;
-}
+export { resolveInside } from "../runtime/resolve-inside.ts";
 
 let ajvCheck: SchemaCheck | undefined;
 async function schemaChecker(): Promise<SchemaCheck> {
@@ -365,18 +352,13 @@ export class Runner {
     let stdin: string | undefined;
     const env = this.envWith(e.env);
     let parser = parserFor("text");
+    let builtin: { agent: AgentSpec; tools: ToolSetSpec | undefined } | undefined;
     const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
     if (phase.kind === "agent") {
       const agent = machine.agents[phase.agent!]!;
       const promptFile = join(dir, "prompt.md");
       mkdirSync(dir, { recursive: true });
       writeFileSync(promptFile, e.prompt ?? "");
-      let adapter;
-      try {
-        adapter = getAdapter(agent);
-      } catch (error) {
-        return failEarly("spawn_error", (error as Error).message);
-      }
       const extra = { prompt: e.prompt ?? "", prompt_file: promptFile };
       let renderError: string | undefined;
       const render = (text: string): string => {
@@ -389,13 +371,25 @@ export class Runner {
         if (!r.ok) renderError ??= r.error;
         return r.ok ? r.value : "";
       };
-      const tools = toolSet ? { ...toolSet, write: toolSet.write?.map(render), read: toolSet.read?.map(render) } : undefined;
-      const inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, workdir, render });
+      const tools = toolSet ? { ...toolSet, write: toolSet.write?.map(render), read: toolSet.read?.map(render), bash: toolSet.bash?.map(render) } : undefined;
+      if (agent.preset === "openai") {
+        // the built-in agent runs in this process; the phase.started event names its server
+        builtin = { agent, tools };
+        command = `openai-compatible ${openAiBaseUrl(agent)}/chat/completions${agent.model ? ` model ${agent.model}` : ""}`;
+      } else {
+        let adapter;
+        try {
+          adapter = getAdapter(agent);
+        } catch (error) {
+          return failEarly("spawn_error", (error as Error).message);
+        }
+        const inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, workdir, render });
+        command = inv.argv;
+        stdin = inv.stdin;
+        Object.assign(env, inv.env);
+        parser = adapter.name === "command" ? parserFor(inv.outputFormat) : adapter.createParser();
+      }
       if (renderError) return failEarly("spawn_error", `cannot render agent "${phase.agent}": ${renderError}`);
-      command = inv.argv;
-      stdin = inv.stdin;
-      Object.assign(env, inv.env);
-      parser = adapter.name === "command" ? parserFor(inv.outputFormat) : adapter.createParser();
     } else {
       command = e.command!;
     }
@@ -410,24 +404,30 @@ export class Runner {
     const phaseBaseline = writeGlobs ? takeBaseline(workdir) : undefined;
 
     this.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: phase.kind, dir: relative(store.dir, dir), command }, log);
-    const r = await runProcess({
-      command,
-      cwd: workdir,
-      env,
-      stdin,
-      timeoutMs: phase.timeoutMs,
-      idleTimeoutMs: phase.idleTimeoutMs ?? undefined,
-      signal: this.o.signal,
-      stdoutFile: join(dir, "stdout.log"),
-      stderrFile: join(dir, "stderr.log"),
-      onLine: (stream, line) => {
-        if (stream === "stdout") parser.push(line);
-        this.emit({ type: "phase.output", phase: e.phase, stream, line }, log);
-      },
-    });
+    let r: ProcessResult;
+    let report: AgentRunReport;
+    if (builtin) {
+      ({ process: r, report } = await this.runBuiltinAgent(builtin, e, phase, env, dir, log));
+    } else {
+      r = await runProcess({
+        command,
+        cwd: workdir,
+        env,
+        stdin,
+        timeoutMs: phase.timeoutMs,
+        idleTimeoutMs: phase.idleTimeoutMs ?? undefined,
+        signal: this.o.signal,
+        stdoutFile: join(dir, "stdout.log"),
+        stderrFile: join(dir, "stderr.log"),
+        onLine: (stream, line) => {
+          if (stream === "stdout") parser.push(line);
+          this.emit({ type: "phase.output", phase: e.phase, stream, line }, log);
+        },
+      });
+      report = parser.finish(r.stdout);
+    }
     if (r.aborted && this.interrupted) return undefined; // the run is interrupted; the phase re-runs on resume
 
-    const report = parser.finish(r.stdout);
     const text = phase.kind === "agent" ? report.text : r.stdout;
     let failure: { error: ErrorClass; message: string } | null = classifyProcess(r, phase.successExitCodes, phase.transient);
     if (!failure && report.success === false) failure = { error: report.error?.class ?? "agent_error", message: report.error?.message ?? "the agent reported failure" };
@@ -480,6 +480,40 @@ export class Runner {
     }
     this.emit(finishedEvent(e, phase, result, changes), log);
     return { type: "phase.finished", at: this.now(), phase: e.phase, attempt: e.attempt, result };
+  }
+
+  /** The built-in OpenAI-compatible agent: its transcript goes to stdout.log and the reporter like a process's output. */
+  private async runBuiltinAgent(
+    builtin: { agent: AgentSpec; tools: ToolSetSpec | undefined },
+    e: Extract<Effect, { type: "phase.run" }>,
+    phase: CompiledPhase,
+    env: Record<string, string | undefined>,
+    dir: string,
+    log: RunEvent[],
+  ): Promise<OpenAiAgentResult> {
+    const { default: picomatch } = await import("picomatch");
+    const stdoutLog = join(dir, "stdout.log");
+    return runOpenAiAgent({
+      agent: builtin.agent,
+      prompt: e.prompt ?? "",
+      tools: builtin.tools,
+      workdir: this.o.info.workdir,
+      env,
+      signal: this.o.signal,
+      timeoutMs: phase.timeoutMs,
+      idleTimeoutMs: phase.idleTimeoutMs ?? undefined,
+      onLine: (line) => {
+        appendFileSync(stdoutLog, `${line}\n`);
+        this.emit({ type: "phase.output", phase: e.phase, stream: "stdout", line }, log);
+      },
+      glob: (patterns) => picomatch(patterns, { dot: true }),
+      runCommand: async (argv, signal) => {
+        // a command has the phase's idle timeout; the phase's own timeout and interrupts stop it through the signal
+        const p = await runProcess({ command: argv, cwd: this.o.info.workdir, env, signal, idleTimeoutMs: phase.idleTimeoutMs ?? undefined });
+        const output = (p.spawnError ? `${p.spawnError}\n` : "") + p.stdout + (p.stderrTail.trim() ? `\n[stderr]\n${p.stderrTail}` : "");
+        return { exitCode: p.exitCode, output, timedOut: p.timedOut || p.idleTimedOut };
+      },
+    });
   }
 
   writeSummary(): void {
@@ -562,6 +596,10 @@ export function agentVersions(machine: Machine): Record<string, string> {
   for (const [name, agent] of Object.entries(machine.agents)) {
     if (agent.command) {
       out[name] = `command: ${agent.command[0]}`;
+      continue;
+    }
+    if (agent.preset === "openai") {
+      out[name] = `openai-compatible: ${openAiBaseUrl(agent)}`;
       continue;
     }
     try {

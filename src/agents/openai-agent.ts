@@ -1,0 +1,245 @@
+/**
+ * The built-in agent for OpenAI-compatible chat completions servers (Ollama,
+ * llama.cpp, vLLM, LM Studio, hosted APIs): `POST {base_url}/chat/completions`
+ * with the phase's tool set as function tools, run until the model answers
+ * without calling a tool. It runs inside phaseloop rather than as a process;
+ * the commands it runs are processes, in the workdir, each in its own group.
+ *
+ * What the runner gets back has the shape of a finished process plus an agent
+ * report, so timeouts, interrupts, transient failures and outputs are handled
+ * exactly as for the other agents.
+ */
+import type { AgentSpec, ToolSetSpec } from "../pipeline/spec.ts";
+import type { ProcessResult } from "../runtime/run-process.ts";
+import type { AgentRunReport } from "./agent-adapter.ts";
+import { type CommandRunner, createAgentTools } from "./openai/agent-tools.ts";
+
+export const OPENAI_DEFAULTS = {
+  baseUrl: "http://localhost:11434/v1",
+  apiKeyEnv: "OPENAI_API_KEY",
+  /** Model turns in one phase; a model still calling tools after this many fails the phase. */
+  maxRounds: 50,
+} as const;
+
+export interface OpenAiAgentInput {
+  agent: AgentSpec;
+  prompt: string;
+  /** The phase's tool set, its globs rendered. Without one the model gets no tools. */
+  tools?: ToolSetSpec;
+  workdir: string;
+  env: Record<string, string | undefined>;
+  signal?: AbortSignal;
+  /** The whole phase. */
+  timeoutMs?: number;
+  /** One request: no answer from the server for this long. */
+  idleTimeoutMs?: number;
+  /** Transcript lines, as they happen. */
+  onLine?: (line: string) => void;
+  glob: (patterns: string[]) => (path: string) => boolean;
+  runCommand: CommandRunner;
+  fetch?: typeof fetch;
+  maxRounds?: number;
+}
+
+export interface OpenAiAgentResult {
+  process: ProcessResult;
+  report: AgentRunReport;
+}
+
+interface ToolCall {
+  id: string;
+  type?: string;
+  function: { name: string; arguments: string };
+}
+
+interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | null;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+}
+
+type Failure = { class: "agent_error" | "transient"; message: string };
+
+class RequestFailed extends Error {
+  readonly failure: Failure;
+  constructor(failure: Failure) {
+    super(failure.message);
+    this.failure = failure;
+  }
+}
+
+export function openAiBaseUrl(agent: AgentSpec): string {
+  return (agent.base_url ?? OPENAI_DEFAULTS.baseUrl).replace(/\/+$/, "");
+}
+
+export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAgentResult> {
+  const started = Date.now();
+  const base = openAiBaseUrl(input.agent);
+  const doFetch = input.fetch ?? fetch;
+  const lines: string[] = [];
+  const say = (text: string) => {
+    for (const line of text.split("\n")) {
+      lines.push(line);
+      input.onLine?.(line);
+    }
+  };
+  const report: AgentRunReport = { text: "", success: null, tokens: 0, costUsd: 0, permissionDenials: [], events: 0 };
+  let timedOut = false;
+  let idleTimedOut = false;
+  let aborted = false;
+  const phase = new AbortController();
+  const onAbort = () => {
+    aborted = true;
+    phase.abort();
+  };
+  if (input.signal?.aborted) onAbort();
+  input.signal?.addEventListener("abort", onAbort);
+  const wall = input.timeoutMs
+    ? setTimeout(() => {
+        timedOut = true;
+        phase.abort();
+      }, input.timeoutMs)
+    : undefined;
+
+  const tools = createAgentTools({ tools: input.tools, workdir: input.workdir, glob: input.glob, runCommand: (argv) => input.runCommand(argv, phase.signal) });
+  const apiKey = input.env[input.agent.api_key_env ?? OPENAI_DEFAULTS.apiKeyEnv] || "phaseloop"; // local servers want any non-empty key
+  const messages: ChatMessage[] = [
+    { role: "system", content: systemPrompt(tools.definitions.map((d) => d.function.name)) },
+    { role: "user", content: input.prompt },
+  ];
+
+  const finish = (failure?: Failure): OpenAiAgentResult => {
+    clearTimeout(wall);
+    input.signal?.removeEventListener("abort", onAbort);
+    if (failure) {
+      report.success = false;
+      report.error = failure;
+      say(`error: ${failure.message}`);
+    }
+    const stdout = lines.join("\n") + (lines.length ? "\n" : "");
+    const ended = !timedOut && !idleTimedOut && !aborted;
+    return {
+      report: { ...report, lastLine: lines.filter((l) => l.trim()).pop() },
+      process: { exitCode: ended ? 0 : null, signal: ended ? null : "SIGTERM", timedOut, idleTimedOut, aborted, durationMs: Date.now() - started, stdout, stdoutTail: stdout.slice(-64 * 1024), stderrTail: "", wroteLogs: false },
+    };
+  };
+
+  if (!input.agent.model) return finish({ class: "agent_error", message: "the openai agent needs a model (agents.NAME.model)" });
+  const maxRounds = input.maxRounds ?? OPENAI_DEFAULTS.maxRounds;
+  try {
+    for (let round = 1; round <= maxRounds; round++) {
+      const answer = await request();
+      report.events += 1;
+      const message = answer.message;
+      if (message.content?.trim()) say(message.content.trim());
+      const calls = (message.tool_calls ?? []).filter((c) => c && typeof c.function?.name === "string");
+      if (calls.length === 0) {
+        report.text = message.content ?? "";
+        report.success = true;
+        return finish();
+      }
+      // the assistant turn goes back verbatim, then one tool message per call
+      messages.push({ role: "assistant", content: message.content ?? null, tool_calls: calls });
+      for (const call of calls) {
+        if (phase.signal.aborted) return finish();
+        const outcome = await tools.call(call.function.name, call.function.arguments ?? "");
+        say(`→ ${call.function.name} ${summarise(call.function.arguments)}${outcome.refused ? ` — refused: ${outcome.refused}` : ""}`);
+        if (outcome.refused) report.permissionDenials.push({ tool: call.function.name, input: safeParse(call.function.arguments) });
+        messages.push({ role: "tool", tool_call_id: call.id, content: outcome.content });
+      }
+    }
+    return finish({ class: "agent_error", message: `the model was still calling tools after ${maxRounds} turns` });
+  } catch (error) {
+    if (error instanceof RequestFailed) return finish(error.failure);
+    if (timedOut || idleTimedOut || aborted) return finish();
+    return finish({ class: "agent_error", message: (error as Error).message });
+  }
+
+  async function request(): Promise<{ message: ChatMessage }> {
+    const call = new AbortController();
+    const stop = () => call.abort();
+    phase.signal.addEventListener("abort", stop);
+    const idle = input.idleTimeoutMs
+      ? setTimeout(() => {
+          idleTimedOut = true;
+          call.abort();
+        }, input.idleTimeoutMs)
+      : undefined;
+    try {
+      let response: Response;
+      try {
+        response = await doFetch(`${base}/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${apiKey}` },
+          body: JSON.stringify({ model: input.agent.model, messages, ...(tools.definitions.length ? { tools: tools.definitions, tool_choice: "auto" } : {}), stream: false }),
+          signal: call.signal,
+        });
+      } catch (error) {
+        if (call.signal.aborted) throw error;
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        throw new RequestFailed({ class: "transient", message: `cannot reach ${base}: ${cause?.code ?? cause?.message ?? (error as Error).message}` });
+      }
+      const body = await response.text();
+      if (!response.ok) {
+        const what = `HTTP ${response.status} from ${base}: ${errorText(body)}`;
+        const transient = response.status === 408 || response.status === 409 || response.status === 429 || response.status >= 500;
+        throw new RequestFailed({ class: transient ? "transient" : "agent_error", message: what });
+      }
+      let parsed: { choices?: { message?: ChatMessage }[]; usage?: { total_tokens?: number; prompt_tokens?: number; completion_tokens?: number } };
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        throw new RequestFailed({ class: "agent_error", message: `the answer from ${base} is not JSON: ${body.slice(0, 200)}` });
+      }
+      const usage = parsed.usage;
+      if (usage) report.tokens += usage.total_tokens ?? (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0);
+      const message = parsed.choices?.[0]?.message;
+      if (!message || typeof message !== "object") throw new RequestFailed({ class: "agent_error", message: `the answer from ${base} has no message` });
+      return { message };
+    } finally {
+      clearTimeout(idle);
+      phase.signal.removeEventListener("abort", stop);
+    }
+  }
+}
+
+function systemPrompt(toolNames: string[]): string {
+  if (toolNames.length === 0) return "You are a careful software engineer. Answer the request; you cannot read or change files in this step.";
+  return [
+    "You are a careful software engineer working in a code workspace.",
+    `Use the tools (${toolNames.join(", ")}) to read and change files and to run the allowed commands; paths are relative to the workspace root.`,
+    "A refused call tells you why: do not repeat it. When the work is done, answer without calling a tool, with a short report of what you did.",
+  ].join("\n");
+}
+
+function summarise(argumentsJson: string | undefined): string {
+  const args = safeParse(argumentsJson);
+  if (args && typeof args === "object" && !Array.isArray(args)) {
+    const a = args as Record<string, unknown>;
+    const main = a.path ?? a.command;
+    if (typeof main === "string") return main.length > 120 ? `${main.slice(0, 120)}…` : main;
+  }
+  const text = argumentsJson ?? "";
+  return text.length > 120 ? `${text.slice(0, 120)}…` : text;
+}
+
+function safeParse(text: string | undefined): unknown {
+  try {
+    return JSON.parse(text ?? "");
+  } catch {
+    return text;
+  }
+}
+
+function errorText(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: { message?: string } | string; message?: string };
+    const e = parsed.error;
+    const text = typeof e === "string" ? e : (e?.message ?? parsed.message);
+    if (text) return text.slice(0, 300);
+  } catch {
+    // not JSON
+  }
+  return body.trim().slice(0, 300) || "(empty body)";
+}

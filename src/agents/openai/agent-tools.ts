@@ -1,0 +1,157 @@
+/**
+ * The tools of the built-in OpenAI-compatible agent, built from the phase's
+ * tool set: read_file and list_files within its `read` globs, write_file
+ * within its `write` globs, run_command for its `bash` patterns. Every path
+ * must stay inside the workdir (no `..`, no absolute path elsewhere, no
+ * symlink that leads out) and outside `.git` and `.phaseloop`; a refused call
+ * is answered with the reason, so the model can do something else.
+ */
+import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import type { ToolSetSpec } from "../../pipeline/spec.ts";
+import { resolveInside } from "../../runtime/resolve-inside.ts";
+import { allowedBy, splitCommand } from "./command-words.ts";
+
+/** What a tool call returns to the model, and whether the allowlist refused it. */
+export interface ToolOutcome {
+  content: string;
+  refused?: string;
+}
+
+/** Runs an allowed command (argv, no shell) in the workdir. */
+export type CommandRunner = (argv: string[], signal?: AbortSignal) => Promise<{ exitCode: number | null; output: string; timedOut: boolean }>;
+
+export interface AgentTools {
+  /** Tool definitions for the chat completions request (empty: a plain completion). */
+  definitions: ToolDefinition[];
+  call(name: string, argumentsJson: string): Promise<ToolOutcome>;
+}
+
+export interface ToolDefinition {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+/** A tool result longer than this is cut, with a note saying so. */
+export const TOOL_OUTPUT_CAP = 16_000;
+const LIST_CAP = 500;
+const PROTECTED = [".git", ".phaseloop"];
+
+type GlobMatcher = (path: string) => boolean;
+
+export function createAgentTools(options: { tools: ToolSetSpec | undefined; workdir: string; runCommand: CommandRunner; glob: (patterns: string[]) => GlobMatcher }): AgentTools {
+  const { tools, workdir } = options;
+  const readGlobs = tools?.read ?? [];
+  const writeGlobs = tools?.write ?? [];
+  const bash = tools?.bash ?? [];
+  const canRead = readGlobs.length ? options.glob(readGlobs) : () => false;
+  const canWrite = writeGlobs.length ? options.glob(writeGlobs) : () => false;
+
+  const definitions: ToolDefinition[] = [];
+  const define = (name: string, description: string, properties: Record<string, unknown>, required: string[]) =>
+    definitions.push({ type: "function", function: { name, description, parameters: { type: "object", properties, required, additionalProperties: false } } });
+  if (readGlobs.length) {
+    define("read_file", `Read a text file of the workspace. Readable: ${readGlobs.join(", ")}.`, { path: { type: "string", description: "Path relative to the workspace root." } }, ["path"]);
+    define("list_files", "List the files of the workspace under a directory (relative to the workspace root; '.' for all).", { path: { type: "string", description: "A directory relative to the workspace root." } }, ["path"]);
+  }
+  if (writeGlobs.length) {
+    define("write_file", `Create or replace a text file of the workspace. Writable: ${writeGlobs.join(", ")}.`, { path: { type: "string", description: "Path relative to the workspace root." }, content: { type: "string", description: "The whole new content." } }, ["path", "content"]);
+  }
+  if (bash.length) {
+    define("run_command", `Run a command in the workspace root, without a shell (no pipes, redirections or variables). Allowed: ${bash.map((b) => JSON.stringify(b)).join(", ")}.`, { command: { type: "string", description: "The command line, e.g. npm test" } }, ["command"]);
+  }
+
+  /** The workspace-relative form of a path the model gave, or why it is refused. */
+  const place = (path: unknown): { rel: string; abs: string } | { refused: string } => {
+    if (typeof path !== "string" || path.trim() === "") return { refused: "a path is required" };
+    const abs = resolveInside(workdir, path);
+    if (!abs) return { refused: `"${path}" is outside the workspace` };
+    const rel = relative(workdir, abs).split(sep).join("/") || ".";
+    if (PROTECTED.some((p) => rel === p || rel.startsWith(`${p}/`))) return { refused: `"${rel}" is not open to the agent` };
+    return { rel, abs };
+  };
+
+  const handlers: Record<string, (args: Record<string, unknown>) => Promise<ToolOutcome> | ToolOutcome> = {
+    read_file: (args) => {
+      const p = place(args.path);
+      if ("refused" in p) return refuse(p.refused);
+      if (!canRead(p.rel)) return refuse(`"${p.rel}" is not readable by this phase's tool set`);
+      try {
+        if (!lstatSync(p.abs).isFile()) return { content: `error: "${p.rel}" is not a file` };
+        return { content: cap(readFileSync(p.abs, "utf8")) };
+      } catch {
+        return { content: `error: "${p.rel}" does not exist` };
+      }
+    },
+    list_files: (args) => {
+      const p = place(args.path ?? ".");
+      if ("refused" in p) return refuse(p.refused);
+      const found: string[] = [];
+      const walk = (dir: string) => {
+        let entries;
+        try {
+          entries = readdirSync(dir, { withFileTypes: true });
+        } catch {
+          return;
+        }
+        for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+          if (found.length > LIST_CAP) return;
+          const full = join(dir, e.name);
+          const rel = relative(workdir, full).split(sep).join("/");
+          if (PROTECTED.includes(e.name) || e.name === "node_modules") continue;
+          if (e.isDirectory()) walk(full);
+          else if (canRead(rel)) found.push(rel);
+        }
+      };
+      walk(p.abs);
+      if (found.length === 0) return { content: "(no readable files)" };
+      return { content: found.length > LIST_CAP ? `${found.slice(0, LIST_CAP).join("\n")}\n… (more files not listed)` : found.join("\n") };
+    },
+    write_file: (args) => {
+      const p = place(args.path);
+      if ("refused" in p) return refuse(p.refused);
+      if (!canWrite(p.rel)) return refuse(`"${p.rel}" is not writable by this phase's tool set`);
+      if (typeof args.content !== "string") return { content: "error: content must be a string" };
+      try {
+        mkdirSync(dirname(p.abs), { recursive: true });
+        writeFileSync(p.abs, args.content);
+        return { content: `wrote ${p.rel} (${new TextEncoder().encode(args.content).length} bytes)` };
+      } catch (error) {
+        return { content: `error: cannot write "${p.rel}": ${(error as Error).message}` };
+      }
+    },
+    run_command: async (args) => {
+      if (typeof args.command !== "string") return { content: "error: command must be a string" };
+      const split = splitCommand(args.command);
+      if (!split.ok) return refuse(split.reason);
+      if (!allowedBy(split.argv, bash)) return refuse(`"${args.command}" is not allowed; allowed: ${bash.join(", ")}`);
+      const r = await options.runCommand(split.argv);
+      const status = r.timedOut ? "timed out" : r.exitCode === null ? "killed" : `exit code ${r.exitCode}`;
+      return { content: cap(`${status}\n${r.output}`) };
+    },
+  };
+
+  return {
+    definitions,
+    async call(name, argumentsJson) {
+      const handler = definitions.some((d) => d.function.name === name) ? handlers[name] : undefined;
+      if (!handler) return { content: `error: there is no tool "${name}"; the tools are ${definitions.map((d) => d.function.name).join(", ") || "none"}` };
+      let args: unknown;
+      try {
+        args = argumentsJson.trim() === "" ? {} : JSON.parse(argumentsJson);
+      } catch (error) {
+        return { content: `error: the arguments are not valid JSON (${(error as Error).message}); send a JSON object` };
+      }
+      if (typeof args !== "object" || args === null || Array.isArray(args)) return { content: "error: the arguments must be a JSON object" };
+      return handler(args as Record<string, unknown>);
+    },
+  };
+}
+
+function refuse(reason: string): ToolOutcome {
+  return { content: `refused: ${reason}`, refused: reason };
+}
+
+function cap(text: string): string {
+  return text.length > TOOL_OUTPUT_CAP ? `${text.slice(0, TOOL_OUTPUT_CAP)}\n… (cut at ${TOOL_OUTPUT_CAP} characters)` : text;
+}
