@@ -146,7 +146,7 @@ const schema = {
       if: ref("expression", "The condition. Without it the rule always applies."),
       goto: d("The phase to go to. Going to the loop head starts the next iteration.", { type: "string", pattern: NAME }),
       stop: ref("outcome", "End the run with this outcome."),
-      reason: ref("template", "Why, shown to the user and recorded in the run."),
+      reason: ref("template", "Why, shown to the user and recorded in the run: the stop reason with `stop`, the task's with `task`; on a rule that goes on while a task is current, why this attempt did not finish it (a [REJECTED] note on the task)."),
       task: d("Mark the current task done or blocked.", { enum: ["done", "blocked"] }),
     }, { oneOf: [{ required: ["goto"] }, { required: ["stop"] }] }),
     phase: closed("A phase: an agent with a prompt (agent phase) or a command (run phase).", {

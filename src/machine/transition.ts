@@ -242,11 +242,15 @@ class Run {
     const task = s.tasks?.find((t) => t.id === s.currentTask);
     if (task && task.status === "pending") {
       task.attempts += 1;
+      const rejection = task.rejection ?? null;
+      task.rejection = null;
+      if (rejection) task.notes = [...task.notes, `[REJECTED] ${rejection}`];
       if (task.attempts >= s.limits.taskAttempts) {
         task.status = "blocked";
-        task.reason = `not done after ${task.attempts} attempt${task.attempts === 1 ? "" : "s"}`;
+        task.reason = `not done after ${task.attempts} attempt${task.attempts === 1 ? "" : "s"}${rejection ? `; last: ${rejection}` : ""}`;
+        task.notes = [...task.notes, `[BLOCKED] ${task.reason}`];
       }
-      this.fx.push({ type: "task.update", task: task.id, status: task.status, attempts: task.attempts, reason: task.reason });
+      this.fx.push({ type: "task.update", task: task.id, status: task.status, attempts: task.attempts, reason: task.status === "blocked" ? task.reason : rejection });
     }
     s.currentTask = null;
     s.counters.noProgress = s.iterationChanges.length === 0 ? s.counters.noProgress + 1 : 0;
@@ -396,6 +400,12 @@ class Run {
       return rr.ok && rr.value.trim() !== "" ? rr.value : fallback;
     };
     if (chosen?.task) this.markTask(chosen.task, reasonText(`marked ${chosen.task} by phase "${name}"`));
+    else if (chosen?.reason && !chosen.stop) {
+      // a reason on a rule that goes on: why this attempt did not finish the current task
+      const current = s.tasks?.find((t) => t.id === s.currentTask && t.status === "pending");
+      const text = reasonText("");
+      if (current && text) current.rejection = text;
+    }
 
     // 1. an explicit stop from the phase's own rule
     if (chosen?.stop) {

@@ -145,6 +145,8 @@ export interface TaskState extends TaskContext {
   /** Position in the source, for ordering and write-back. */
   order: number;
   reason: string | null;
+  /** Why the current attempt did not finish the task (a rule's `reason`), noted when the attempt ends. */
+  rejection?: string | null;
 }
 
 export interface Snapshot {

@@ -265,6 +265,30 @@ describe("tasks", () => {
     expect(d.outcome).toMatchObject({ outcome: "blocked", reason: { code: "tasks_blocked" } });
   });
 
+  it("notes why an attempt did not finish the task, from the reason of the rule that went on", () => {
+    const m = compile({
+      tasks: { source: { glob: "tasks/*.md" }, max_attempts: 2 },
+      phases: {
+        work: { run: "x", output: { why: { match: "why=(.*)" } } },
+        verify: { run: "y", next: [{ if: "exit_code == 0", task: "done", goto: "work" }, { goto: "work", reason: "{{ phases.work.output.why }}" }] },
+      },
+      stop: { max_iterations: 20 },
+    } as never);
+    const d = new Driver(m);
+    d.startRun([task("a")]);
+    d.finish({ output: { why: "no tests" } });
+    d.finish({ exit_code: 1, error: "exit_nonzero" });
+    expect(d.snapshot.tasks![0]).toMatchObject({ status: "pending", attempts: 1, notes: ["[REJECTED] no tests"] });
+    expect(d.effects.filter((e) => e.type === "task.update").at(-1)).toMatchObject({ task: "a", status: "pending", reason: "no tests" });
+    d.finish({ output: { why: "still no tests" } });
+    d.finish({ exit_code: 1, error: "exit_nonzero" });
+    expect(d.snapshot.tasks![0]).toMatchObject({
+      status: "blocked",
+      notes: ["[REJECTED] no tests", "[REJECTED] still no tests", "[BLOCKED] not done after 2 attempts; last: still no tests"],
+    });
+    expect(d.effects.filter((e) => e.type === "task.update").at(-1)).toMatchObject({ status: "blocked", reason: "not done after 2 attempts; last: still no tests" });
+  });
+
   it("does not mark a task done without a rule that says so (a seed marked it done with no verification)", () => {
     const m = compile({ tasks: { source: { glob: "t/*.md" }, max_attempts: 3 }, phases: { work: { run: "x" } }, stop: { max_iterations: 2, when: [{ if: "false", outcome: "complete" }] } });
     const d = new Driver(m);

@@ -168,6 +168,9 @@ describe("generator-evaluator", () => {
     expect(prompt(dir, "generate", 1)).toMatch(/^# US-001: First/);
     expect(prompt(dir, "generate", 2)).toMatch(/\[REJECTED\] no tests/);
     expect(stories(dir).map((s) => [s.id, s.passes])).toEqual([["US-002", true], ["US-001", true], ["US-003", true]]);
+    // the rejection and its reason are written back, as the seed does
+    expect(stories(dir).find((s) => s.id === "US-001")).toMatchObject({ rejections: 1, notes: expect.stringContaining("[REJECTED] no tests") });
+    expect(prompt(dir, "generate", 2).match(/\[REJECTED\] no tests/g)).toHaveLength(1);
     const progress = readFileSync(join(dir, ".loop/progress.md"), "utf8");
     expect(progress).toMatch(/### US-001 — First\nIteration: 1\nVerdict: REJECT\n\[REJECTED\] no tests/);
     expect(progress.match(/Verdict: PASS/g)).toHaveLength(3);
@@ -179,6 +182,7 @@ describe("generator-evaluator", () => {
     expect(r.code).toBe(3);
     const us2 = stories(dir).find((s) => s.id === "US-002")!;
     expect(us2).toMatchObject({ passes: false, blocked: true, rejections: 2 });
+    expect(String(us2.notes).split("\n")).toEqual(["[REJECTED] no reason given", "[BLOCKED] not done after 2 attempts; last: no reason given"]);
     expect(calls(dir, "evaluate")).toBe(2);
   });
 
