@@ -7,6 +7,7 @@
 import { open, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { RunEvent } from "../run/run-events.ts";
+import { isProcessAlive } from "../runtime/run-lock.ts";
 
 export function runsDir(workdir: string): string {
   return join(workdir, ".phaseloop", "runs");
@@ -64,15 +65,8 @@ export async function readLock(workdir: string): Promise<LockInfo | null> {
   return { pid, run: str("run_id", "runId", "run"), started_at: str("started_at", "startedAt", "start_time", "started"), hostname: str("hostname", "host") };
 }
 
-/** Whether a process with this pid exists (EPERM means it does, owned by someone else). */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: string }).code === "EPERM";
-  }
-}
+/** One test of liveness for the lock's writer and its readers: it knows zombies. */
+export { isProcessAlive };
 
 /** Whether a live process on this host holds the lock for this run. */
 export async function isRunLive(workdir: string, runId: string, hostname: string | null): Promise<boolean> {
