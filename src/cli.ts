@@ -4,6 +4,8 @@
  * itself and imports each command only when it is asked for, so startup stays
  * close to the runtime's own.
  */
+import { Buffer } from "node:buffer";
+import { writeSync } from "node:fs";
 import process from "node:process";
 import { VERSION } from "./generated/version.ts";
 import type { CliIo, CommandMain } from "./commands/cli-io.ts";
@@ -50,19 +52,55 @@ function ignoreEpipe(stream: NodeJS.WriteStream): void {
   });
 }
 
+/**
+ * A writer for the CLI's own output: straight to the file descriptor, which
+ * spares short commands the cost of setting up `process.stdout` (a few
+ * milliseconds of a `validate`). A closed pipe ends the program quietly; a
+ * descriptor that would block hands the rest to the stream.
+ */
+function fdWriter(fd: 1 | 2, stream: () => NodeJS.WriteStream): (text: string) => void {
+  let direct = true;
+  return (text) => {
+    if (direct) {
+      const bytes = Buffer.from(text);
+      let offset = 0;
+      try {
+        while (offset < bytes.length) offset += writeSync(fd, bytes, offset);
+        return;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "EPIPE") process.exit(process.exitCode ?? 0);
+        if (code !== "EAGAIN") throw error;
+        direct = false;
+        text = bytes.subarray(offset).toString();
+      }
+    }
+    stream().write(text);
+  };
+}
+
 function makeIo(): CliIo {
   const env = process.env as Record<string, string | undefined>;
-  const isTTY = Boolean(process.stdout.isTTY);
   const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== "";
+  let isTTY: boolean | undefined;
+  const stdoutIsTTY = () => (isTTY ??= Boolean(process.stdout.isTTY));
   return {
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
-    isTTY,
-    color: isTTY && !noColor && env.TERM !== "dumb" && !process.argv.includes("--no-color"),
+    stdout: fdWriter(1, () => process.stdout),
+    stderr: fdWriter(2, () => process.stderr),
+    // read when a command needs them: asking sets up process.stdout
+    get isTTY() {
+      return stdoutIsTTY();
+    },
+    get color() {
+      return stdoutIsTTY() && !noColor && env.TERM !== "dumb" && !process.argv.includes("--no-color");
+    },
     env,
     cwd: process.cwd(),
   };
 }
+
+/** Commands that write only through the CLI's own writers, which handle a closed pipe themselves. */
+const DIRECT_OUTPUT = new Set(["validate", "schema"]);
 
 async function main(argv: string[]): Promise<number> {
   const io = makeIo();
@@ -77,6 +115,11 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const command = COMMANDS[first];
+  if (command && !DIRECT_OUTPUT.has(first)) {
+    // reporters and listr2 write to the streams themselves
+    ignoreEpipe(process.stdout);
+    ignoreEpipe(process.stderr);
+  }
   if (!command) {
     const { didYouMean } = await import("./diagnostics/did-you-mean.ts");
     const hint = first.startsWith("-") ? undefined : didYouMean(first, Object.keys(COMMANDS));
@@ -97,8 +140,6 @@ async function main(argv: string[]): Promise<number> {
   return mod.main(rest.filter((a) => a !== "--no-color"), io);
 }
 
-ignoreEpipe(process.stdout);
-ignoreEpipe(process.stderr);
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
