@@ -13,6 +13,7 @@ import type { AgentSpec, ToolSetSpec } from "../pipeline/spec.ts";
 import type { ProcessResult } from "../runtime/run-process.ts";
 import type { AgentRunReport } from "./agent-adapter.ts";
 import { type CommandRunner, createAgentTools } from "./openai/agent-tools.ts";
+import { textToolCalls } from "./openai/text-tool-calls.ts";
 
 export const OPENAI_DEFAULTS = {
   baseUrl: "http://localhost:11434/v1",
@@ -103,9 +104,10 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
     : undefined;
 
   const tools = createAgentTools({ tools: input.tools, workdir: input.workdir, glob: input.glob, runCommand: (argv) => input.runCommand(argv, phase.signal) });
+  const toolNames = tools.definitions.map((d) => d.function.name);
   const apiKey = input.env[input.agent.api_key_env ?? OPENAI_DEFAULTS.apiKeyEnv] || "phaseloop"; // local servers want any non-empty key
   const messages: ChatMessage[] = [
-    { role: "system", content: systemPrompt(tools.definitions.map((d) => d.function.name)) },
+    { role: "system", content: systemPrompt(toolNames) },
     { role: "user", content: input.prompt },
   ];
 
@@ -132,8 +134,16 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
       const answer = await request();
       report.events += 1;
       const message = answer.message;
-      if (message.content?.trim()) say(message.content.trim());
-      const calls = (message.tool_calls ?? []).filter((c) => c && typeof c.function?.name === "string");
+      let calls = (message.tool_calls ?? []).filter((c) => c && typeof c.function?.name === "string");
+      if (calls.length === 0) {
+        // a local model may write its calls in the text; read them as calls
+        const fromText = textToolCalls(message.content, toolNames);
+        if (fromText.length > 0) {
+          calls = fromText.map((c, i) => ({ id: `text_call_${round}_${i + 1}`, type: "function", function: c }));
+          say(`(${fromText.length} tool call${fromText.length === 1 ? "" : "s"} read from the model's text)`);
+        }
+      }
+      if (message.content?.trim() && !(calls.length > 0 && !message.tool_calls?.length)) say(message.content.trim());
       if (calls.length === 0) {
         report.text = message.content ?? "";
         report.success = true;

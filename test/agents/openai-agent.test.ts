@@ -6,6 +6,7 @@ import picomatch from "picomatch";
 import { afterAll, describe, expect, it } from "vitest";
 import { runOpenAiAgent, type OpenAiAgentInput } from "../../src/agents/openai-agent.ts";
 import { allowedBy, matchesPattern, splitCommand } from "../../src/agents/openai/command-words.ts";
+import { textToolCalls } from "../../src/agents/openai/text-tool-calls.ts";
 import { runProcess } from "../../src/runtime/run-process.ts";
 import { startFakeOpenAi, type FakeServer, type ScriptedAnswer } from "./fake-openai.ts";
 
@@ -159,6 +160,37 @@ describe("the built-in OpenAI-compatible agent", () => {
     expect(s.requests()).toHaveLength(3);
     const none = await runOpenAiAgent(input(s.base, workspace(), { agent: { preset: "openai", base_url: s.base } }));
     expect(none.report.error!.message).toMatch(/needs a model/);
+  });
+});
+
+describe("tool calls written in the text (local models)", () => {
+  const names = ["read_file", "write_file"];
+  it("reads Hermes/Qwen <tool_call> blocks, bare JSON and fenced JSON, for offered tools only", () => {
+    expect(textToolCalls('<tool_call>\n{"name": "read_file", "arguments": {"path": "a.ts"}}\n</tool_call>', names)).toEqual([{ name: "read_file", arguments: '{"path":"a.ts"}' }]);
+    expect(textToolCalls('{"name": "write_file", "parameters": {"path": "b", "content": "x"}}', names)).toEqual([{ name: "write_file", arguments: '{"path":"b","content":"x"}' }]);
+    expect(textToolCalls('```json\n{"function": {"name": "read_file", "arguments": "{\\"path\\": \\"c\\"}"}}\n```', names)).toEqual([{ name: "read_file", arguments: '{"path": "c"}' }]);
+    expect(textToolCalls('<tool_call>{"name": "rm", "arguments": {}}</tool_call><tool_call>{"name": "read_file", "arguments": {}}</tool_call>', names)).toEqual([{ name: "read_file", arguments: "{}" }]);
+    expect(textToolCalls("I will read a.ts next.", names)).toEqual([]);
+    expect(textToolCalls('{"name": "read_file"}', [])).toEqual([]);
+  });
+
+  it("never throws, and names only offered tools", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.json().map((j) => `<tool_call>${j}</tool_call>`), fc.json()), (text) => {
+        for (const c of textToolCalls(text, names)) expect(names).toContain(c.name);
+      }),
+    );
+  });
+
+  it("carries them out in the loop", async () => {
+    const s = await server([{ content: '<tool_call>{"name": "write_file", "arguments": {"path": "src/t.ts", "content": "t"}}</tool_call>' }, { content: "done" }]);
+    const ws = workspace();
+    const r = await runOpenAiAgent(input(s.base, ws, { tools }));
+    expect(r.report).toMatchObject({ success: true, text: "done" });
+    expect(readFileSync(join(ws, "src/t.ts"), "utf8")).toBe("t");
+    const sent = s.requests()[1]!.body.messages;
+    expect(sent[2]).toMatchObject({ role: "assistant", tool_calls: [{ id: "text_call_1_1", function: { name: "write_file" } }] });
+    expect(sent[3]).toMatchObject({ role: "tool", tool_call_id: "text_call_1_1", content: "wrote src/t.ts (1 bytes)" });
   });
 });
 
