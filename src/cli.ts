@@ -30,7 +30,7 @@ Usage:
   phaseloop resume [RUN_ID] [--force]     phaseloop status [RUN_ID] [--json]
   phaseloop logs [RUN_ID] [--follow]      phaseloop validate PIPELINE... [--json]
   phaseloop graph PIPELINE [--format mermaid|dot]
-  phaseloop init RECIPE [--dir DIR]       phaseloop recipes
+  phaseloop init [RECIPE] [--dir DIR]     phaseloop recipes
   phaseloop schema
 
 Commands:

@@ -4,11 +4,15 @@ import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { listRecipes, RECIPES_DIR } from "./recipes.ts";
 
-const USAGE = `Usage: phaseloop init RECIPE [--dir DIR] [--force]
+/** What `phaseloop init` copies when no recipe is named: the simplest loop there is. */
+export const STARTER_RECIPE = "ralph";
+
+const USAGE = `Usage: phaseloop init [RECIPE] [--dir DIR] [--force]
 
 Copies a recipe (RECIPE.yaml and its folder of prompts and scripts) into DIR
-(default: ./pipelines), so a team can commit it and adapt it. Refuses to
-overwrite existing files unless --force. See: phaseloop recipes
+(default: ./pipelines), so a team can commit it and adapt it. Without RECIPE it
+copies ${STARTER_RECIPE}: one prompt repeated until a check command passes. Refuses
+to overwrite existing files unless --force. See: phaseloop recipes
 `;
 
 async function exists(path: string): Promise<boolean> {
@@ -26,11 +30,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const parsed = parseCommandArgs(argv, ["--force"], ["--dir"]);
-  if (!parsed.ok || parsed.args.positionals.length !== 1) {
-    io.stderr(`phaseloop init: ${parsed.ok ? "name one recipe" : parsed.message}\n${USAGE}`);
+  if (!parsed.ok || parsed.args.positionals.length > 1) {
+    io.stderr(`phaseloop init: ${parsed.ok ? "name at most one recipe" : parsed.message}\n${USAGE}`);
     return 2;
   }
-  const name = parsed.args.positionals[0]!.replace(/\.yaml$/, "");
+  const name = (parsed.args.positionals[0] ?? STARTER_RECIPE).replace(/\.yaml$/, "");
   const recipes = await listRecipes();
   const recipe = recipes.find((r) => r.name === name);
   if (!recipe) {

@@ -79,4 +79,14 @@ describe("the command line", () => {
     expect(cli(["validate", "pipelines/hailstone.yaml"], dir).code).toBe(0);
     expect(cli(["init", "hailston"], dir).stderr).toMatch(/did you mean "hailstone"/);
   });
+
+  it("copies the starter loop when init names no recipe", () => {
+    const dir = tempDir();
+    const r = cli(["init", "--dir", "loops"], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^created loops\/ralph\.yaml/);
+    expect(readFileSync(join(dir, "loops/ralph.yaml"), "utf8")).toContain("name: ralph");
+    expect(cli(["validate", "loops/ralph.yaml"], dir).code).toBe(0);
+    expect(cli(["init", "a", "b"], dir).code).toBe(2);
+  });
 });
