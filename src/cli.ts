@@ -91,6 +91,9 @@ function makeIo(): CliIo {
     get isTTY() {
       return stdoutIsTTY();
     },
+    get columns() {
+      return stdoutIsTTY() ? (process.stdout.columns ?? 0) : undefined;
+    },
     get color() {
       return stdoutIsTTY() && !noColor && env.TERM !== "dumb" && !process.argv.includes("--no-color");
     },

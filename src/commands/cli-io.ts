@@ -5,6 +5,8 @@ export interface CliIo extends CommandIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   isTTY: boolean;
+  /** The terminal's width, when stdout is one and says. */
+  columns?: number;
   color: boolean;
   env: Record<string, string | undefined>;
   cwd: string;

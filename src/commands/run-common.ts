@@ -25,7 +25,7 @@ export function interruptSignal(): { signal: AbortSignal; dispose: () => void } 
 }
 
 export function reporterFactory(kind: ReporterKind, io: CliIo) {
-  return () => createReporter(kind, { stdout: { write: (s: string) => io.stdout(s) }, stderr: { write: (s: string) => io.stderr(s) }, isTTY: io.isTTY, color: io.color, env: io.env });
+  return () => createReporter(kind, { stdout: { write: (s: string) => io.stdout(s) }, stderr: { write: (s: string) => io.stderr(s) }, isTTY: io.isTTY, columns: io.columns, color: io.color, env: io.env });
 }
 
 export function parseReporter(value: string | undefined): ReporterKind | undefined {

@@ -8,13 +8,14 @@ export const REPORTER_KINDS: readonly ReporterKind[] = ["auto", "tty", "plain", 
 /**
  * `auto` picks the listr2 view on an interactive terminal and plain lines
  * elsewhere: off a TTY, under CI (a CI log keeps every frame of an
- * animation), and on a dumb terminal.
+ * animation), on a dumb terminal, and on a terminal that reports no width
+ * (the view would be cut to nothing).
  */
-export function resolveReporterKind(kind: ReporterKind, io: Pick<ReporterIo, "isTTY" | "env">): Exclude<ReporterKind, "auto"> {
+export function resolveReporterKind(kind: ReporterKind, io: Pick<ReporterIo, "isTTY" | "env" | "columns">): Exclude<ReporterKind, "auto"> {
   if (kind !== "auto") return kind;
   const ci = io.env.CI;
   const inCi = ci !== undefined && ci !== "" && ci !== "0" && ci.toLowerCase() !== "false";
-  if (!io.isTTY || inCi || io.env.TERM === "dumb") return "plain";
+  if (!io.isTTY || inCi || io.env.TERM === "dumb" || io.columns === 0) return "plain";
   return "tty";
 }
 

@@ -8,6 +8,8 @@ export interface ReporterIo {
   stderr: TextSink;
   /** Whether stdout is a terminal. */
   isTTY: boolean;
+  /** The terminal's width, when known; 0 when a terminal reports none (some pseudo-terminals). */
+  columns?: number;
   /** Colour wanted: a terminal, no NO_COLOR, no --no-color (the CLI decides). */
   color: boolean;
   env: Record<string, string | undefined>;

@@ -21,6 +21,9 @@ describe("resolveReporterKind", () => {
     expect(resolveReporterKind("auto", { isTTY: true, env: { CI: "1" } })).toBe("plain");
     expect(resolveReporterKind("auto", { isTTY: true, env: { CI: "false" } })).toBe("tty");
     expect(resolveReporterKind("auto", { isTTY: true, env: { TERM: "dumb" } })).toBe("plain");
+    // a pseudo-terminal that reports no width would cut the view to nothing
+    expect(resolveReporterKind("auto", { isTTY: true, columns: 0, env: {} })).toBe("plain");
+    expect(resolveReporterKind("auto", { isTTY: true, columns: 120, env: {} })).toBe("tty");
   });
 
   it("keeps an explicit choice", () => {
