@@ -45,9 +45,11 @@ Docs: https://phaseloop.dev (docs/ in the package)
 `;
 
 function ignoreEpipe(stream: NodeJS.WriteStream): void {
-  // piping into `head` closes the pipe early: stop writing quietly
+  // piping into `head` closes the pipe early: stop writing quietly. A closed
+  // terminal (EIO) leaves nothing to write to: the run goes on to its checkpoint
   stream.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    if (error.code === "EIO" || error.code === "ERR_STREAM_DESTROYED") return;
     throw error;
   });
 }
@@ -60,7 +62,9 @@ function ignoreEpipe(stream: NodeJS.WriteStream): void {
  */
 function fdWriter(fd: 1 | 2, stream: () => NodeJS.WriteStream): (text: string) => void {
   let direct = true;
+  let closed = false;
   return (text) => {
+    if (closed) return;
     if (direct) {
       const bytes = Buffer.from(text);
       let offset = 0;
@@ -70,6 +74,10 @@ function fdWriter(fd: 1 | 2, stream: () => NodeJS.WriteStream): (text: string) =
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === "EPIPE") process.exit(process.exitCode ?? 0);
+        if (code === "EIO") {
+          closed = true; // the terminal is gone
+          return;
+        }
         if (code !== "EAGAIN") throw error;
         direct = false;
         text = bytes.subarray(offset).toString();

@@ -4,7 +4,11 @@ import type { StartOutcome } from "../run/start-run.ts";
 import type { CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 
-/** SIGINT and SIGTERM abort the run: the child's process group is stopped, the checkpoint written, exit 130. */
+/**
+ * SIGINT, SIGTERM and SIGHUP (a closed terminal) abort the run: the phase's
+ * process group is stopped, the checkpoint written, exit 130. Phases run in
+ * groups of their own, so without this a closed terminal would leave them running.
+ */
 export function interruptSignal(): { signal: AbortSignal; dispose: () => void } {
   const ac = new AbortController();
   let count = 0;
@@ -15,11 +19,13 @@ export function interruptSignal(): { signal: AbortSignal; dispose: () => void } 
   };
   process.on("SIGINT", handler);
   process.on("SIGTERM", handler);
+  process.on("SIGHUP", handler);
   return {
     signal: ac.signal,
     dispose: () => {
       process.off("SIGINT", handler);
       process.off("SIGTERM", handler);
+      process.off("SIGHUP", handler);
     },
   };
 }

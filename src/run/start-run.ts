@@ -16,6 +16,7 @@ import type { Machine, TaskItem } from "../machine/types.ts";
 import { loadPipeline, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
 import { acquireLock } from "../runtime/run-lock.ts";
 import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
+import { stopRunProcesses } from "../runtime/orphans.ts";
 import { listRunIds } from "../reporters/run-log.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
 import type { Reporter } from "./run-events.ts";
@@ -129,7 +130,11 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
         version: VERSION,
       },
     ];
-    if (lock.tookOver) preface.push({ type: "note", level: "warning", message: `took over the lock of run ${lock.tookOver.run_id} (pid ${lock.tookOver.pid} is gone)` } as never);
+    if (lock.tookOver) {
+      preface.push({ type: "note", level: "warning", message: `took over the lock of run ${lock.tookOver.run_id} (pid ${lock.tookOver.pid} is gone)` } as never);
+      const left = await stopRunProcesses(lock.tookOver.run_id);
+      if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(lock.tookOver.run_id, left) } as never);
+    }
     const result = await runner.run({ type: "start", at: Date.now() }, preface);
     store.close();
     await reporter.close();
@@ -197,7 +202,12 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     if (snapshot.status !== "interrupted") snapshot.status = "interrupted"; // a crash: the run stopped without saying so
     const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal }, snapshot, seq);
     const inFlight = snapshot.awaiting?.kind === "phase" || snapshot.awaiting?.kind === "retry" ? snapshot.awaiting.phase : null;
-    const preface = [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight }];
+    const preface: Record<string, unknown>[] = [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight }];
+    // a killed phaseloop leaves its phase running in its own process group: stop it before running the phase again
+    for (const id of new Set([runId, lock.tookOver?.run_id ?? runId])) {
+      const left = await stopRunProcesses(id);
+      if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(id, left) });
+    }
     if (hash !== info.hash) preface.push({ type: "note", level: "warning", message: "resumed with a changed pipeline (--force)" } as never);
     const result = await runner.run({ type: "resumed", at: Date.now() }, preface);
     store.close();
@@ -208,3 +218,6 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   }
 }
 
+function leftoverNote(runId: string, pids: number[]): string {
+  return `stopped ${pids.length} process${pids.length === 1 ? "" : "es"} left running by an earlier life of run ${runId} (pid ${pids.join(", ")})`;
+}

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
+import { findRunProcesses } from "../../src/runtime/orphans.ts";
 import { isProcessAlive } from "../../src/runtime/run-lock.ts";
 import { cli, cliAsync, ensureBuilt, events, git, ROOT, runDir, tempDir, write } from "./cli-helpers.ts";
 
@@ -203,6 +204,51 @@ describe("interruption and resume", () => {
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).toBe(seqs.length);
   }, 120_000);
+
+  const sleeper = (dir: string) =>
+    write(dir, {
+      "p.yaml": `phaseloop: 1
+name: sleeper
+phases:
+  work:
+    run: [sh, -c, "if [ -f second ]; then exit 0; fi; touch second; sleep 30"]
+    next:
+      - stop: complete
+stop: { max_iterations: 1 }
+`,
+    });
+  const waitFor = async (check: () => boolean) => {
+    for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
+  };
+
+  it.skipIf(process.platform !== "linux")("stops a phase left running by a killed run before resuming it", async () => {
+    const dir = tempDir();
+    sleeper(dir);
+    const run = cliAsync(["run", "p.yaml", "--reporter", "plain"], dir);
+    await waitFor(() => existsSync(join(dir, "second")));
+    process.kill(run.child.pid!, "SIGKILL");
+    await run.done;
+    const runId = readFileSync(join(dir, ".phaseloop/lock"), "utf8").match(/"run_id":\s*"([^"]+)"/)![1]!;
+    const left = findRunProcesses(runId);
+    expect(left.length).toBeGreaterThan(0); // kill -9 cannot stop the phase's own process group
+    const r = cli(["resume", "--reporter", "json"], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/stopped \d+ process(es)? left running by an earlier life of run/);
+    expect(left.filter((pid) => isProcessAlive(pid))).toEqual([]);
+    expect(findRunProcesses(runId)).toEqual([]);
+  }, 60_000);
+
+  it.skipIf(process.platform === "win32")("a closed terminal (SIGHUP) interrupts like SIGINT: the phase is stopped, exit 130", async () => {
+    const dir = tempDir();
+    sleeper(dir);
+    const run = cliAsync(["run", "p.yaml", "--reporter", "plain"], dir);
+    await waitFor(() => existsSync(join(dir, "second")));
+    const runId = readFileSync(join(dir, ".phaseloop/lock"), "utf8").match(/"run_id":\s*"([^"]+)"/)![1]!;
+    process.kill(run.child.pid!, "SIGHUP");
+    expect((await run.done).code).toBe(130);
+    expect(events(dir).at(-1)).toMatchObject({ type: "run.interrupted", signal: "SIGHUP" });
+    expect(findRunProcesses(runId)).toEqual([]);
+  }, 60_000);
 
   it("refuses to resume a pipeline that changed, unless forced", async () => {
     const dir = tempDir();
