@@ -163,6 +163,19 @@ describe("the built-in OpenAI-compatible agent", () => {
   });
 });
 
+describe("long command output", () => {
+  it("keeps the start and the end, where test runners sum up", async () => {
+    const s = await server([{ tool_calls: [{ name: "run_command", arguments: { command: "node -e 'for(let i=0;i<5000;i++)console.log(\"line \"+i)'" } }] }, { content: "ok" }]);
+    const r = await runOpenAiAgent(input(s.base, workspace(), { tools: { bash: ["node -e *"] } }));
+    expect(r.report.success).toBe(true);
+    const result = s.requests()[1]!.body.messages.at(-1)!.content!;
+    expect(result.length).toBeLessThan(16_200);
+    expect(result).toMatch(/^exit code 0\nline 0\n/);
+    expect(result).toMatch(/characters left out/);
+    expect(result).toMatch(/line 4999\n$/);
+  });
+});
+
 describe("tool calls written in the text (local models)", () => {
   const names = ["read_file", "write_file"];
   it("reads Hermes/Qwen <tool_call> blocks, bare JSON and fenced JSON, for offered tools only", () => {

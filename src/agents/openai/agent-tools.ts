@@ -127,7 +127,7 @@ export function createAgentTools(options: { tools: ToolSetSpec | undefined; work
       if (!allowedBy(split.argv, bash)) return refuse(`"${args.command}" is not allowed; allowed: ${bash.join(", ")}`);
       const r = await options.runCommand(split.argv);
       const status = r.timedOut ? "timed out" : r.exitCode === null ? "killed" : `exit code ${r.exitCode}`;
-      return { content: cap(`${status}\n${r.output}`) };
+      return { content: `${status}\n${capKeepingEnd(r.output)}` };
     },
   };
 
@@ -154,4 +154,12 @@ function refuse(reason: string): ToolOutcome {
 
 function cap(text: string): string {
   return text.length > TOOL_OUTPUT_CAP ? `${text.slice(0, TOOL_OUTPUT_CAP)}\n… (cut at ${TOOL_OUTPUT_CAP} characters)` : text;
+}
+
+/** Command output keeps its start and, mostly, its end, where test runners and compilers sum up. */
+function capKeepingEnd(text: string): string {
+  if (text.length <= TOOL_OUTPUT_CAP) return text;
+  const head = Math.floor(TOOL_OUTPUT_CAP / 4);
+  const tail = TOOL_OUTPUT_CAP - head;
+  return `${text.slice(0, head)}\n… (${text.length - TOOL_OUTPUT_CAP} characters left out) …\n${text.slice(-tail)}`;
 }
