@@ -13,7 +13,9 @@ import type { AgentSpec, ToolSetSpec } from "../pipeline/spec.ts";
 import type { ProcessResult } from "../runtime/run-process.ts";
 import type { AgentRunReport } from "./agent-adapter.ts";
 import { type CommandRunner, createAgentTools } from "./openai/agent-tools.ts";
+import { ChatStream } from "./openai/chat-stream.ts";
 import { textToolCalls } from "./openai/text-tool-calls.ts";
+import { isTransientText } from "../runtime/classify-failure.ts";
 
 export const OPENAI_DEFAULTS = {
   baseUrl: "http://localhost:11434/v1",
@@ -40,6 +42,8 @@ export interface OpenAiAgentInput {
   runCommand: CommandRunner;
   fetch?: typeof fetch;
   maxRounds?: number;
+  /** Ask for a streamed answer (default true; a server that refuses gets plain requests). */
+  stream?: boolean;
 }
 
 export interface OpenAiAgentResult {
@@ -129,6 +133,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
 
   if (!input.agent.model) return finish({ class: "agent_error", message: "the openai agent needs a model (agents.NAME.model)" });
   const maxRounds = input.maxRounds ?? OPENAI_DEFAULTS.maxRounds;
+  let streaming = input.stream ?? true;
   try {
     for (let round = 1; round <= maxRounds; round++) {
       const answer = await request();
@@ -143,7 +148,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
           say(`(${fromText.length} tool call${fromText.length === 1 ? "" : "s"} read from the model's text)`);
         }
       }
-      if (message.content?.trim() && !(calls.length > 0 && !message.tool_calls?.length)) say(message.content.trim());
+      if (!answer.streamed && message.content?.trim() && !(calls.length > 0 && !message.tool_calls?.length)) say(message.content.trim());
       if (calls.length === 0) {
         report.text = message.content ?? "";
         report.success = true;
@@ -166,36 +171,78 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
     return finish({ class: "agent_error", message: (error as Error).message });
   }
 
-  async function request(): Promise<{ message: ChatMessage }> {
+  /**
+   * One model turn. Streamed when the server can (the text shows as it comes,
+   * and the idle timeout counts from the last chunk, not from the request); a
+   * server that refuses a streamed request gets plain ones from then on.
+   */
+  async function request(): Promise<{ message: ChatMessage; streamed: boolean }> {
     const call = new AbortController();
     const stop = () => call.abort();
     phase.signal.addEventListener("abort", stop);
-    const idle = input.idleTimeoutMs
-      ? setTimeout(() => {
-          idleTimedOut = true;
-          call.abort();
-        }, input.idleTimeoutMs)
-      : undefined;
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    const armIdle = () => {
+      if (!input.idleTimeoutMs) return;
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        idleTimedOut = true;
+        call.abort();
+      }, input.idleTimeoutMs);
+    };
+    armIdle();
     try {
-      let response: Response;
-      try {
-        response = await doFetch(`${base}/chat/completions`, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${apiKey}` },
-          body: JSON.stringify({ model: input.agent.model, messages, ...(tools.definitions.length ? { tools: tools.definitions, tool_choice: "auto" } : {}), stream: false }),
-          signal: call.signal,
-        });
-      } catch (error) {
-        if (call.signal.aborted) throw error;
-        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        throw new RequestFailed({ class: "transient", message: `cannot reach ${base}: ${cause?.code ?? cause?.message ?? (error as Error).message}` });
+      const post = async (stream: boolean): Promise<Response> => {
+        try {
+          return await doFetch(`${base}/chat/completions`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${apiKey}` },
+            body: JSON.stringify({
+              model: input.agent.model,
+              messages,
+              ...(tools.definitions.length ? { tools: tools.definitions, tool_choice: "auto" } : {}),
+              stream,
+              ...(stream ? { stream_options: { include_usage: true } } : {}),
+            }),
+            signal: call.signal,
+          });
+        } catch (error) {
+          if (call.signal.aborted) throw error;
+          const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+          throw new RequestFailed({ class: "transient", message: `cannot reach ${base}: ${cause?.code ?? cause?.message ?? (error as Error).message}` });
+        }
+      };
+      let response = await post(streaming);
+      if (streaming && (response.status === 400 || response.status === 422)) {
+        // a server without streaming (or without stream_options): plain requests from now on
+        await response.text().catch(() => "");
+        streaming = false;
+        response = await post(false);
       }
-      const body = await response.text();
       if (!response.ok) {
+        const body = await response.text();
         const what = `HTTP ${response.status} from ${base}: ${errorText(body)}`;
         const transient = response.status === 408 || response.status === 409 || response.status === 429 || response.status >= 500;
         throw new RequestFailed({ class: transient ? "transient" : "agent_error", message: what });
       }
+      if ((response.headers.get("content-type") ?? "").includes("text/event-stream") && response.body) {
+        const chat = new ChatStream(say);
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          armIdle();
+          chat.push(decoder.decode(value, { stream: true }));
+        }
+        chat.push(decoder.decode());
+        chat.end();
+        if (chat.error) throw new RequestFailed({ class: isTransientText(chat.error) ? "transient" : "agent_error", message: `${base}: ${chat.error}` });
+        const usage = chat.usage;
+        if (usage) report.tokens += usage.total_tokens ?? (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0);
+        if (!chat.finished) throw new RequestFailed({ class: "transient", message: `the stream from ${base} ended before the answer did` });
+        return { message: chat.message(), streamed: true };
+      }
+      const body = await response.text();
       let parsed: { choices?: { message?: ChatMessage }[]; usage?: { total_tokens?: number; prompt_tokens?: number; completion_tokens?: number } };
       try {
         parsed = JSON.parse(body);
@@ -206,7 +253,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
       if (usage) report.tokens += usage.total_tokens ?? (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0);
       const message = parsed.choices?.[0]?.message;
       if (!message || typeof message !== "object") throw new RequestFailed({ class: "agent_error", message: `the answer from ${base} has no message` });
-      return { message };
+      return { message, streamed: false };
     } finally {
       clearTimeout(idle);
       phase.signal.removeEventListener("abort", stop);

@@ -7,7 +7,7 @@ import process from "node:process";
 const SERVER = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../fixtures/agents/fake-openai-server.mjs");
 
 export type ScriptedAnswer =
-  | { content?: string; tool_calls?: { name: string; arguments: unknown }[]; usage?: Record<string, number> }
+  | { content?: string; tool_calls?: { name: string; arguments: unknown }[]; usage?: Record<string, number>; delay?: number; rejectStream?: boolean }
   | { status: number; body?: string }
   | { hang: true };
 

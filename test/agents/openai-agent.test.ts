@@ -6,6 +6,7 @@ import picomatch from "picomatch";
 import { afterAll, describe, expect, it } from "vitest";
 import { runOpenAiAgent, type OpenAiAgentInput } from "../../src/agents/openai-agent.ts";
 import { allowedBy, matchesPattern, splitCommand } from "../../src/agents/openai/command-words.ts";
+import { ChatStream } from "../../src/agents/openai/chat-stream.ts";
 import { textToolCalls } from "../../src/agents/openai/text-tool-calls.ts";
 import { runProcess } from "../../src/runtime/run-process.ts";
 import { startFakeOpenAi, type FakeServer, type ScriptedAnswer } from "./fake-openai.ts";
@@ -160,6 +161,89 @@ describe("the built-in OpenAI-compatible agent", () => {
     expect(s.requests()).toHaveLength(3);
     const none = await runOpenAiAgent(input(s.base, workspace(), { agent: { preset: "openai", base_url: s.base } }));
     expect(none.report.error!.message).toMatch(/needs a model/);
+  });
+});
+
+describe("streamed answers", () => {
+  it("counts the idle timeout from the last chunk, not from the request, and shows lines as they come", async () => {
+    const s = await server([{ content: "thinking about it\nstill thinking\nSTATUS: COMPLETE", delay: 120 }]);
+    const lines: { at: number; line: string }[] = [];
+    const started = Date.now();
+    const r = await runOpenAiAgent(input(s.base, workspace(), { idleTimeoutMs: 600, onLine: (line) => lines.push({ at: Date.now() - started, line }) }));
+    expect(r.report).toMatchObject({ success: true, text: "thinking about it\nstill thinking\nSTATUS: COMPLETE", tokens: 15 });
+    expect(Date.now() - started).toBeGreaterThan(600); // longer than the idle timeout in all
+    expect(lines.map((l) => l.line)).toEqual(["thinking about it", "still thinking", "STATUS: COMPLETE"]);
+    expect(lines[0]!.at).toBeLessThan(lines[2]!.at - 300); // the first line arrived well before the end
+    expect(s.requests()[0]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+
+  it("falls back to plain requests for a server that refuses streaming", async () => {
+    const s = await server([{ content: "x", rejectStream: true }, { content: "plain answer", rejectStream: true }]);
+    const r = await runOpenAiAgent(input(s.base, workspace()));
+    expect(r.report).toMatchObject({ success: true, text: "plain answer" });
+    expect(s.requests().map((q) => (q.body as { stream?: boolean }).stream)).toEqual([true, false]);
+  });
+
+  it("reads a plain JSON answer too", async () => {
+    const s = await server([{ content: "no stream here" }]);
+    const r = await runOpenAiAgent(input(s.base, workspace(), { stream: false }));
+    expect(r.report).toMatchObject({ success: true, text: "no stream here", tokens: 15 });
+  });
+
+  const sse = [
+    'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}',
+    ": keep-alive comment",
+    'data: {"choices":[{"index":0,"delta":{"content":"lo\\nwor"}}]}',
+    'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\\"pa"}}]}}]}',
+    'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\\": \\"a\\"}"}}]}}]}',
+    'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"c2","function":{"name":"list_","arguments":"{}"}}]}}]}',
+    'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"name":"files"}}]}}]}',
+    "data: not json at all",
+    'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}',
+    'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}',
+    "data: [DONE]",
+    "",
+  ].join("\n\n");
+
+  it("puts content, tool call fragments and usage back together", () => {
+    const lines: string[] = [];
+    const chat = new ChatStream((l) => lines.push(l));
+    chat.push(sse);
+    chat.end();
+    expect(chat.message()).toEqual({
+      role: "assistant",
+      content: "Hello\nwor",
+      tool_calls: [
+        { id: "c1", type: "function", function: { name: "read_file", arguments: '{"path": "a"}' } },
+        { id: "c2", type: "function", function: { name: "list_files", arguments: "{}" } },
+      ],
+    });
+    expect(chat.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
+    expect(chat.finished).toBe(true);
+    expect(lines).toEqual(["Hello", "wor"]);
+  });
+
+  it("gives the same message however the bytes are split, and never throws on garbage", () => {
+    const whole = new ChatStream();
+    whole.push(sse);
+    whole.end();
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: sse.length - 1 }), { maxLength: 12 }), fc.string(), (cuts, garbage) => {
+        const points = [...new Set(cuts)].sort((a, b) => a - b);
+        const chat = new ChatStream();
+        let last = 0;
+        for (const p of [...points, sse.length]) {
+          chat.push(sse.slice(last, p));
+          last = p;
+        }
+        chat.end();
+        expect(chat.message()).toEqual(whole.message());
+        const noisy = new ChatStream();
+        noisy.push(garbage);
+        noisy.end();
+        noisy.message();
+      }),
+    );
   });
 });
 
