@@ -132,9 +132,28 @@ export function changesSince(workdir: string, baseline: Baseline): string[] {
   return [...changed].sort();
 }
 
-/** Restore paths to their baseline content (git baselines only); returns the paths it could not restore. */
+/**
+ * Restore paths to their baseline; returns the paths it could not restore. In
+ * git every path can be (the baseline is a tree); outside git the baseline
+ * holds hashes, not contents, so only files created since can be undone (by
+ * removing them).
+ */
 export function revertPaths(workdir: string, baseline: Baseline, paths: string[]): string[] {
-  if (baseline.kind !== "git") return paths;
+  if (baseline.kind !== "git") {
+    const failed: string[] = [];
+    for (const p of paths) {
+      if (baseline.files[p] !== undefined) {
+        failed.push(p);
+        continue;
+      }
+      try {
+        rmSync(join(workdir, p), { force: true });
+      } catch {
+        failed.push(p);
+      }
+    }
+    return failed;
+  }
   const failed: string[] = [];
   for (const p of paths) {
     const inRepo = baseline.prefix + p;

@@ -14,6 +14,20 @@ const temp = () => {
 };
 const git = (cwd: string, ...args: string[]) => spawnSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" });
 
+describe("reverting outside git", () => {
+  it("removes files created since the baseline and reports the changed ones it cannot restore", () => {
+    const d = temp();
+    writeFileSync(join(d, "kept.txt"), "original");
+    const base = takeBaseline(d);
+    writeFileSync(join(d, "kept.txt"), "changed");
+    mkdirSync(join(d, "new"));
+    writeFileSync(join(d, "new", "file.txt"), "created");
+    expect(revertPaths(d, base, ["kept.txt", "new/file.txt"])).toEqual(["kept.txt"]);
+    expect(existsSync(join(d, "new", "file.txt"))).toBe(false);
+    expect(readFileSync(join(d, "kept.txt"), "utf8")).toBe("changed");
+  });
+});
+
 describe("measured changes outside git: the stat cache", () => {
   it("sees a same-size rewrite made at once after the baseline (racily clean)", () => {
     const d = temp();
