@@ -207,6 +207,9 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
           });
         } catch (error) {
           if (call.signal.aborted) throw error;
+          // Deno without --allow-net: not a network failure, and waiting will not help
+          const name = (error as Error).name;
+          if (name === "NotCapable" || name === "PermissionDenied") throw new RequestFailed({ class: "agent_error", message: `${(error as Error).message} (the openai agent needs --allow-net under Deno)` });
           const cause = (error as { cause?: { code?: string; message?: string } }).cause;
           throw new RequestFailed({ class: "transient", message: `cannot reach ${base}: ${cause?.code ?? cause?.message ?? (error as Error).message}` });
         }

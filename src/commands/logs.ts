@@ -4,13 +4,13 @@
  * streamed from events.jsonl. --follow keeps printing as the run goes, until
  * it finishes, stops running, or the user presses Ctrl-C.
  */
-import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { parseCommandArgs, writerOf } from "../reporters/command-io.ts";
 import type { CommandIo } from "../reporters/command-io.ts";
 import { formatEventLine } from "../reporters/format-event-line.ts";
 import { followEvents, isRunLive, readEvents, runDir } from "../reporters/run-log.ts";
 import type { RunEvent } from "../run/run-events.ts";
+import { machineName } from "../runtime/run-lock.ts";
 import { selectRun } from "../reporters/select-run.ts";
 
 const USAGE = "usage: phaseloop logs [RUN_ID] [--follow] [--json] [--workdir DIR]";
@@ -69,7 +69,7 @@ export async function main(argv: string[], io: CommandIo, options: LogsOptions =
   external?.addEventListener("abort", onSigint, { once: true });
   if (external === undefined) process.once("SIGINT", onSigint);
   try {
-    const host = hostname();
+    const host = machineName();
     const end = await followEvents(path, print, {
       signal: controller.signal,
       pollMs: options.pollMs,

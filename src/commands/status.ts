@@ -3,7 +3,6 @@
  * summed up from its event log read as a stream (a 100,000-event log is read
  * a chunk at a time into counters, never held whole).
  */
-import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { parseCommandArgs, writerOf } from "../reporters/command-io.ts";
 import type { CommandIo } from "../reporters/command-io.ts";
@@ -14,6 +13,7 @@ import { isRunLive, readEvents, readLock, runDir } from "../reporters/run-log.ts
 import { addToRunSummary, emptyRunSummary, runStateOf } from "../reporters/run-summary.ts";
 import type { RunState, RunSummary } from "../reporters/run-summary.ts";
 import { selectRun } from "../reporters/select-run.ts";
+import { machineName } from "../runtime/run-lock.ts";
 
 const USAGE = "usage: phaseloop status [RUN_ID] [--json] [--workdir DIR]";
 
@@ -59,7 +59,7 @@ export async function readRunStatus(workdir: string, runId: string): Promise<Run
   const dir = runDir(workdir, runId);
   const summary = emptyRunSummary();
   const log = await readEvents(join(dir, "events.jsonl"), (event) => addToRunSummary(summary, event));
-  const host = hostname();
+  const host = machineName();
   const lock = await readLock(workdir);
   const live = lock !== null && lock.run === runId ? await isRunLive(workdir, runId, host) : false;
   const state = runStateOf(summary, live);

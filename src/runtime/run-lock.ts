@@ -42,11 +42,30 @@ function readLockFile(path: string): LockInfo | undefined {
   }
 }
 
+/**
+ * This machine's name, for the lock's host check. Deno asks for a `sys`
+ * permission to read it; without one the name comes from /etc/hostname or
+ * the environment, which on Linux is the same name.
+ */
+export function machineName(): string {
+  try {
+    return hostname();
+  } catch {
+    try {
+      const name = readFileSync("/etc/hostname", "utf8").trim();
+      if (name) return name;
+    } catch {
+      // no such file
+    }
+    return process.env.HOSTNAME || process.env.COMPUTERNAME || "localhost";
+  }
+}
+
 export function acquireLock(workdir: string, runId: string, now: Date): LockResult {
   const dir = join(workdir, ".phaseloop");
   mkdirSync(dir, { recursive: true });
   const path = join(dir, "lock");
-  const info: LockInfo = { pid: process.pid, run_id: runId, host: hostname(), started_at: now.toISOString() };
+  const info: LockInfo = { pid: process.pid, run_id: runId, host: machineName(), started_at: now.toISOString() };
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
   writeFileSync(tmp, JSON.stringify(info) + "\n");
   const release = () => {
