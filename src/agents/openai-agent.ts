@@ -152,6 +152,11 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
       if (calls.length === 0) {
         report.text = message.content ?? "";
         report.success = true;
+        // as with the CLI agents: a call the tool set refused fails the phase (the answer is kept for its outputs)
+        if (report.permissionDenials.length > 0) {
+          const refused = report.permissionDenials.map((d) => `${d.tool} ${summarise(JSON.stringify(d.input ?? ""))}`).join("; ");
+          report.error = { class: "policy_violation", message: `the tool set refused ${report.permissionDenials.length} call${report.permissionDenials.length === 1 ? "" : "s"}: ${refused}` };
+        }
         return finish();
       }
       // the assistant turn goes back verbatim, then one tool message per call

@@ -432,6 +432,11 @@ export class Runner {
     let failure: { error: ErrorClass; message: string } | null = classifyProcess(r, phase.successExitCodes, phase.transient);
     if (!failure && report.success === false) failure = { error: report.error?.class ?? "agent_error", message: report.error?.message ?? "the agent reported failure" };
     if (!failure && report.error) failure = { error: report.error.class, message: report.error.message };
+    if (failure?.error === "policy_violation" && report.permissionDenials.length > 0 && toolSet?.on_violation === "warn") {
+      // the tool set asks only to hear of it
+      this.emit({ type: "note", level: "warning", message: `${failure.message} (on_violation: warn)` }, log);
+      failure = null;
+    }
 
     // outputs: read only after the process ended
     const files: Record<string, string | undefined> = {};

@@ -108,7 +108,10 @@ describe("the built-in OpenAI-compatible agent", () => {
     ];
     const s = await server([{ tool_calls: calls }, { content: "I could not." }]);
     const r = await runOpenAiAgent(input(s.base, ws, { tools }));
-    expect(r.report.success).toBe(true);
+    // the model finished, but a refused call fails the phase, as a denied tool does with the CLI agents
+    expect(r.report.text).toBe("I could not.");
+    expect(r.report.error).toMatchObject({ class: "policy_violation" });
+    expect(r.report.error!.message).toMatch(/^the tool set refused 8 calls: write_file README\.md; write_file \.\.\/escape\.txt/);
     const results = s.requests()[1]!.body.messages.filter((m) => m.role === "tool").map((m) => m.content);
     expect(results.slice(0, 8).every((c) => c!.startsWith("refused: "))).toBe(true);
     expect(results[8]).toMatch(/^error: there is no tool "delete_everything"/);

@@ -67,6 +67,26 @@ describe("phaseloop run with the built-in openai agent", () => {
     expect(r.code).not.toBe(0);
   });
 
+  it("fails a phase whose model was refused a call, unless the tool set says on_violation: warn", async () => {
+    const script = [
+      { tool_calls: [{ name: "write_file", arguments: { path: "README.md", content: "x" } }] },
+      { tool_calls: [{ name: "write_file", arguments: { path: "src/b.ts", content: "b" } }] },
+      { content: "STATUS: COMPLETE" },
+    ];
+    for (const [policy, expected] of [["fail", "failed"], ["warn", "succeeded"]] as const) {
+      const s = await startFakeOpenAi(script);
+      servers.push(s);
+      const dir = tempDir();
+      write(dir, { "p.yaml": pipeline(s.base).replace('bash: ["echo *"] }', `bash: ["echo *"], on_violation: ${policy} }`).replace("max_attempts: 2", "max_attempts: 1") });
+      cli(["run", "p.yaml", "--reporter", "plain", "--max-iterations", "1"], dir);
+      const ev = events(dir);
+      expect(ev.find((e) => e.type === "phase.finished"), policy).toMatchObject({ status: expected, output: { status: "COMPLETE" } });
+      if (policy === "fail") expect(ev.find((e) => e.type === "phase.finished")).toMatchObject({ error: "policy_violation", message: expect.stringContaining("write_file README.md") });
+      else expect(ev).toContainEqual(expect.objectContaining({ type: "note", level: "warning", message: expect.stringContaining("(on_violation: warn)") }));
+      expect(readFileSync(join(dir, "src/b.ts"), "utf8")).toBe("b");
+    }
+  });
+
   it("shows the request it would make in a dry run", () => {
     const dir = tempDir();
     write(dir, { "p.yaml": pipeline("http://127.0.0.1:9/v1") });
