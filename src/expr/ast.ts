@@ -1,4 +1,4 @@
-import type { JsonValue } from "../pipeline/spec.ts";
+import type { JsonValue } from "./json-value.ts";
 
 /** Expression AST: plain JSON data; every node has its offsets in the source. */
 export type Expr =

@@ -1,4 +1,4 @@
-import type { JsonValue } from "../pipeline/spec.ts";
+import type { JsonValue } from "./json-value.ts";
 import type { Expr } from "./ast.ts";
 import { deepEqual, EvalError, FUNCTIONS, isTruthy } from "./functions.ts";
 

@@ -1,4 +1,4 @@
-import type { JsonValue } from "../pipeline/spec.ts";
+import type { JsonValue } from "./json-value.ts";
 
 /** A function's failure is a value-level error, reported by the evaluator, never a crash. */
 export class EvalError extends Error {}

@@ -3,6 +3,7 @@
  * typed language over JSON values. Parsed once, checked against the pipeline,
  * evaluated without eval. docs/expressions.md is its reference.
  */
+export type { JsonValue } from "./json-value.ts";
 export type { Expr, BinaryOp } from "./ast.ts";
 export type { ExprDiagnostic } from "./diagnostic.ts";
 export { parseExpression } from "./parse-expression.ts";

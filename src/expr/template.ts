@@ -1,4 +1,4 @@
-import type { JsonValue } from "../pipeline/spec.ts";
+import type { JsonValue } from "./json-value.ts";
 import type { Expr } from "./ast.ts";
 import { checkExpression, collectReferences, type Scope } from "./check-expression.ts";
 import type { ExprDiagnostic } from "./diagnostic.ts";

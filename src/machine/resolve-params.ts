@@ -1,7 +1,7 @@
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
-import { resolveLimit } from "./transition.ts";
+import { resolveLimit } from "./initial-snapshot.ts";
 import type { Machine } from "./types.ts";
 
 const bad = (message: string, hint?: string): Diagnostic => ({ code: "PARAM_INVALID", severity: "error", message, hint, start: 0, end: 0 });

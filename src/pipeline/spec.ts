@@ -6,6 +6,7 @@
  * Everything here is data as the user wrote it: defaults are filled in by
  * `compilePipeline`, in one place, not here.
  */
+import type { JsonValue } from "../expr/json-value.ts";
 
 /** A duration: a number of seconds, or a string such as "500ms", "10s", "5m", "2h", "1h30m". */
 export type Duration = number | string;
@@ -13,8 +14,8 @@ export type Duration = number | string;
 /** A whole number, or a template such as "{{ params.max }}" resolved when the run starts. */
 export type Count = number | string;
 
-/** JSON values: what expressions compute with and what outputs hold. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** JSON values: the expression language's value type, which outputs and params hold. */
+export type { JsonValue };
 
 export type Outcome = "complete" | "blocked" | "failed";
 

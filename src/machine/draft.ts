@@ -1,0 +1,41 @@
+/**
+ * The working state of one transition: the draft snapshot it may change and
+ * the effects so far, with the helpers every part of the machine reads it by.
+ */
+import { renderTemplate, shellQuote, type JsonValue, type Template } from "../expr/index.ts";
+import { asRecord, buildContext } from "./build-context.ts";
+import type { CompiledPhase, Effect, Machine, Snapshot } from "./types.ts";
+
+/** Caps that keep the snapshot bounded however long the run. */
+export const CAPS = { history: 20, text: 16_000, textTail: 2_000, outputTail: 4_000, outputJson: 8_000 } as const;
+
+/** One transition in progress: `s` is a copy the transition owns, `fx` the effects it returns. */
+export interface Draft {
+  readonly m: Machine;
+  readonly s: Snapshot;
+  readonly fx: Effect[];
+}
+
+export const cap = (text: string, n: number) => (text.length > n ? text.slice(-n) : text);
+
+export function capValue(v: JsonValue): JsonValue {
+  const json = JSON.stringify(v);
+  return json !== undefined && json.length > CAPS.outputJson ? `${json.slice(0, CAPS.outputJson)}… (truncated)` : v;
+}
+
+export function phaseNamed(d: Draft, name: string): CompiledPhase {
+  const p = d.m.phases.find((x) => x.name === name);
+  if (!p) throw new Error(`unknown phase "${name}"`);
+  return p;
+}
+
+/** The expression context as the phase (or the run) sees it now. */
+export function contextOf(d: Draft, phase?: string): Record<string, JsonValue> {
+  return asRecord(buildContext(d.m, d.s, phase));
+}
+
+export function renderIn(d: Draft, t: Template | undefined, ctx: Record<string, JsonValue>, quote = false): { ok: true; value: string } | { ok: false; error: string } {
+  if (!t) return { ok: true, value: "" };
+  const r = renderTemplate(t, ctx, quote ? { quote: shellQuote } : {});
+  return r.ok ? r : { ok: false, error: r.error };
+}

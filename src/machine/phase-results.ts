@@ -1,0 +1,164 @@
+/**
+ * Phases: entering one (its `when`), the phase.run effect with everything
+ * rendered, and what a result does: retries, the recorded result, the rule
+ * that chooses where control goes, then the stop checks in their precedence.
+ */
+import { evaluateExpression, isTruthy, type JsonValue, type Template } from "../expr/index.ts";
+import { pendingPhase } from "./build-context.ts";
+import { cap, CAPS, capValue, contextOf, phaseNamed, renderIn, type Draft } from "./draft.ts";
+import { nextIteration } from "./iteration.ts";
+import { checkBudgetAndDuration, checkStopRules, stop } from "./stop-logic.ts";
+import { gateFinished, markTask } from "./task-queue.ts";
+import type { CompiledPhase, PhaseResult } from "./types.ts";
+
+/** Enter a phase, skipping those whose `when` does not hold. */
+export function enterPhase(d: Draft, name: string): void {
+  let phase = phaseNamed(d, name);
+  for (let hops = 0; hops <= d.m.phases.length; hops++) {
+    if (!phase.when) return runPhase(d, phase, 1);
+    const r = evaluateExpression(phase.when, contextOf(d));
+    if (r.ok && isTruthy(r.value)) return runPhase(d, phase, 1);
+    const reason = r.ok ? `when: ${phase.whenText} is false` : `when: ${phase.whenText} could not be evaluated (${r.error})`;
+    d.fx.push({ type: "phase.skipped", phase: phase.name, iteration: d.s.iteration, reason });
+    d.s.results[phase.name] = { ...(d.s.results[phase.name] ?? pendingPhase()), status: "skipped", iteration: d.s.iteration };
+    d.s.iterationPhases[phase.name] = { status: "skipped", error: null, exit_code: null, output: {}, text_tail: "" };
+    const next = d.m.phases[phase.index + 1];
+    if (!next) return nextIteration(d);
+    phase = next;
+  }
+  nextIteration(d);
+}
+
+export function runPhase(d: Draft, phase: CompiledPhase, attempt: number): void {
+  const s = d.s;
+  s.phaseSeq += 1;
+  s.status = "running";
+  s.awaiting = { kind: "phase", phase: phase.name, attempt, seq: s.phaseSeq };
+  const ctx = contextOf(d);
+  let problem: string | undefined;
+  const text = (t: Template | undefined, quote = false) => {
+    const r = renderIn(d, t, ctx, quote);
+    if (!r.ok) problem ??= r.error;
+    return r.ok ? r.value : "";
+  };
+  const prompt = phase.kind === "agent" ? text(phase.prompt) : undefined;
+  const command = phase.run ? ("shell" in phase.run ? text(phase.run.shell, true) : phase.run.argv.map((a) => text(a))) : undefined;
+  const env: Record<string, string> = {};
+  for (const [k, t] of Object.entries(d.m.env)) env[k] = text(t);
+  for (const [k, t] of Object.entries(phase.env)) env[k] = text(t);
+  const outputFiles: Record<string, string> = {};
+  for (const [k, t] of Object.entries(phase.outputFiles)) outputFiles[k] = text(t);
+  if (problem !== undefined) {
+    const message = `cannot render phase "${phase.name}": ${problem}`;
+    d.fx.push({ type: "phase.error", phase: phase.name, iteration: s.iteration, message });
+    phaseFinished(d, phase.name, attempt, {
+      exit_code: null, output: {}, text: "", error: "spawn_error", message, output_tail: message, tokens: 0, cost_usd: 0, duration_ms: 0, changes: s.iterationChanges, jitter: 0,
+    });
+    return;
+  }
+  d.fx.push({ type: "phase.run", phase: phase.name, kind: phase.kind, iteration: s.iteration, attempt, seq: s.phaseSeq, prompt, command, env, outputFiles, context: ctx });
+}
+
+export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseResult): void {
+  const s = d.s;
+  const phase = phaseNamed(d, name);
+  s.awaiting = null;
+  s.tokens += r.tokens;
+  s.costUsd += r.cost_usd;
+  s.counters.phasesRun += 1;
+  s.iterationChanges = [...r.changes];
+  const failed = r.error !== null;
+
+  if (failed && phase.retry.on.includes(r.error!) && attempt < phase.retry.maxAttempts) {
+    // limits that do not wait for the phase still apply while retrying
+    if (checkBudgetAndDuration(d)) return;
+    const base = Math.min(phase.retry.intervalMs * phase.retry.backoff ** (attempt - 1), phase.retry.maxDelayMs);
+    const ms = Math.round(phase.retry.jitter ? base / 2 + (Math.min(Math.max(r.jitter, 0), 1) * base) / 2 : base);
+    s.counters.retries += 1;
+    s.status = "waiting";
+    s.awaiting = { kind: "retry", phase: name, attempt: attempt + 1, delayMs: ms };
+    d.fx.push({ type: "wait", ms, phase: name, attempt: attempt + 1, error: r.error!, message: r.message ?? null });
+    return;
+  }
+
+  s.results[name] = {
+    status: failed ? "failed" : "succeeded",
+    exit_code: r.exit_code,
+    output: r.output,
+    text: cap(r.text, CAPS.text),
+    error: r.error,
+    attempts: attempt,
+    duration_ms: r.duration_ms,
+    tokens: r.tokens,
+    cost_usd: r.cost_usd,
+    iteration: s.iteration,
+  };
+  const output: Record<string, JsonValue> = {};
+  for (const [k, v] of Object.entries(r.output)) output[k] = capValue(v);
+  s.iterationPhases[name] = { status: failed ? "failed" : "succeeded", error: r.error, exit_code: r.exit_code, output, text_tail: cap(r.text, CAPS.textTail) };
+  if (failed) {
+    s.lastFailure = { phase: name, iteration: s.iteration, error: r.error!, exit_code: r.exit_code, output_tail: cap(r.output_tail, CAPS.outputTail), message: r.message ?? r.error! };
+    if (r.error !== "transient") {
+      s.counters.consecutiveFailures += 1;
+      s.counters.phaseFailures[name] = (s.counters.phaseFailures[name] ?? 0) + 1;
+    }
+  } else {
+    s.counters.consecutiveFailures = 0;
+    s.counters.phaseFailures[name] = 0;
+  }
+
+  if (s.gateRunning && d.m.tasks?.finalGate === name) return gateFinished(d, !failed, r);
+
+  // where control goes: the first rule whose `if` holds
+  const ctx = contextOf(d, name);
+  let chosen: (typeof phase.rules)[number] | undefined;
+  for (const rule of phase.rules) {
+    if (!rule.if) {
+      chosen = rule;
+      break;
+    }
+    const v = evaluateExpression(rule.if, ctx);
+    if (!v.ok) {
+      d.fx.push({ type: "note", level: "warning", message: `phase "${name}": rule "${rule.ifText}" could not be evaluated (${v.error}); it does not apply` });
+      continue;
+    }
+    if (isTruthy(v.value)) {
+      chosen = rule;
+      break;
+    }
+  }
+  const reasonText = (fallback: string) => {
+    if (!chosen?.reason) return fallback;
+    const rr = renderIn(d, chosen.reason, ctx);
+    return rr.ok && rr.value.trim() !== "" ? rr.value : fallback;
+  };
+  if (chosen?.task) markTask(d, chosen.task, reasonText(`marked ${chosen.task} by phase "${name}"`));
+  else if (chosen?.reason && !chosen.stop) {
+    // a reason on a rule that goes on: why this attempt did not finish the current task
+    const current = s.tasks?.find((t) => t.id === s.currentTask && t.status === "pending");
+    const text = reasonText("");
+    if (current && text) current.rejection = text;
+  }
+
+  // 1. an explicit stop from the phase's own rule
+  if (chosen?.stop) {
+    return stop(d, chosen.stop, { code: "transition", message: reasonText(`phase "${name}" ended the run: ${chosen.stop}${chosen.ifText ? ` (${chosen.ifText})` : ""}`) });
+  }
+  // 2. stop.when rules
+  if (checkStopRules(d)) return;
+  // 3. budgets and max_duration
+  if (checkBudgetAndDuration(d)) return;
+  // 4. breakers
+  const cf = s.limits.consecutiveFailures;
+  if (cf !== null && cf > 0 && s.counters.consecutiveFailures >= cf) {
+    return stop(d, "stopped", { code: "consecutive_failures", message: `${s.counters.consecutiveFailures} phases failed in a row (consecutive_failures: ${cf}); last: ${s.lastFailure?.message ?? "?"}` });
+  }
+  const pf = phase.consecutiveFailures;
+  if (pf !== null && (s.counters.phaseFailures[name] ?? 0) >= pf) {
+    return stop(d, "stopped", { code: "phase_failures", message: `phase "${name}" failed ${pf} time${pf === 1 ? "" : "s"} in a row; last: ${s.lastFailure?.message ?? "?"}` });
+  }
+  // 5. go on: an explicit goto, or fall through in file order
+  const target = chosen?.goto ?? d.m.phases[phase.index + 1]?.name ?? d.m.head;
+  if (target === d.m.head) return nextIteration(d);
+  enterPhase(d, target);
+}

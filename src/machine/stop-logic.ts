@@ -1,0 +1,79 @@
+/**
+ * Stopping: the stop rules, budgets and max_duration, the end of the run with
+ * its outcome hook, and the exit code each outcome maps to. The precedence is
+ * documented in docs/stop-logic.md.
+ */
+import { evaluateExpression, isTruthy } from "../expr/index.ts";
+import type { HistoryEntry } from "../pipeline/context.ts";
+import type { HookName, Outcome } from "../pipeline/spec.ts";
+import { CAPS, contextOf, renderIn, type Draft } from "./draft.ts";
+import { runHook } from "./hooks.ts";
+import type { StopReason } from "./types.ts";
+
+export function checkStopRules(d: Draft): boolean {
+  if (d.m.stopRules.length === 0) return false;
+  const ctx = contextOf(d);
+  for (const rule of d.m.stopRules) {
+    const v = evaluateExpression(rule.if, ctx);
+    if (!v.ok) {
+      d.fx.push({ type: "note", level: "warning", message: `stop rule "${rule.ifText}" could not be evaluated (${v.error})` });
+      continue;
+    }
+    if (isTruthy(v.value)) {
+      const rr = rule.reason ? renderIn(d, rule.reason, ctx) : undefined;
+      stop(d, rule.outcome, { code: "stop_rule", message: rr?.ok && rr.value.trim() ? rr.value : `stop rule: ${rule.ifText}` });
+      return true;
+    }
+  }
+  return false;
+}
+
+export function checkBudgetAndDuration(d: Draft): boolean {
+  const s = d.s;
+  const l = s.limits;
+  if (l.budgetTokens !== null && s.tokens >= l.budgetTokens) {
+    stop(d, "stopped", { code: "budget_tokens", message: `used ${s.tokens} tokens of a budget of ${l.budgetTokens}` });
+    return true;
+  }
+  if (l.budgetCostUsd !== null && s.costUsd >= l.budgetCostUsd) {
+    stop(d, "stopped", { code: "budget_cost", message: `spent $${s.costUsd.toFixed(2)} of a budget of $${l.budgetCostUsd.toFixed(2)}` });
+    return true;
+  }
+  if (l.maxDurationMs !== null && s.elapsedMs >= l.maxDurationMs) {
+    stop(d, "stopped", { code: "max_duration", message: `ran for ${Math.round(s.elapsedMs / 1000)}s, over max_duration (${Math.round(l.maxDurationMs / 1000)}s)` });
+    return true;
+  }
+  return false;
+}
+
+export function stop(d: Draft, outcome: Outcome | "stopped", reason: StopReason): void {
+  const s = d.s;
+  if (s.iterationOpen) {
+    // record the iteration the run ends in; its outcome is the run's
+    s.iterationOpen = false;
+    const record: HistoryEntry = { iteration: s.iteration, phases: s.iterationPhases, changes: s.iterationChanges, task: s.currentTask };
+    s.history.push(record);
+    if (s.history.length > CAPS.history) s.history.splice(0, s.history.length - CAPS.history);
+    d.fx.push({ type: "iteration.end", iteration: s.iteration, changes: s.iterationChanges, record });
+  }
+  s.status = "done";
+  s.awaiting = null;
+  s.outcome = { outcome, reason };
+  const hook: HookName = outcome === "complete" ? "on_complete" : outcome === "failed" ? "on_failed" : "on_blocked";
+  runHook(d, hook, false, "iteration", { PHASELOOP_OUTCOME: outcome, PHASELOOP_REASON: reason.message, PHASELOOP_STOP_CODE: reason.code });
+  d.fx.push({ type: "stop", outcome, reason });
+}
+
+/** Exit codes of the CLI contract. */
+export function exitCodeFor(outcome: Outcome | "stopped" | "interrupted"): number {
+  switch (outcome) {
+    case "complete":
+      return 0;
+    case "failed":
+      return 1;
+    case "interrupted":
+      return 130;
+    default:
+      return 3;
+  }
+}
