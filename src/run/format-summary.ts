@@ -1,7 +1,7 @@
 import type { HistoryEntry } from "../pipeline/context.ts";
 import type { Snapshot } from "../machine/types.ts";
 import { formatDuration } from "../pipeline/duration.ts";
-import type { RunInfo } from "./run-pipeline.ts";
+import type { RunInfo } from "./run-info.ts";
 
 /** summary.md: a human report of the run, from the snapshot and iterations.jsonl. */
 export function formatSummary(info: RunInfo, s: Snapshot, iterations: (HistoryEntry & { at?: string })[]): string {

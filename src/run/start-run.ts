@@ -20,7 +20,10 @@ import { stopRunProcesses } from "../runtime/orphans.ts";
 import { listRunIds } from "../reporters/run-log.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
 import type { Reporter } from "./run-events.ts";
-import { agentVersions, pipelineHash, Runner, type Checkpoint, type RunInfo, type RunResult } from "./run-pipeline.ts";
+import { agentVersions } from "./agent-versions.ts";
+import type { Checkpoint } from "./checkpoint.ts";
+import { pipelineHash, type RunInfo } from "./run-info.ts";
+import { Runner, type RunResult } from "./run-pipeline.ts";
 
 const readHost = {
   async readFile(path: string) {

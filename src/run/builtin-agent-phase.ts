@@ -1,0 +1,40 @@
+/**
+ * A phase of the built-in OpenAI-compatible agent, which runs in this process:
+ * its transcript goes to stdout.log and the reporter like a process's output,
+ * and the commands it runs are processes in the workdir.
+ */
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import { runOpenAiAgent } from "../agents/openai-agent.ts";
+import type { CompiledPhase } from "../machine/types.ts";
+import { runProcess } from "../runtime/run-process.ts";
+import type { BuiltinAgent, PhaseRunEffect } from "./phase-invocation.ts";
+import type { PhaseExecution } from "./phase-process.ts";
+import type { ProcessEnv, RunContext } from "./run-context.ts";
+
+export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPhase, builtin: BuiltinAgent, env: ProcessEnv, dir: string, ctx: RunContext): Promise<PhaseExecution> {
+  const { default: picomatch } = await import("picomatch");
+  const stdoutLog = join(dir, "stdout.log");
+  const workdir = ctx.info.workdir;
+  return runOpenAiAgent({
+    agent: builtin.agent,
+    prompt: e.prompt ?? "",
+    tools: builtin.tools,
+    workdir,
+    env,
+    signal: ctx.signal,
+    timeoutMs: phase.timeoutMs,
+    idleTimeoutMs: phase.idleTimeoutMs ?? undefined,
+    onLine: (line) => {
+      appendFileSync(stdoutLog, `${line}\n`);
+      ctx.emit({ type: "phase.output", phase: e.phase, stream: "stdout", line });
+    },
+    glob: (patterns) => picomatch(patterns, { dot: true }),
+    runCommand: async (argv, signal) => {
+      // a command has the phase's idle timeout; the phase's own timeout and interrupts stop it through the signal
+      const p = await runProcess({ command: argv, cwd: workdir, env, signal, idleTimeoutMs: phase.idleTimeoutMs ?? undefined });
+      const output = (p.spawnError ? `${p.spawnError}\n` : "") + p.stdout + (p.stderrTail.trim() ? `\n[stderr]\n${p.stderrTail}` : "");
+      return { exitCode: p.exitCode, output, timedOut: p.timedOut || p.idleTimedOut };
+    },
+  });
+}

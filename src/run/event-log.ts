@@ -1,0 +1,79 @@
+/**
+ * The run's events on their way to events.jsonl, the checkpoint and the
+ * reporter. Only the checkpoint must be on disk before the next effect starts:
+ * it carries the last transition's events as `pending`, so appending them to
+ * events.jsonl and reporting them can wait until the next phase is running
+ * (resume re-appends what a crash lost).
+ */
+import type { Snapshot } from "../machine/types.ts";
+import type { RunStore } from "../runtime/run-store.ts";
+import type { Checkpoint } from "./checkpoint.ts";
+import { TRANSIENT_EVENT_TYPES, type Reporter, type RunEvent } from "./run-events.ts";
+
+/** A run event before it is numbered and stamped. */
+export type EventInput = Record<string, unknown> & { type: RunEvent["type"] };
+
+export class EventLog {
+  /** seq of the last event numbered. */
+  seq: number;
+  private readonly store: RunStore;
+  private readonly reporter: Reporter;
+  private readonly runId: string;
+  private readonly unlogged: RunEvent[] = [];
+  private readonly reports: RunEvent[] = [];
+  private flushScheduled = false;
+  /** Whether the run has ended (then no next state file is prepared). */
+  private done = false;
+
+  constructor(store: RunStore, reporter: Reporter, runId: string, seq: number) {
+    this.store = store;
+    this.reporter = reporter;
+    this.runId = runId;
+    this.seq = seq;
+  }
+
+  /**
+   * Number and stamp an event, add it to `log` (to be checkpointed) unless it
+   * is transient, and queue it for the reporter.
+   */
+  emit(partial: EventInput, log: RunEvent[]): void {
+    const transient = TRANSIENT_EVENT_TYPES.has(partial.type);
+    const event = { v: 1, seq: transient ? 0 : ++this.seq, at: new Date().toISOString(), run: this.runId, ...partial } as RunEvent;
+    if (!transient) log.push(event);
+    this.reports.push(event);
+    this.scheduleFlush();
+  }
+
+  /**
+   * Write the checkpoint with `pending`, the events it accounts for. The
+   * events of the previous checkpoint are appended first, so none is ever
+   * only in memory.
+   */
+  checkpoint(snapshot: Snapshot, pending: RunEvent[]): void {
+    this.done = snapshot.status === "done";
+    this.flushEvents();
+    const cp: Checkpoint = { snapshot, seq: this.seq, pending, updated_at: new Date().toISOString() };
+    this.store.writeState(cp);
+    for (const e of pending) this.unlogged.push(e);
+    this.scheduleFlush();
+  }
+
+  /** Append the events not yet in the log, then report the events not yet reported. */
+  flush(): void {
+    this.flushScheduled = false;
+    this.flushEvents();
+    for (const event of this.reports.splice(0)) this.reporter.onEvent(event);
+    if (!this.done) this.store.state.prepare();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flushEvents(): void {
+    if (this.unlogged.length === 0) return;
+    this.store.events.appendMany(this.unlogged.splice(0));
+  }
+}

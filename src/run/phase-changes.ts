@@ -1,0 +1,60 @@
+/**
+ * The files a phase changed: the iteration's changes so far, and the write
+ * scope of the phase's tool set (files changed outside it are a policy
+ * violation, reverted, failed or only noted as the tool set says).
+ */
+import type { JsonValue } from "../expr/index.ts";
+import { parseTemplate, renderTemplate } from "../expr/index.ts";
+import type { ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
+import { changesSince, revertPaths, takeBaseline, type Baseline } from "../runtime/measure-changes.ts";
+import type { RunContext } from "./run-context.ts";
+
+/** A write scope opened before the phase runs: its globs, rendered, and the workdir as it was. */
+export interface WriteScope {
+  globs: string[];
+  baseline: Baseline;
+  toolSet: ToolSetSpec;
+}
+
+/** Open the write scope of a tool set that has one (take the baseline before the phase runs). */
+export function openWriteScope(toolSet: ToolSetSpec | undefined, context: Record<string, JsonValue>, workdir: string): WriteScope | undefined {
+  const globs = toolSet?.write?.map((g) => renderGlob(g, context));
+  if (!toolSet || !globs) return undefined;
+  return { globs, baseline: takeBaseline(workdir), toolSet };
+}
+
+export interface PhaseChanges {
+  /** The iteration's changed files, as phase.finished reports them. */
+  changes: string[];
+  /** Files changed outside the write scope, when the tool set fails the phase for it. */
+  violation?: { error: ErrorClass; message: string };
+}
+
+/** Measure after the phase ran: the iteration's changes, and what left the write scope. */
+export async function measurePhaseChanges(phaseName: string, scope: WriteScope | undefined, ctx: RunContext): Promise<PhaseChanges> {
+  const workdir = ctx.info.workdir;
+  const iterationBaseline = ctx.iterationBaseline;
+  let changes = iterationBaseline ? changesSince(workdir, iterationBaseline) : [];
+  if (!scope) return { changes };
+  const phaseChanges = changesSince(workdir, scope.baseline);
+  const { default: picomatch } = await import("picomatch");
+  const allowed = picomatch(scope.globs.length ? scope.globs : ["\0"], { dot: true });
+  const outside = phaseChanges.filter((p) => !allowed(p));
+  if (outside.length === 0) return { changes };
+  const action = scope.toolSet.on_violation ?? "fail";
+  ctx.emit({ type: "policy.violation", phase: phaseName, paths: outside, action });
+  if (action === "revert") {
+    const stuck = revertPaths(workdir, scope.baseline, outside);
+    if (iterationBaseline) changes = changesSince(workdir, iterationBaseline);
+    return { changes, violation: { error: "policy_violation", message: `changed files outside the write scope (reverted${stuck.length ? `, except ${stuck.join(", ")}` : ""}): ${outside.join(", ")}` } };
+  }
+  if (action === "fail") return { changes, violation: { error: "policy_violation", message: `changed files outside the write scope: ${outside.join(", ")}` } };
+  return { changes };
+}
+
+function renderGlob(glob: string, context: Record<string, JsonValue>): string {
+  const t = parseTemplate(glob);
+  if (!t.template) return glob;
+  const r = renderTemplate(t.template, context);
+  return r.ok ? r.value.replace(/^\.\//, "") : glob;
+}

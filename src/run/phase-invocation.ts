@@ -1,0 +1,92 @@
+/**
+ * What a phase runs: the shell command or argv of a `run` phase, or an agent's
+ * invocation built by its adapter (prompt file, rendered command elements,
+ * parser), with the PHASELOOP_* variables in its environment.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { StreamParser } from "../agents/agent-adapter.ts";
+import { parserFor } from "../agents/command-agent.ts";
+import { getAdapter } from "../agents/get-adapter.ts";
+import { openAiBaseUrl } from "../agents/openai-agent.ts";
+import { parseTemplate, renderTemplate } from "../expr/index.ts";
+import type { CompiledPhase, Effect } from "../machine/types.ts";
+import type { AgentSpec, ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
+import type { ProcessEnv, RunContext } from "./run-context.ts";
+
+export type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
+
+/** The built-in agent, which runs in this process. */
+export interface BuiltinAgent {
+  agent: AgentSpec;
+  tools: ToolSetSpec | undefined;
+}
+
+export interface PhaseInvocation {
+  /** What runs: argv, or the shell command (for the built-in agent, a description of its server). */
+  command: string | string[];
+  stdin?: string;
+  env: ProcessEnv;
+  /** Reads the agent's stdout line by line (plain text for `run` phases). */
+  parser: StreamParser;
+  builtin?: BuiltinAgent;
+}
+
+export type PreparedPhase = { ok: true; invocation: PhaseInvocation } | { ok: false; error: ErrorClass; message: string };
+
+/** Prepare a phase's invocation; `dir` is its artifact directory (phases/NNNN-PHASE/). */
+export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: string, ctx: RunContext): PreparedPhase {
+  const { machine, info } = ctx;
+  let command: string | string[];
+  let stdin: string | undefined;
+  const env = ctx.env(e.env);
+  let parser = parserFor("text");
+  let builtin: BuiltinAgent | undefined;
+  const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
+  if (phase.kind === "agent") {
+    const agent = machine.agents[phase.agent!]!;
+    const promptFile = join(dir, "prompt.md");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(promptFile, e.prompt ?? "");
+    const extra = { prompt: e.prompt ?? "", prompt_file: promptFile };
+    let renderError: string | undefined;
+    const render = (text: string): string => {
+      const t = parseTemplate(text);
+      if (!t.template) {
+        renderError ??= t.diagnostics[0]?.message;
+        return text;
+      }
+      const r = renderTemplate(t.template, { ...e.context, ...extra });
+      if (!r.ok) renderError ??= r.error;
+      return r.ok ? r.value : "";
+    };
+    const tools = toolSet ? { ...toolSet, write: toolSet.write?.map(render), read: toolSet.read?.map(render), bash: toolSet.bash?.map(render) } : undefined;
+    if (agent.preset === "openai") {
+      // the built-in agent runs in this process; the phase.started event names its server
+      builtin = { agent, tools };
+      command = `openai-compatible ${openAiBaseUrl(agent)}/chat/completions${agent.model ? ` model ${agent.model}` : ""}`;
+    } else {
+      let adapter;
+      try {
+        adapter = getAdapter(agent);
+      } catch (error) {
+        return { ok: false, error: "spawn_error", message: (error as Error).message };
+      }
+      const inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, workdir: info.workdir, render });
+      command = inv.argv;
+      stdin = inv.stdin;
+      Object.assign(env, inv.env);
+      parser = adapter.name === "command" ? parserFor(inv.outputFormat) : adapter.createParser();
+    }
+    if (renderError) return { ok: false, error: "spawn_error", message: `cannot render agent "${phase.agent}": ${renderError}` };
+  } else {
+    command = e.command!;
+  }
+  env.PHASELOOP_RUN_ID = info.run_id;
+  env.PHASELOOP_ITERATION = String(e.iteration);
+  env.PHASELOOP_PHASE = e.phase;
+  env.PHASELOOP_ATTEMPT = String(e.attempt);
+  env.PHASELOOP_TASK = ctx.snapshot.currentTask ?? "";
+  env.PHASELOOP_PHASE_DIR = dir;
+  return { ok: true, invocation: { command, stdin, env, parser, builtin } };
+}

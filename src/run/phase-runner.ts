@@ -1,0 +1,136 @@
+/**
+ * One phase, start to end: the phase.run effect in, its PhaseResult out, with
+ * the run events it implies (phase.started, live output, policy.violation,
+ * phase.finished) reported through the context. The steps each have their
+ * module: what runs (phase-invocation), running it (phase-process, or
+ * builtin-agent-phase for the in-process agent), what it changed
+ * (phase-changes); this one classifies the outcome and reads the outputs.
+ */
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import type { PhaseResult } from "../machine/types.ts";
+import type { ErrorClass } from "../pipeline/spec.ts";
+import { classifyProcess } from "../runtime/classify-failure.ts";
+import { extractOutputs, type SchemaCheck } from "../runtime/extract-output.ts";
+import { resolveInside } from "../runtime/resolve-inside.ts";
+import { runBuiltinAgentPhase } from "./builtin-agent-phase.ts";
+import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
+import { preparePhase, type PhaseRunEffect } from "./phase-invocation.ts";
+import { runPhaseProcess, type PhaseExecution } from "./phase-process.ts";
+import type { RunContext } from "./run-context.ts";
+
+/** Carry out a phase.run effect. Undefined when the run was interrupted: the phase re-runs on resume. */
+export async function runPhase(e: PhaseRunEffect, ctx: RunContext): Promise<PhaseResult | undefined> {
+  const { machine, info, store } = ctx;
+  const phase = machine.phases.find((p) => p.name === e.phase)!;
+  const workdir = info.workdir;
+  const dir = store.phaseDir(e.seq, e.phase);
+  const base: Omit<PhaseResult, "exit_code" | "error" | "message"> = { output: {}, text: "", output_tail: "", tokens: 0, cost_usd: 0, duration_ms: 0, changes: ctx.snapshot.iterationChanges, jitter: Math.random() };
+  const failEarly = (error: ErrorClass, message: string): PhaseResult => {
+    ctx.emit(finishedEvent(e, { ...base, exit_code: null, error, message }, []));
+    return { ...base, exit_code: null, error, message, output_tail: message };
+  };
+
+  // output files are cleared first, so a stale file is never read as fresh
+  const outputPaths: Record<string, string> = {};
+  for (const [name, rel] of Object.entries(e.outputFiles)) {
+    const abs = resolveInside(workdir, rel);
+    if (!abs) return failEarly("policy_violation", `output file "${rel}" is outside the workdir`);
+    outputPaths[name] = abs;
+    rmSync(abs, { force: true });
+  }
+
+  const prepared = preparePhase(e, phase, dir, ctx);
+  if (!prepared.ok) return failEarly(prepared.error, prepared.message);
+  const inv = prepared.invocation;
+  const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
+  const scope = openWriteScope(toolSet, e.context, workdir);
+
+  ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: phase.kind, dir: relative(store.dir, dir), command: inv.command });
+  const { process: r, report }: PhaseExecution = inv.builtin ? await runBuiltinAgentPhase(e, phase, inv.builtin, inv.env, dir, ctx) : await runPhaseProcess(e, phase, inv, dir, ctx);
+  if (r.aborted && ctx.interrupted()) return undefined;
+
+  const text = phase.kind === "agent" ? report.text : r.stdout;
+  let failure: { error: ErrorClass; message: string } | null = classifyProcess(r, phase.successExitCodes, phase.transient);
+  if (!failure && report.success === false) failure = { error: report.error?.class ?? "agent_error", message: report.error?.message ?? "the agent reported failure" };
+  if (!failure && report.error) failure = { error: report.error.class, message: report.error.message };
+  if (failure?.error === "policy_violation" && report.permissionDenials.length > 0 && toolSet?.on_violation === "warn") {
+    // the tool set asks only to hear of it
+    ctx.emit({ type: "note", level: "warning", message: `${failure.message} (on_violation: warn)` });
+    failure = null;
+  }
+
+  // outputs: read only after the process ended
+  const files: Record<string, string | undefined> = {};
+  for (const [, abs] of Object.entries(outputPaths)) files[abs] = readIfFile(abs);
+  const needsSchema = phase.outputSchema !== undefined || Object.values(phase.output).some((o) => o.schema);
+  const extracted = extractOutputs(phase.output, { text, stdout: r.stdout, stderr: r.stderrTail, files }, outputPaths, needsSchema ? await schemaChecker() : undefined, phase.outputSchema);
+  if (!failure && extracted.errors.length > 0) failure = { error: "output_invalid", message: extracted.errors.map((x) => x.message).join("; ") };
+
+  // measured changes, and the write scope of the tool allowlist
+  const { changes, violation } = await measurePhaseChanges(e.phase, scope, ctx);
+  if (violation) failure ??= violation;
+
+  const result: PhaseResult = {
+    exit_code: r.exitCode,
+    output: extracted.output,
+    text,
+    error: failure?.error ?? null,
+    message: failure?.message ?? null,
+    output_tail: (r.stdoutTail.slice(-3000) + (r.stderrTail.trim() ? `\n[stderr]\n${r.stderrTail.slice(-1500)}` : "")).trim(),
+    tokens: report.tokens,
+    cost_usd: report.costUsd,
+    duration_ms: r.durationMs,
+    changes,
+    jitter: Math.random(),
+  };
+  // the extracted output, when there is any to keep
+  if (Object.keys(phase.output).length > 0 || failure || report.tokens > 0 || phase.kind === "agent" || r.wroteLogs) {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "output.json"), JSON.stringify({ status: failure ? "failed" : "succeeded", error: result.error, message: result.message, exit_code: r.exitCode, output: result.output, tokens: result.tokens, cost_usd: result.cost_usd, session_id: report.sessionId ?? null, permission_denials: report.permissionDenials }, null, 2) + "\n");
+  }
+  ctx.emit(finishedEvent(e, result, changes));
+  return result;
+}
+
+function finishedEvent(e: PhaseRunEffect, r: PhaseResult, changes: string[]): Record<string, unknown> & { type: "phase.finished" } {
+  return {
+    type: "phase.finished",
+    iteration: e.iteration,
+    phase: e.phase,
+    attempt: e.attempt,
+    status: r.error ? "failed" : "succeeded",
+    error: r.error,
+    message: r.message ?? null,
+    exit_code: r.exit_code,
+    duration_ms: r.duration_ms,
+    tokens: r.tokens,
+    cost_usd: r.cost_usd,
+    output: r.output,
+    changes,
+  };
+}
+
+let ajvCheck: SchemaCheck | undefined;
+async function schemaChecker(): Promise<SchemaCheck> {
+  if (ajvCheck) return ajvCheck;
+  const { Ajv } = await import("ajv");
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const cache = new Map<string, ReturnType<typeof ajv.compile>>();
+  ajvCheck = (schema, value) => {
+    const key = JSON.stringify(schema);
+    let v = cache.get(key);
+    if (!v) cache.set(key, (v = ajv.compile(schema)));
+    return v(value) ? undefined : ajv.errorsText(v.errors, { dataVar: "value" });
+  };
+  return ajvCheck;
+}
+
+function readIfFile(path: string): string | undefined {
+  try {
+    if (!statSync(path).isFile()) return undefined;
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * What an effect gets to work with. Each kind of effect (a phase, a hook, the
+ * task file) is a function of its effect and this context; it reports run
+ * events through `emit` and answers with the machine event, if any.
+ */
+import type { Machine, Snapshot } from "../machine/types.ts";
+import type { Baseline } from "../runtime/measure-changes.ts";
+import type { RunStore } from "../runtime/run-store.ts";
+import type { EventInput } from "./event-log.ts";
+import type { RunInfo } from "./run-info.ts";
+
+export type ProcessEnv = Record<string, string | undefined>;
+
+export interface RunContext {
+  readonly machine: Machine;
+  readonly store: RunStore;
+  readonly info: RunInfo;
+  /** The snapshot of the transition that asked for the effect. */
+  readonly snapshot: Snapshot;
+  /** The change baseline of the current iteration, when the pipeline measures changes. */
+  readonly iterationBaseline: Baseline | undefined;
+  /** Interrupts the run: processes that get it stop. */
+  readonly signal: AbortSignal;
+  /** A process environment: the inherited one with `extra` on top. */
+  env(...extra: (ProcessEnv | undefined)[]): ProcessEnv;
+  /** Report a run event: logged with the next checkpoint (unless transient) and shown. */
+  emit(event: EventInput): void;
+  /** Why the run was interrupted, once it is. */
+  interrupted(): string | undefined;
+}
+
+/**
+ * The environment phases inherit, copied once (reading `process.env` key by
+ * key is slow). Each process environment has it as its prototype rather than
+ * copying it: child_process reads inherited keys by design.
+ */
+export function inheritedEnv(base: ProcessEnv): (...extra: (ProcessEnv | undefined)[]) => ProcessEnv {
+  const inherited = { ...base };
+  return (...extra) => {
+    const env = Object.create(inherited) as ProcessEnv;
+    for (const e of extra) if (e) Object.assign(env, e);
+    return env;
+  };
+}
