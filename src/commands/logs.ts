@@ -57,12 +57,19 @@ export async function main(argv: string[], io: CommandIo, options: LogsOptions =
     out(json ? `${JSON.stringify(event)}\n` : `${formatEventLine(event, lineOptions)}\n`);
   };
 
+  const unreadable = (problem: string): number => {
+    err(`${path}: error RUN_STATE_INVALID ${problem}\n  hint: the run's event log cannot be read; its other files are under ${runDir(workdir, runId)}\n`);
+    return 2;
+  };
   if (!args.flags.has("--follow") && !args.flags.has("-f")) {
     const result = await readEvents(path, print);
+    if (result.problem !== undefined) return unreadable(result.problem);
     if (result.torn && !json) err(`phaseloop logs: the last line of ${path} is torn (a crash mid-write); it was skipped\n`);
     return 0;
   }
 
+  const probe = await readEvents(path, () => undefined);
+  if (probe.problem !== undefined) return unreadable(probe.problem);
   const controller = new AbortController();
   const onSigint = (): void => controller.abort();
   const external = options.signal;

@@ -48,6 +48,9 @@ export async function finish(io: CliIo, outcome: StartOutcome, command: string):
     case "usage":
       io.stderr(`phaseloop ${command}: ${outcome.message}\n`);
       return 2;
+    case "state":
+      io.stderr(outcome.text);
+      return 2;
     case "finished":
       io.stderr(`phaseloop ${command}: ${outcome.message}\n`);
       return outcome.exitCode;

@@ -54,11 +54,21 @@ export interface RunStatus {
   resume: string | null;
 }
 
+/** The event log cannot be read at all (it is a directory, say). */
+export class UnreadableLogError extends Error {
+  readonly file: string;
+  constructor(file: string, message: string) {
+    super(message);
+    this.file = file;
+  }
+}
+
 /** Reads one run's directory and sums it up. */
 export async function readRunStatus(workdir: string, runId: string): Promise<RunStatus> {
   const dir = runDir(workdir, runId);
   const summary = emptyRunSummary();
   const log = await readEvents(join(dir, "events.jsonl"), (event) => addToRunSummary(summary, event));
+  if (log.problem !== undefined) throw new UnreadableLogError(join(dir, "events.jsonl"), log.problem);
   const host = machineName();
   const lock = await readLock(workdir);
   const live = lock !== null && lock.run === runId ? await isRunLive(workdir, runId, host) : false;
@@ -204,7 +214,14 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     err(`phaseloop status: ${selection.message}${selection.hint === undefined ? "" : `\n  hint: ${selection.hint}`}\n`);
     return 2;
   }
-  const status = await readRunStatus(workdir, selection.runId);
+  let status: RunStatus;
+  try {
+    status = await readRunStatus(workdir, selection.runId);
+  } catch (error) {
+    if (!(error instanceof UnreadableLogError)) throw error;
+    err(`${error.file}: error RUN_STATE_INVALID ${error.message}\n  hint: the run's event log is gone; its other files are under ${runDir(workdir, selection.runId)}\n`);
+    return 2;
+  }
   if (args.flags.has("--json")) out(`${JSON.stringify(status, null, 2)}\n`);
   else out(formatStatus(status, io.color ?? false));
   return 0;

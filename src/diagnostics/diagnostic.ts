@@ -79,6 +79,8 @@ export const DIAGNOSTIC_CODES = [
   "TASK_SOURCE",
   // running
   "PARAM_INVALID",
+  "RUN_STATE_INVALID",
+  "LOCK_INVALID",
   "INTERNAL",
 ] as const;
 

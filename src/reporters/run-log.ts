@@ -4,8 +4,9 @@
  * or followed as it grows. A crash can leave a torn last line; it is skipped,
  * and a follower waits for the rest of it.
  */
-import { open, readdir, readFile, stat } from "node:fs/promises";
+import { lstat, open, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { checkEvent } from "../run/check-run-state.ts";
 import type { RunEvent } from "../run/run-events.ts";
 import { isProcessAlive } from "../runtime/run-lock.ts";
 
@@ -124,7 +125,8 @@ export class EventLineSplitter {
       this.malformed += 1;
       return;
     }
-    if (value !== null && typeof value === "object" && typeof (value as { type?: unknown }).type === "string") onEvent(value as RunEvent);
+    // a line that is not a whole event of its type is skipped, so no reader meets a field of the wrong kind
+    if (checkEvent(value, "") === undefined) onEvent(value as RunEvent);
     else this.malformed += 1;
   }
 }
@@ -136,6 +138,8 @@ export interface ReadEventsResult {
   malformed: number;
   /** Bytes read: where a follower carries on. */
   bytes: number;
+  /** Why the file could not be read at all (it is a directory, say); nothing was delivered. */
+  problem?: string;
 }
 
 const CHUNK = 256 * 1024;
@@ -144,10 +148,12 @@ const CHUNK = 256 * 1024;
 export async function readEvents(path: string, onEvent: (event: RunEvent) => void): Promise<ReadEventsResult> {
   let handle;
   try {
+    const info = await lstat(path);
+    if (!info.isFile()) return { torn: false, malformed: 0, bytes: 0, problem: `is ${info.isDirectory() ? "a directory" : info.isSymbolicLink() ? "a symbolic link" : "a special file"}, not a file` };
     handle = await open(path, "r");
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT") return { torn: false, malformed: 0, bytes: 0 };
-    throw error;
+    return { torn: false, malformed: 0, bytes: 0, problem: `cannot be read: ${(error as Error).message}` };
   }
   const splitter = new EventLineSplitter();
   const buffer = new Uint8Array(CHUNK);

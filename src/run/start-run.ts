@@ -2,9 +2,9 @@
  * Starting and resuming runs: load and compile the pipeline, resolve params,
  * take the workdir lock, set up the run directory, and hand over to Runner.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync, rmSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
@@ -14,11 +14,12 @@ import { exitCodeFor, initialSnapshot } from "../machine/transition.ts";
 import { resolveParams } from "../machine/resolve-params.ts";
 import type { Machine, TaskItem } from "../machine/types.ts";
 import { loadPipeline, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
-import { acquireLock } from "../runtime/run-lock.ts";
+import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
 import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
 import { stopRunProcesses } from "../runtime/orphans.ts";
 import { listRunIds } from "../reporters/run-log.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
+import { checkBaselineFile, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type JsonlScan, type StateProblem } from "./read-run-state.ts";
 import type { Reporter } from "./run-events.ts";
 import { agentVersions } from "./agent-versions.ts";
 import type { Checkpoint } from "./checkpoint.ts";
@@ -41,7 +42,9 @@ export type StartOutcome =
   /** resume of a run that had already ended: nothing to do; its exit code stands */
   | { kind: "finished"; runId: string; message: string; exitCode: number }
   | { kind: "dry-run"; machine: Machine; loaded: LoadedPipeline; params: Record<string, import("../pipeline/spec.ts").JsonValue> }
-  | { kind: "ran"; result: RunResult; runId: string };
+  | { kind: "ran"; result: RunResult; runId: string }
+  /** a file of the run's state, or the lock, cannot be used: printed as it is, exit 2 */
+  | { kind: "state"; text: string };
 
 export interface StartOptions {
   pipeline: string;
@@ -91,10 +94,17 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
   }
 
   const runId = newRunId(new Date(), Math.random);
+  const lockProblem = lockPathProblem(workdir);
+  if (lockProblem) return { kind: "state", text: `${lockProblem}\n` };
   const lock = acquireLock(workdir, runId, new Date());
   if (!lock.ok) return { kind: "usage", message: lock.message };
   try {
-    const store = new RunStore(workdir, runId);
+    let store: RunStore;
+    try {
+      store = new RunStore(workdir, runId);
+    } catch (error) {
+      return { kind: "state", text: `${runPath(workdir, runId)}: error RUN_STATE_INVALID cannot be created: ${(error as Error).message}\n  hint: phaseloop keeps its runs under ${join(workdir, ".phaseloop", "runs")}; make that a writable directory\n` };
+    }
     const file = resolve(loaded.file);
     const snapshot = initialSnapshot(machine, {
       runId,
@@ -166,51 +176,67 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     return { kind: "usage", message: matches.length === 0 ? `no run "${o.runId}" in ${workdir}/.phaseloop${hint ? ` (${hint})` : ""}` : `"${o.runId}" matches several runs: ${matches.join(", ")}` };
   }
   const runId = matches[0]!;
-  const store = new RunStore(workdir, runId);
-  const info = store.readRunInfo<RunInfo>();
-  const cp = store.readState<Checkpoint>();
-  if (!info || !cp) {
-    store.close();
-    return { kind: "usage", message: `run ${runId} has no checkpoint to resume from (${runPath(workdir, runId)})` };
-  }
-  if (cp.snapshot.status === "done") {
-    store.close();
-    const outcome = cp.snapshot.outcome!;
-    return { kind: "finished", runId, message: `run ${runId} already finished: ${outcome.outcome} — ${outcome.reason.message}`, exitCode: exitCodeFor(outcome.outcome) };
-  }
+  const dir = runPath(workdir, runId);
+  // every file is read through its validator before anything is written
+  const lockProblem = lockPathProblem(workdir);
+  if (lockProblem) return { kind: "state", text: `${lockProblem}\n` };
+  const infoRead = readRunInfo(dir, runId);
+  if (!infoRead.ok) return stateProblem(infoRead.problem);
+  const info = infoRead.value;
+  const early = readCheckpoint(dir, runId, undefined, info.file);
+  if (early.kind === "invalid") return stateProblem(early.problem);
+  const events = scanEventLog(dir, runId, o.force);
+  if (!events.ok) return stateProblem(events.problem);
+  const iterations = scanIterationLog(dir, runId, o.force);
+  if (!iterations.ok) return stateProblem(iterations.problem);
+  if (early.kind === "ok" && early.checkpoint.snapshot.status === "done") return finishedRun(workdir, runId, dir, early.checkpoint, events.value, iterations.value);
+
   const { loaded, machine, diagnostics } = await compileFile(info.file);
-  if (!machine) {
-    store.close();
-    return { kind: "invalid", diagnostics, loaded };
-  }
+  if (!machine) return { kind: "invalid", diagnostics, loaded };
   const hash = pipelineHash(loaded.file, loaded.text, loaded.promptFiles);
   if (hash !== info.hash && !o.force) {
-    store.close();
     return { kind: "usage", message: `the pipeline ${info.file} changed since run ${runId} started; resume with --force to continue with the new version` };
   }
-  const lock = acquireLock(workdir, runId, new Date());
-  if (!lock.ok) {
-    store.close();
-    return { kind: "usage", message: lock.message };
+  const read = readCheckpoint(dir, runId, machine, info.file);
+  if (read.kind === "invalid") return stateProblem(read.problem);
+  let cp: Checkpoint;
+  if (read.kind === "ok") cp = read.checkpoint;
+  else if (events.value.lastSeq === 0) {
+    // stopped before its first checkpoint: nothing ran, so it starts from the beginning
+    const file = resolve(info.file);
+    const snapshot = initialSnapshot(machine, { runId, params: info.params, env: pickEnv(machine, o.env), pipeline: { name: machine.name, file, dir: dirname(file) }, workdir: info.workdir });
+    snapshot.limits.maxIterations = info.max_iterations;
+    cp = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
+  } else {
+    return stateProblem({ file: join(dir, "state.json"), message: "is missing, but the run has logged events", hint: startOverHint(runId, info.file) });
   }
+  const baselineProblem = machine.measuresChanges && cp.snapshot.iterationOpen ? checkBaselineFile(dir, runId) : undefined;
+  if (baselineProblem && !o.force) return stateProblem(baselineProblem);
+
+  const lock = acquireLock(workdir, runId, new Date());
+  if (!lock.ok) return { kind: "usage", message: lock.message };
   try {
+    const opened = openStore(workdir, runId, events.value, iterations.value);
+    if ("kind" in opened) return opened;
+    const store = opened;
+    if (baselineProblem) rmSync(baselineProblem.file, { recursive: true, force: true }); // --force: measured from now on
     // a crash may have lost the last events: the checkpoint carries them
-    store.sealTornLines();
-    const last = store.lastEventSeq();
-    const missing = cp.pending.filter((e) => e.seq > last);
+    const missing = cp.pending.filter((e) => e.seq > events.value.lastSeq);
     store.events.appendMany(missing);
-    const seq = Math.max(last, cp.seq);
+    const seq = Math.max(events.value.lastSeq, cp.seq);
     const reporter = o.reporter();
     const snapshot = cp.snapshot;
     if (snapshot.status !== "interrupted") snapshot.status = "interrupted"; // a crash: the run stopped without saying so
     const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal }, snapshot, seq);
     const inFlight = snapshot.awaiting?.kind === "phase" || snapshot.awaiting?.kind === "retry" ? snapshot.awaiting.phase : null;
-    const preface: Record<string, unknown>[] = [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight }];
+    // a run stopped before it logged anything starts its log now
+    const preface: Record<string, unknown>[] = seq === 0 ? [runStartedEvent(machine, info)] : [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight }];
     // a killed phaseloop leaves its phase running in its own process group: stop it before running the phase again
     for (const id of new Set([runId, lock.tookOver?.run_id ?? runId])) {
       const left = await stopRunProcesses(id);
       if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(id, left) });
     }
+    if (baselineProblem) preface.push({ type: "note", level: "warning", message: `baseline.json was unusable (${baselineProblem.message}); iteration ${snapshot.iteration} measures its changes from now on (--force)` });
     if (hash !== info.hash) preface.push({ type: "note", level: "warning", message: "resumed with a changed pipeline (--force)" } as never);
     const result = await runner.run({ type: "resumed", at: Date.now() }, preface);
     store.close();
@@ -219,6 +245,58 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   } finally {
     lock.release();
   }
+}
+
+function stateProblem(problem: StateProblem): StartOutcome {
+  return { kind: "state", text: formatStateProblem(problem) };
+}
+
+/** The run directory, its torn last lines repaired; a directory that cannot be written is reported. */
+function openStore(workdir: string, runId: string, events: JsonlScan, iterations: JsonlScan): RunStore | StartOutcome {
+  const dir = runPath(workdir, runId);
+  try {
+    repairTornTail(join(dir, "events.jsonl"), events);
+    repairTornTail(join(dir, "iterations.jsonl"), iterations);
+    return new RunStore(workdir, runId);
+  } catch (error) {
+    return stateProblem({ file: dir, message: `cannot be written: ${(error as Error).message}`, hint: startOverHint(runId) });
+  }
+}
+
+/**
+ * A run whose checkpoint says it ended: its exit code stands. A crash between
+ * that checkpoint and the log may have lost the last events; they are
+ * appended (by their seq, so never twice), and `run.finished` if the log has none.
+ */
+async function finishedRun(workdir: string, runId: string, dir: string, cp: Checkpoint, events: EventLogScan, iterations: JsonlScan): Promise<StartOutcome> {
+  const outcome = cp.snapshot.outcome;
+  if (!outcome) return stateProblem({ file: join(dir, "state.json"), message: "snapshot.outcome: null in a finished run", hint: startOverHint(runId) });
+  const missing = cp.pending.filter((e) => e.seq > events.lastSeq);
+  const logged = events.finished || missing.some((e) => e.type === "run.finished");
+  if (missing.length > 0 || !logged || events.tornBytes > 0 || events.needsNewline) {
+    const lock = acquireLock(workdir, runId, new Date());
+    if (lock.ok) {
+      try {
+        const opened = openStore(workdir, runId, events, iterations);
+        if ("kind" in opened) return opened;
+        opened.events.appendMany(missing);
+        if (!logged) {
+          const s = cp.snapshot;
+          const seq = Math.max(events.lastSeq, cp.seq, ...missing.map((e) => e.seq)) + 1;
+          const code = exitCodeFor(outcome.outcome);
+          opened.events.append({ v: 1, seq, at: new Date().toISOString(), run: runId, type: "run.finished", outcome: outcome.outcome, reason: outcome.reason, exit_code: code, iterations: s.iteration, tokens: s.tokens, cost_usd: s.costUsd, elapsed_ms: s.elapsedMs });
+        }
+        opened.close();
+      } finally {
+        lock.release();
+      }
+    }
+  }
+  return { kind: "finished", runId, message: `run ${runId} already finished: ${outcome.outcome} — ${outcome.reason.message}`, exitCode: exitCodeFor(outcome.outcome) };
+}
+
+function runStartedEvent(machine: Machine, info: RunInfo): Record<string, unknown> {
+  return { type: "run.started", pipeline: machine.name, file: info.file, hash: info.hash, workdir: info.workdir, params: info.params, max_iterations: info.max_iterations, phases: machine.phases.map((p) => p.name), version: VERSION };
 }
 
 function leftoverNote(runId: string, pids: number[]): string {

@@ -3,7 +3,7 @@
  * time. A lock whose process is gone (a crash, kill -9) is taken over; a live
  * one refuses with a message naming the run.
  */
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -15,7 +15,7 @@ export interface LockInfo {
   started_at: string;
 }
 
-export type LockResult = { ok: true; release: () => void; tookOver?: LockInfo } | { ok: false; holder: LockInfo; message: string };
+export type LockResult = { ok: true; release: () => void; tookOver?: LockInfo } | { ok: false; holder?: LockInfo; message: string };
 
 export function isProcessAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
@@ -36,7 +36,8 @@ export function isProcessAlive(pid: number): boolean {
 function readLockFile(path: string): LockInfo | undefined {
   try {
     const info = JSON.parse(readFileSync(path, "utf8")) as LockInfo;
-    return typeof info.pid === "number" ? info : undefined;
+    const ok = info !== null && typeof info === "object" && Number.isInteger(info.pid) && typeof info.run_id === "string" && typeof info.host === "string" && typeof info.started_at === "string";
+    return ok ? info : undefined;
   } catch {
     return undefined;
   }
@@ -61,7 +62,46 @@ export function machineName(): string {
   }
 }
 
+/**
+ * Why the lock cannot be taken whatever its holder: `.phaseloop` or its lock
+ * is something other than a directory and a regular file. Such a thing is
+ * reported, never renamed over.
+ */
+export function lockPathProblem(workdir: string): string | undefined {
+  const dir = join(workdir, ".phaseloop");
+  const path = join(dir, "lock");
+  for (const [p, want] of [
+    [dir, "directory"],
+    [path, "file"],
+  ] as const) {
+    let stat;
+    try {
+      stat = lstatSync(p);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      return `${p}: error LOCK_INVALID cannot be read: ${(error as Error).message}`;
+    }
+    const ok = want === "directory" ? stat.isDirectory() : stat.isFile();
+    if (!ok) {
+      const what = stat.isDirectory() ? "a directory" : stat.isSymbolicLink() ? "a symbolic link" : stat.isFile() ? "a file" : "a special file";
+      return `${p}: error LOCK_INVALID is ${what}, not a ${want}\n  hint: phaseloop keeps ${want === "file" ? "its run lock in this file" : "its state in this directory"}; move it away (if no phaseloop run is using ${workdir}), then try again`;
+    }
+  }
+  return undefined;
+}
+
 export function acquireLock(workdir: string, runId: string, now: Date): LockResult {
+  const problem = lockPathProblem(workdir);
+  if (problem) return { ok: false, message: problem };
+  try {
+    return takeLock(workdir, runId, now);
+  } catch (error) {
+    // a file system that refuses (permissions, a full disk, a race with another tool): an input problem, not a crash
+    return { ok: false, message: `${join(workdir, ".phaseloop", "lock")}: error LOCK_INVALID cannot take the lock: ${(error as Error).message}` };
+  }
+}
+
+function takeLock(workdir: string, runId: string, now: Date): LockResult {
   const dir = join(workdir, ".phaseloop");
   mkdirSync(dir, { recursive: true });
   const path = join(dir, "lock");

@@ -1,0 +1,249 @@
+/**
+ * Reading a run directory back through its validators. A file a crash, a disk
+ * or a person damaged is an input problem (`StateProblem`: the file, what is
+ * wrong, what to do), never an exception. Reading never changes a file;
+ * `repairTornTail` is the one repair, made by `resume` once it holds the lock.
+ */
+import { appendFileSync, lstatSync, readFileSync, truncateSync } from "node:fs";
+import { join } from "node:path";
+import type { Machine } from "../machine/types.ts";
+import type { Check } from "../runtime/check-shape.ts";
+import { checkCheckpoint, checkCheckpointShape, checkEvent, checkIterationRecord, checkRunInfo, checkSavedBaseline } from "./check-run-state.ts";
+import type { Checkpoint, RunInfo } from "./run-pipeline.ts";
+
+export interface StateProblem {
+  /** The file (absolute path). */
+  file: string;
+  /** 1-based line, for JSON-lines files. */
+  line?: number;
+  /** What is wrong. */
+  message: string;
+  /** What the user can do. */
+  hint: string;
+}
+
+export type Loaded<T> = { ok: true; value: T } | { ok: false; problem: StateProblem };
+
+/** What the user can do about a run whose state cannot be used. */
+export function startOverHint(runId: string, file?: string): string {
+  return `start the run over with \`phaseloop run ${file ?? "PIPELINE"}\` (run ${runId}'s log stays readable with \`phaseloop logs ${runId}\`)`;
+}
+
+type Text = { kind: "text"; text: string } | { kind: "missing" } | { kind: "unreadable"; message: string };
+
+/** A file's text; a missing file is `missing`, anything else that is not a readable regular file is `unreadable`. */
+export function readStateText(path: string): Text {
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { kind: "missing" };
+    return { kind: "unreadable", message: `cannot be read: ${(error as Error).message}` };
+  }
+  if (!stat.isFile()) return { kind: "unreadable", message: `is ${kindOf(stat)}, not a file` };
+  try {
+    return { kind: "text", text: readFileSync(path, "utf8") };
+  } catch (error) {
+    return { kind: "unreadable", message: `cannot be read: ${(error as Error).message}` };
+  }
+}
+
+function kindOf(stat: import("node:fs").Stats): string {
+  if (stat.isDirectory()) return "a directory";
+  if (stat.isSymbolicLink()) return "a symbolic link";
+  if (stat.isFIFO()) return "a named pipe";
+  if (stat.isSocket()) return "a socket";
+  return "a special file";
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; message: string } {
+  if (text.trim() === "") return { ok: false, message: "is empty" };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, message: `is not valid JSON (${(error as Error).message})` };
+  }
+}
+
+/** run.json: what the run is (pipeline file, hash, params). */
+export function readRunInfo(dir: string, runId: string): Loaded<RunInfo> {
+  const file = join(dir, "run.json");
+  const hint = startOverHint(runId);
+  const t = readStateText(file);
+  if (t.kind === "missing") return { ok: false, problem: { file, message: "is missing: the run stopped before it was set up", hint } };
+  if (t.kind === "unreadable") return { ok: false, problem: { file, message: t.message, hint } };
+  const parsed = parseJson(t.text);
+  if (!parsed.ok) return { ok: false, problem: { file, message: parsed.message, hint } };
+  const problem = checkRunInfo(parsed.value, "");
+  if (problem) return { ok: false, problem: { file, message: problem, hint } };
+  return { ok: true, value: parsed.value as RunInfo };
+}
+
+export type CheckpointRead = { kind: "ok"; checkpoint: Checkpoint; file: string } | { kind: "missing" } | { kind: "invalid"; problem: StateProblem };
+
+/**
+ * The checkpoint: state.json, or its complete replacement `state.json.next`
+ * when a crash came between removing the one and renaming the other (see
+ * CheckpointFile). With a machine, the names in it must be the pipeline's.
+ */
+export function readCheckpoint(dir: string, runId: string, machine?: Machine, file?: string): CheckpointRead {
+  const path = join(dir, "state.json");
+  const hint = startOverHint(runId, file);
+  let t = readStateText(path);
+  let used = path;
+  if (t.kind === "missing") {
+    const next = readStateText(`${path}.next`);
+    if (next.kind === "text" && next.text.trim() !== "") {
+      t = next;
+      used = `${path}.next`;
+    }
+  }
+  if (t.kind === "missing") return { kind: "missing" };
+  if (t.kind === "unreadable") return { kind: "invalid", problem: { file: used, message: t.message, hint } };
+  const parsed = parseJson(t.text);
+  if (!parsed.ok) return { kind: "invalid", problem: { file: used, message: parsed.message, hint } };
+  const problem = machine ? checkCheckpoint(parsed.value, machine) : checkCheckpointShape(parsed.value, "");
+  if (problem) return { kind: "invalid", problem: { file: used, message: problem, hint } };
+  return { kind: "ok", checkpoint: parsed.value as Checkpoint, file: used };
+}
+
+export interface JsonlScan {
+  /** Complete lines. */
+  lines: number;
+  /** Bytes at the end that are a torn (partly written) line: a crash mid-write. */
+  tornBytes: number;
+  /** The last line is whole but lacks its newline. */
+  needsNewline: boolean;
+  /** Lines skipped as unusable (lenient reading only). */
+  skipped: number;
+}
+
+/**
+ * Reads a JSON-lines file: every complete line must be a JSON value that
+ * passes `check` and `accept` (which sees them in order); a last line without
+ * its newline is whole if it passes, else a torn write. Lenient reading skips
+ * bad lines instead of reporting the first.
+ */
+export function scanJsonl(path: string, check: Check, accept: (value: unknown, line: number) => string | undefined, hint: string, lenient = false): Loaded<JsonlScan> {
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { ok: true, value: { lines: 0, tornBytes: 0, needsNewline: false, skipped: 0 } };
+    return { ok: false, problem: { file: path, message: `cannot be read: ${(error as Error).message}`, hint } };
+  }
+  if (!stat.isFile()) return { ok: false, problem: { file: path, message: `is ${kindOf(stat)}, not a file`, hint } };
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    return { ok: false, problem: { file: path, message: `cannot be read: ${(error as Error).message}`, hint } };
+  }
+  const end = bytes.lastIndexOf(10) + 1;
+  const scan: JsonlScan = { lines: 0, tornBytes: 0, needsNewline: false, skipped: 0 };
+  const judge = (text: string, line: number): string | undefined => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return "the line is not valid JSON";
+    }
+    return check(value, "")?.replace(/^the file:/, "the line:") ?? accept(value, line);
+  };
+  const text = bytes.toString("utf8", 0, end);
+  let line = 0;
+  let start = 0;
+  while (start < text.length) {
+    const stop = text.indexOf("\n", start);
+    const raw = text.slice(start, stop);
+    start = stop + 1;
+    line += 1;
+    if (raw.trim() === "") continue;
+    const problem = judge(raw, line);
+    if (problem === undefined) scan.lines += 1;
+    else if (lenient) scan.skipped += 1;
+    else return { ok: false, problem: { file: path, line, message: problem, hint } };
+  }
+  const tail = bytes.toString("utf8", end);
+  if (tail.trim() !== "") {
+    if (judge(tail, line + 1) === undefined) {
+      scan.lines += 1;
+      scan.needsNewline = true;
+    } else scan.tornBytes = bytes.length - end;
+  } else if (tail.length > 0) scan.tornBytes = bytes.length - end;
+  return { ok: true, value: scan };
+}
+
+/** Cuts a torn last line off (or ends a whole one with its newline), so the next record starts on a line of its own. */
+export function repairTornTail(path: string, scan: JsonlScan): void {
+  if (scan.tornBytes > 0) {
+    const size = lstatSync(path).size;
+    truncateSync(path, size - scan.tornBytes);
+  } else if (scan.needsNewline) appendFileSync(path, "\n");
+}
+
+export interface EventLogScan extends JsonlScan {
+  lastSeq: number;
+  /** The log holds `run.finished`. */
+  finished: boolean;
+}
+
+/** events.jsonl: valid events with increasing seq. */
+export function scanEventLog(dir: string, runId: string, lenient = false): Loaded<EventLogScan> {
+  let lastSeq = 0;
+  let finished = false;
+  const hint = lenient ? startOverHint(runId) : `\`phaseloop resume ${runId} --force\` continues with the lines that can be read (the others are kept and skipped), or ${startOverHint(runId)}`;
+  const r = scanJsonl(
+    join(dir, "events.jsonl"),
+    checkEvent,
+    (value) => {
+      const seq = (value as { seq: number }).seq;
+      if (seq <= lastSeq) return `seq: ${seq} does not follow ${lastSeq}`;
+      lastSeq = seq;
+      if ((value as { type: string }).type === "run.finished") finished = true;
+      return undefined;
+    },
+    hint,
+    lenient,
+  );
+  return r.ok ? { ok: true, value: { ...r.value, lastSeq, finished } } : r;
+}
+
+export interface IterationLogScan extends JsonlScan {
+  iterations: Set<number>;
+}
+
+/** iterations.jsonl: one record per finished iteration. */
+export function scanIterationLog(dir: string, runId: string, lenient = false): Loaded<IterationLogScan> {
+  const iterations = new Set<number>();
+  const hint = lenient ? startOverHint(runId) : `\`phaseloop resume ${runId} --force\` continues with the lines that can be read (the others are kept and skipped), or ${startOverHint(runId)}`;
+  const r = scanJsonl(
+    join(dir, "iterations.jsonl"),
+    checkIterationRecord,
+    (value) => {
+      iterations.add((value as { iteration: number }).iteration);
+      return undefined;
+    },
+    hint,
+    lenient,
+  );
+  return r.ok ? { ok: true, value: { ...r.value, iterations } } : r;
+}
+
+/** baseline.json, the measure of the open iteration's start. Missing is fine (the iteration measures from now). */
+export function checkBaselineFile(dir: string, runId: string): StateProblem | undefined {
+  const file = join(dir, "baseline.json");
+  const hint = `\`phaseloop resume ${runId} --force\` measures this iteration's changes from now on, or ${startOverHint(runId)}`;
+  const t = readStateText(file);
+  if (t.kind === "missing") return undefined;
+  if (t.kind === "unreadable") return { file, message: t.message, hint };
+  const parsed = parseJson(t.text);
+  if (!parsed.ok) return { file, message: parsed.message, hint };
+  const problem = checkSavedBaseline(parsed.value, "");
+  return problem ? { file, message: problem, hint } : undefined;
+}
+
+/** A problem as the CLI prints it: `FILE[:LINE]: error CODE what` and a hint. */
+export function formatStateProblem(p: StateProblem, code = "RUN_STATE_INVALID"): string {
+  return `${p.file}${p.line === undefined ? "" : `:${p.line}`}: error ${code} ${p.message}\n  hint: ${p.hint}\n`;
+}
