@@ -9,7 +9,8 @@ import { join } from "node:path";
 import type { Machine } from "../machine/types.ts";
 import type { Check } from "../runtime/check-shape.ts";
 import { checkCheckpoint, checkCheckpointShape, checkEvent, checkIterationRecord, checkRunInfo, checkSavedBaseline } from "./check-run-state.ts";
-import type { Checkpoint, RunInfo } from "./run-pipeline.ts";
+import type { Checkpoint } from "./checkpoint.ts";
+import type { RunInfo } from "./run-info.ts";
 
 export interface StateProblem {
   /** The file (absolute path). */
