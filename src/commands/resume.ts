@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { resumeRun } from "../run/start-run.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { finish, interruptSignal, parseReporter, reporterFactory } from "./run-common.ts";
+import { keepHeapSteady } from "../runtime/steady-heap.ts";
 
 const USAGE = `Usage: phaseloop resume [RUN_ID] [--force] [--workdir DIR] [--reporter KIND]
 
@@ -26,6 +27,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   const { signal, dispose } = interruptSignal();
+  keepHeapSteady();
   try {
     const outcome = await resumeRun({
       runId: parsed.args.positionals[0],

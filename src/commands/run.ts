@@ -10,6 +10,7 @@ import type { JsonValue } from "../pipeline/spec.ts";
 import { resolve, dirname } from "node:path";
 import type { CliIo } from "./cli-io.ts";
 import { finish, interruptSignal, parseReporter, reporterFactory } from "./run-common.ts";
+import { keepHeapSteady } from "../runtime/steady-heap.ts";
 
 const USAGE = `Usage: phaseloop run PIPELINE [options]
 
@@ -80,6 +81,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const kind = parseReporter(reporterText);
   if (!kind) return usage(io, `unknown reporter "${reporterText}"; use auto, tty, plain or json`);
   const { signal, dispose } = interruptSignal();
+  keepHeapSteady();
   try {
     const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, env: io.env, reporter: reporterFactory(kind, io), signal });
     if (outcome.kind === "dry-run") {

@@ -52,6 +52,7 @@ export function createPlainReporter(stdout: TextSink, options: PlainReporterOpti
     onEvent(event: RunEvent): void {
       runId = event.run;
       if (event.type === "phase.output") {
+        omitted += event.dropped ?? 0;
         if (shown < head) {
           shown += 1;
           print(event);

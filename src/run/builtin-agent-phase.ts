@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { runOpenAiAgent } from "../agents/openai-agent.ts";
 import type { CompiledPhase } from "../machine/types.ts";
 import { runProcess } from "../runtime/run-process.ts";
+import { LiveOutput } from "./live-output.ts";
 import type { BuiltinAgent, PhaseRunEffect } from "./phase-invocation.ts";
 import type { PhaseExecution } from "./phase-process.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
@@ -16,7 +17,8 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
   const { default: picomatch } = await import("picomatch");
   const stdoutLog = join(dir, "stdout.log");
   const workdir = ctx.info.workdir;
-  return runOpenAiAgent({
+  const live = new LiveOutput(ctx.emit, e.phase);
+  const done = await runOpenAiAgent({
     agent: builtin.agent,
     prompt: e.prompt ?? "",
     tools: builtin.tools,
@@ -27,7 +29,7 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
     idleTimeoutMs: phase.idleTimeoutMs ?? undefined,
     onLine: (line) => {
       appendFileSync(stdoutLog, `${line}\n`);
-      ctx.emit({ type: "phase.output", phase: e.phase, stream: "stdout", line });
+      live.push("stdout", line);
     },
     glob: (patterns) => picomatch(patterns, { dot: true }),
     runCommand: async (argv, signal) => {
@@ -37,4 +39,6 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
       return { exitCode: p.exitCode, output, timedOut: p.timedOut || p.idleTimedOut };
     },
   });
+  live.end();
+  return done;
 }

@@ -1,12 +1,13 @@
 /**
  * A phase's process: the invocation run in the workdir under the phase's
  * timeouts, its output logged to stdout.log and stderr.log, its stdout fed to
- * the agent's parser, every line reported live.
+ * the agent's parser, its lines reported live as fast as they can be shown.
  */
 import { join } from "node:path";
 import type { AgentRunReport } from "../agents/agent-adapter.ts";
 import type { CompiledPhase } from "../machine/types.ts";
 import { runProcess, type ProcessResult } from "../runtime/run-process.ts";
+import { LiveOutput } from "./live-output.ts";
 import type { PhaseInvocation, PhaseRunEffect } from "./phase-invocation.ts";
 import type { RunContext } from "./run-context.ts";
 
@@ -18,6 +19,7 @@ export interface PhaseExecution {
 
 export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, inv: PhaseInvocation, dir: string, ctx: RunContext): Promise<PhaseExecution> {
   const { parser } = inv;
+  const live = new LiveOutput(ctx.emit, e.phase);
   const r = await runProcess({
     command: inv.command,
     cwd: ctx.info.workdir,
@@ -30,8 +32,9 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
     stderrFile: join(dir, "stderr.log"),
     onLine: (stream, line) => {
       if (stream === "stdout") parser.push(line);
-      ctx.emit({ type: "phase.output", phase: e.phase, stream, line });
+      live.push(stream, line);
     },
   });
+  live.end();
   return { process: r, report: parser.finish(r.stdout) };
 }

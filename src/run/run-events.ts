@@ -53,7 +53,14 @@ export type RunEvent = Base &
         /** What runs: argv, or the shell command. */
         command: string[] | string;
       }
-    | { type: "phase.output"; phase: string; stream: "stdout" | "stderr"; line: string }
+    | {
+        type: "phase.output";
+        phase: string;
+        stream: "stdout" | "stderr";
+        line: string;
+        /** Lines left out before this one because the phase printed faster than they can be reported (the phase logs have them). */
+        dropped?: number;
+      }
     | { type: "phase.skipped"; iteration: number; phase: string; reason: string }
     | {
         type: "phase.finished";

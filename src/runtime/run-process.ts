@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { dirname } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import process from "node:process";
 
 export interface ProcessSpec {
@@ -42,38 +43,82 @@ export interface ProcessResult {
 
 const STDOUT_CAP = 4 * 1024 * 1024;
 const TAIL_CAP = 64 * 1024;
+/** The longest line handed to onLine, in characters. */
+const LINE_CAP = 4 * 1024 * 1024;
 
-/** Appends text while keeping only the last `cap` characters. */
+/**
+ * Appends text while keeping only the last `cap` characters. The chunks are
+ * kept as they come and joined only when read: cutting a string on every
+ * push would copy it each time.
+ */
 class Tail {
-  private text = "";
+  private chunks: string[] = [];
+  private length = 0;
   private readonly cap: number;
   constructor(cap: number) {
     this.cap = cap;
   }
   push(chunk: string): void {
-    this.text += chunk;
-    if (this.text.length > this.cap * 2) this.text = this.text.slice(-this.cap);
+    if (chunk === "") return;
+    this.chunks.push(chunk);
+    this.length += chunk.length;
+    while (this.length - this.chunks[0]!.length >= this.cap) this.length -= this.chunks.shift()!.length;
   }
   value(): string {
-    return this.text.length > this.cap ? this.text.slice(-this.cap) : this.text;
+    const text = this.chunks.join("");
+    return text.length > this.cap ? text.slice(-this.cap) : text;
   }
 }
 
+/**
+ * Splits decoded text into lines (without "\n" or a trailing "\r"). A line
+ * longer than LINE_CAP characters is cut there: what follows, up to the next
+ * newline, is only in the log files.
+ */
 class LineSplitter {
   private partial = "";
+  private cut = false;
   private readonly emit: (line: string) => void;
   constructor(emit: (line: string) => void) {
     this.emit = emit;
   }
   push(chunk: string): void {
-    const text = this.partial + chunk;
-    const lines = text.split("\n");
-    this.partial = lines.pop() ?? "";
-    for (const l of lines) this.emit(l.replace(/\r$/, ""));
+    let start = 0;
+    let nl = chunk.indexOf("\n");
+    if (nl === -1) {
+      this.keep(chunk);
+      return;
+    }
+    if (this.partial !== "" || this.cut) {
+      this.keep(chunk.slice(0, nl));
+      this.line(this.partial);
+      this.partial = "";
+      this.cut = false;
+      start = nl + 1;
+      nl = chunk.indexOf("\n", start);
+    }
+    while (nl !== -1) {
+      this.line(nl - start > LINE_CAP ? chunk.slice(start, start + LINE_CAP) : chunk.slice(start, nl));
+      start = nl + 1;
+      nl = chunk.indexOf("\n", start);
+    }
+    this.keep(chunk.slice(start));
   }
   flush(): void {
-    if (this.partial !== "") this.emit(this.partial);
+    if (this.partial !== "" || this.cut) this.emit(this.partial);
     this.partial = "";
+    this.cut = false;
+  }
+  private keep(text: string): void {
+    if (this.cut || text === "") return;
+    this.partial += text;
+    if (this.partial.length > LINE_CAP) {
+      this.partial = this.partial.slice(0, LINE_CAP);
+      this.cut = true;
+    }
+  }
+  private line(l: string): void {
+    this.emit(l.charCodeAt(l.length - 1) === 13 ? l.slice(0, -1) : l);
   }
 }
 
@@ -110,21 +155,35 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     let wallTimer: ReturnType<typeof setTimeout> | undefined;
     let idleTimer: ReturnType<typeof setTimeout> | undefined;
     const files: WriteStream[] = [];
-    // log files are opened on the first output: a silent phase costs no file
+    // log files are opened on the first output: a silent phase costs no file.
+    // Reading waits while a log file is behind: output goes at disk speed, never piles up in memory.
+    let behind = 0;
     const lazyFile = (path: string | undefined) => {
       let stream: WriteStream | undefined;
-      return (chunk: string) => {
+      return (chunk: Buffer) => {
         if (!path) return;
         if (!stream) {
           mkdirSync(dirname(path), { recursive: true });
           stream = createWriteStream(path, { flags: "a" });
           files.push(stream);
         }
-        stream.write(chunk);
+        if (stream.write(chunk)) return;
+        if (behind++ === 0) {
+          child.stdout!.pause();
+          child.stderr!.pause();
+        }
+        stream.once("drain", () => {
+          if (--behind === 0) {
+            child.stdout!.resume();
+            child.stderr!.resume();
+          }
+        });
       };
     };
     const outFile = lazyFile(spec.stdoutFile);
     const errFile = lazyFile(spec.stderrFile);
+    const outText = new StringDecoder("utf8");
+    const errText = new StringDecoder("utf8");
 
     const finish = (partial: Partial<ProcessResult>) => {
       if (settled) return;
@@ -133,6 +192,8 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       clearTimeout(idleTimer);
       clearTimeout(killTimer);
       spec.signal?.removeEventListener("abort", onAbort);
+      outLines.push(outText.end());
+      errLines.push(errText.end());
       outLines.flush();
       errLines.flush();
       let pending = files.length;
@@ -196,19 +257,20 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     }
     armIdle();
 
-    child.stdout!.setEncoding("utf8");
-    child.stderr!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
+    // the log files get the bytes as they come; the tails, the captured stdout and the lines get decoded text
+    child.stdout!.on("data", (bytes: Buffer) => {
       armIdle();
-      outFile(chunk);
+      outFile(bytes);
+      const chunk = outText.write(bytes);
       stdoutTail.push(chunk);
       if (stdout.length < STDOUT_CAP) stdout += chunk;
       else stdoutTruncated = true;
       outLines.push(chunk);
     });
-    child.stderr!.on("data", (chunk: string) => {
+    child.stderr!.on("data", (bytes: Buffer) => {
       armIdle();
-      errFile(chunk);
+      errFile(bytes);
+      const chunk = errText.write(bytes);
       stderrTail.push(chunk);
       errLines.push(chunk);
     });

@@ -45,6 +45,15 @@ describe("createPlainReporter", () => {
     expect(text.indexOf("line 100")).toBeLessThan(text.indexOf("build succeeded"));
   });
 
+  it("counts the lines the runner left out of a flood among those not shown", async () => {
+    const events = outputRun(30);
+    const last = events.findLastIndex((e) => e.type === "phase.output");
+    events[last] = { ...events[last]!, dropped: 1000 } as RunEvent;
+    const text = await collect(events, { color: false, utc: true, outputHead: 2, outputTail: 2 });
+    expect(text).toContain("1,026 lines not shown");
+    expect(text).toContain("│ line 30");
+  });
+
   it("flushes a pending output tail when closed mid-phase", async () => {
     const events = outputRun(30).slice(0, -1);
     const text = await collect(events, { color: false, outputHead: 2, outputTail: 2 });

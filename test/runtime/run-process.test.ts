@@ -34,6 +34,25 @@ describe("runProcess", () => {
     expect(lines).toEqual(["one", "two", "three"]);
     expect(readFileSync(out, "utf8")).toBe("one\ntwo\nthree");
   });
+  it("splits lines however the output is cut, multi-byte characters and CRLF included, and logs the bytes unchanged", async () => {
+    const lines: string[] = [];
+    const out = join(dir, "split.log");
+    // printf writes in pieces: a line cut mid-way, a character cut between its bytes, CRLF endings
+    const script = "printf 'al'; sleep 0.05; printf 'pha\\r\\nb\\342'; sleep 0.05; printf '\\202\\254ta\\n\\ngamma'";
+    const r = await runProcess({ command: script, cwd: dir, env, stdoutFile: out, onLine: (_, l) => lines.push(l) });
+    expect(lines).toEqual(["alpha", "b€ta", "", "gamma"]);
+    expect(r.stdout).toBe("alpha\r\nb€ta\n\ngamma");
+    expect(readFileSync(out, "utf8")).toBe("alpha\r\nb€ta\n\ngamma");
+  });
+  it("keeps memory bounded: a line of many megabytes reaches the callback cut, the log file whole", async () => {
+    const lines: number[] = [];
+    const out = join(dir, "long.log");
+    const r = await runProcess({ command: "head -c 6000000 /dev/zero | tr '\\0' x; echo; echo after", cwd: dir, env, stdoutFile: out, onLine: (_, l) => lines.push(l.length) });
+    expect(r.exitCode).toBe(0);
+    expect(lines).toEqual([4 * 1024 * 1024, 5]);
+    expect(readFileSync(out, "utf8").length).toBe(6000000 + 7);
+    expect(r.stdoutTail.endsWith("x\nafter\n")).toBe(true);
+  });
   it("reports a missing program as a spawn error", async () => {
     const r = await runProcess({ command: ["phaseloop-no-such-program"], cwd: dir, env });
     expect(r.spawnError).toMatch(/command not found/);
