@@ -168,6 +168,7 @@ export const checkCheckpointShape: Check = obj({
   snapshot: snapshotShape,
   seq: count,
   pending: arrayOf(checkEvent),
+  pending_iterations: optional(arrayOf(checkIterationRecord)),
   updated_at: optional(str),
 });
 

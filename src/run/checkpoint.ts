@@ -14,9 +14,17 @@ export interface Checkpoint {
   snapshot: Snapshot;
   /** seq of the last event this checkpoint accounts for. */
   seq: number;
-  /** Events of the last transition, re-appended on resume if a crash lost them. */
+  /** Events of the last transition, re-appended on resume if a crash lost them (by seq: never twice). */
   pending: RunEvent[];
+  /** iterations.jsonl records of the last transition, re-appended on resume if a crash lost them (by iteration: never twice). */
+  pending_iterations?: IterationRecord[];
   updated_at: string;
+}
+
+/** A line of iterations.jsonl: the iteration's history entry, with the run's totals when it ended. */
+export interface IterationRecord {
+  iteration: number;
+  [key: string]: unknown;
 }
 
 /** Keep the iteration's baseline on disk, so a resumed iteration measures from its real start. */

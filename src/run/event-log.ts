@@ -7,7 +7,7 @@
  */
 import type { Snapshot } from "../machine/types.ts";
 import type { RunStore } from "../runtime/run-store.ts";
-import type { Checkpoint } from "./checkpoint.ts";
+import type { Checkpoint, IterationRecord } from "./checkpoint.ts";
 import { TRANSIENT_EVENT_TYPES, type Reporter, type RunEvent } from "./run-events.ts";
 
 /** A run event before it is numbered and stamped. */
@@ -20,6 +20,7 @@ export class EventLog {
   private readonly reporter: Reporter;
   private readonly runId: string;
   private readonly unlogged: RunEvent[] = [];
+  private readonly unloggedIterations: IterationRecord[] = [];
   private readonly reports: RunEvent[] = [];
   private flushScheduled = false;
   /** Whether the run has ended (then no next state file is prepared). */
@@ -45,16 +46,18 @@ export class EventLog {
   }
 
   /**
-   * Write the checkpoint with `pending`, the events it accounts for. The
-   * events of the previous checkpoint are appended first, so none is ever
-   * only in memory.
+   * Write the checkpoint with `pending`, the events it accounts for, and the
+   * iteration records it adds. What the previous checkpoint carried is
+   * appended first, so nothing is ever only in memory.
    */
-  checkpoint(snapshot: Snapshot, pending: RunEvent[]): void {
+  checkpoint(snapshot: Snapshot, pending: RunEvent[], iterations: IterationRecord[] = []): void {
     this.done = snapshot.status === "done";
     this.flushEvents();
     const cp: Checkpoint = { snapshot, seq: this.seq, pending, updated_at: new Date().toISOString() };
+    if (iterations.length > 0) cp.pending_iterations = iterations;
     this.store.writeState(cp);
     for (const e of pending) this.unlogged.push(e);
+    for (const r of iterations) this.unloggedIterations.push(r);
     this.scheduleFlush();
   }
 
@@ -73,6 +76,7 @@ export class EventLog {
   }
 
   private flushEvents(): void {
+    if (this.unloggedIterations.length > 0) this.store.iterations.appendMany(this.unloggedIterations.splice(0));
     if (this.unlogged.length === 0) return;
     this.store.events.appendMany(this.unlogged.splice(0));
   }

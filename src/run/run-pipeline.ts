@@ -9,7 +9,7 @@ import { exitCodeFor } from "../machine/stop-logic.ts";
 import type { Effect, Machine, MachineEvent, Snapshot, TaskItem } from "../machine/types.ts";
 import { takeBaseline, type Baseline } from "../runtime/measure-changes.ts";
 import type { RunStore } from "../runtime/run-store.ts";
-import { loadIterationBaseline, saveIterationBaseline } from "./checkpoint.ts";
+import { loadIterationBaseline, saveIterationBaseline, type IterationRecord } from "./checkpoint.ts";
 import { eventForEffect } from "./effect-events.ts";
 import { EventLog, type EventInput } from "./event-log.ts";
 import { runPhase } from "./phase-runner.ts";
@@ -43,6 +43,8 @@ export class Runner {
   private readonly events: EventLog;
   private iterationBaseline: Baseline | undefined;
   private interrupted: string | undefined;
+  /** iterations.jsonl records waiting for the next checkpoint. */
+  private readonly iterationRecords: IterationRecord[] = [];
   private readonly env: (...extra: (ProcessEnv | undefined)[]) => ProcessEnv;
 
   constructor(o: RunnerOptions, snapshot: Snapshot, seq: number) {
@@ -54,11 +56,6 @@ export class Runner {
     o.signal.addEventListener("abort", () => {
       this.interrupted ??= String(o.signal.reason ?? "SIGINT");
     });
-  }
-
-  /** The first checkpoint, before anything runs: a run killed at once can still be resumed. */
-  initialCheckpoint(): void {
-    this.events.checkpoint(this.snapshot, []);
   }
 
   /** Drive the machine from `first` until it stops or is interrupted. */
@@ -75,7 +72,7 @@ export class Runner {
       const now: RunEvent[] = log.splice(0);
       // run.finished is reported last, after the end hooks have run
       for (const e of effects) if (e.type !== "stop") this.logEffect(e, now);
-      this.events.checkpoint(this.snapshot, now);
+      this.events.checkpoint(this.snapshot, now, this.iterationRecords.splice(0));
       if (snapshot.status === "interrupted") break;
       for (const effect of effects) {
         const next = await this.perform(effect, log);
@@ -105,12 +102,16 @@ export class Runner {
     return { exitCode: exitCodeFor(outcome), outcome, snapshot: s };
   }
 
-  /** Log the run event an effect implies (iteration.end also goes to iterations.jsonl). */
+  /**
+   * Log the run event an effect implies. iteration.end also makes a record
+   * for iterations.jsonl, written like the events: carried by the checkpoint,
+   * appended after it.
+   */
   private logEffect(e: Effect, log: RunEvent[]): void {
     const s = this.snapshot;
     const event = eventForEffect(e, s);
     if (event) this.events.emit(event, log);
-    if (e.type === "iteration.end") this.o.store.iterations.append({ ...e.record, at: new Date().toISOString(), tokens: s.tokens, cost_usd: s.costUsd });
+    if (e.type === "iteration.end") this.iterationRecords.push({ ...e.record, at: new Date().toISOString(), tokens: s.tokens, cost_usd: s.costUsd });
   }
 
   /** What an effect works with; the events it reports go to `log`. */

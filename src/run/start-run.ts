@@ -2,7 +2,7 @@
  * Starting and resuming runs: load and compile the pipeline, resolve params,
  * take the workdir lock, set up the run directory, and hand over to Runner.
  */
-import { existsSync, rmSync, statSync } from "node:fs";
+import { existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
@@ -19,8 +19,8 @@ import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
 import { stopRunProcesses } from "../runtime/orphans.ts";
 import { listRunIds } from "../reporters/run-log.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
-import { checkBaselineFile, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type JsonlScan, type StateProblem } from "./read-run-state.ts";
-import type { Reporter } from "./run-events.ts";
+import { checkBaselineFile, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type IterationLogScan, type JsonlScan, type StateProblem } from "./read-run-state.ts";
+import type { Reporter, RunEvent } from "./run-events.ts";
 import { agentVersions } from "./agent-versions.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { pipelineHash, type RunInfo } from "./run-info.ts";
@@ -99,12 +99,6 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
   const lock = acquireLock(workdir, runId, new Date());
   if (!lock.ok) return { kind: "usage", message: lock.message };
   try {
-    let store: RunStore;
-    try {
-      store = new RunStore(workdir, runId);
-    } catch (error) {
-      return { kind: "state", text: `${runPath(workdir, runId)}: error RUN_STATE_INVALID cannot be created: ${(error as Error).message}\n  hint: phaseloop keeps its runs under ${join(workdir, ".phaseloop", "runs")}; make that a writable directory\n` };
-    }
     const file = resolve(loaded.file);
     const snapshot = initialSnapshot(machine, {
       runId,
@@ -126,10 +120,16 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       agents: agentVersions(machine),
       max_iterations: snapshot.limits.maxIterations,
     };
-    store.writeRunInfo(info);
+    // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
+    const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
+    let store: RunStore;
+    try {
+      store = RunStore.create(workdir, runId, { "run.json": JSON.stringify(info, null, 2) + "\n", "state.json": JSON.stringify(first), "events.jsonl": "", "iterations.jsonl": "" });
+    } catch (error) {
+      return { kind: "state", text: `${runPath(workdir, runId)}: error RUN_STATE_INVALID cannot be created: ${(error as Error).message}\n  hint: phaseloop keeps its runs under ${join(workdir, ".phaseloop", "runs")}; make that a writable directory\n` };
+    }
     const reporter = o.reporter();
     const runner = new Runner({ machine, store, info, reporter, env: o.env, tasks, signal: o.signal }, snapshot, 0);
-    runner.initialCheckpoint();
     const preface = [
       {
         type: "run.started",
@@ -189,7 +189,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   if (!events.ok) return stateProblem(events.problem);
   const iterations = scanIterationLog(dir, runId, o.force);
   if (!iterations.ok) return stateProblem(iterations.problem);
-  if (early.kind === "ok" && early.checkpoint.snapshot.status === "done") return finishedRun(workdir, runId, dir, early.checkpoint, events.value, iterations.value);
+  if (early.kind === "ok" && early.checkpoint.snapshot.status === "done") return finishedRun(workdir, runId, dir, early, events.value, iterations.value);
 
   const { loaded, machine, diagnostics } = await compileFile(info.file);
   if (!machine) return { kind: "invalid", diagnostics, loaded };
@@ -216,13 +216,11 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   const lock = acquireLock(workdir, runId, new Date());
   if (!lock.ok) return { kind: "usage", message: lock.message };
   try {
-    const opened = openStore(workdir, runId, events.value, iterations.value);
+    const opened = openStore(workdir, runId, events.value, iterations.value, read.kind === "ok" ? read.file : undefined);
     if ("kind" in opened) return opened;
     const store = opened;
+    replayPending(store, cp, events.value, iterations.value);
     if (baselineProblem) rmSync(baselineProblem.file, { recursive: true, force: true }); // --force: measured from now on
-    // a crash may have lost the last events: the checkpoint carries them
-    const missing = cp.pending.filter((e) => e.seq > events.value.lastSeq);
-    store.events.appendMany(missing);
     const seq = Math.max(events.value.lastSeq, cp.seq);
     const reporter = o.reporter();
     const snapshot = cp.snapshot;
@@ -251,12 +249,18 @@ function stateProblem(problem: StateProblem): StartOutcome {
   return { kind: "state", text: formatStateProblem(problem) };
 }
 
-/** The run directory, its torn last lines repaired; a directory that cannot be written is reported. */
-function openStore(workdir: string, runId: string, events: JsonlScan, iterations: JsonlScan): RunStore | StartOutcome {
+/**
+ * The run directory, repaired: torn last lines cut off, and a checkpoint
+ * found only in `state.json.next` (a crash between replacing the one with the
+ * other) put back in place before anything writes a new one. A directory that
+ * cannot be written is reported.
+ */
+function openStore(workdir: string, runId: string, events: JsonlScan, iterations: JsonlScan, checkpointFile?: string): RunStore | StartOutcome {
   const dir = runPath(workdir, runId);
   try {
     repairTornTail(join(dir, "events.jsonl"), events);
     repairTornTail(join(dir, "iterations.jsonl"), iterations);
+    if (checkpointFile !== undefined && checkpointFile !== join(dir, "state.json")) renameSync(checkpointFile, join(dir, "state.json"));
     return new RunStore(workdir, runId);
   } catch (error) {
     return stateProblem({ file: dir, message: `cannot be written: ${(error as Error).message}`, hint: startOverHint(runId) });
@@ -264,22 +268,37 @@ function openStore(workdir: string, runId: string, events: JsonlScan, iterations
 }
 
 /**
+ * A crash may have lost what the checkpoint carries: the events after the
+ * log's last seq and the iteration records the file lacks are appended, so
+ * nothing is lost and nothing is written twice.
+ */
+function replayPending(store: RunStore, cp: Checkpoint, events: EventLogScan, iterations: IterationLogScan): RunEvent[] {
+  const missing = cp.pending.filter((e) => e.seq > events.lastSeq);
+  store.iterations.appendMany((cp.pending_iterations ?? []).filter((r) => !iterations.iterations.has(r.iteration)));
+  store.events.appendMany(missing);
+  return missing;
+}
+
+/**
  * A run whose checkpoint says it ended: its exit code stands. A crash between
  * that checkpoint and the log may have lost the last events; they are
  * appended (by their seq, so never twice), and `run.finished` if the log has none.
  */
-async function finishedRun(workdir: string, runId: string, dir: string, cp: Checkpoint, events: EventLogScan, iterations: JsonlScan): Promise<StartOutcome> {
+async function finishedRun(workdir: string, runId: string, dir: string, read: { checkpoint: Checkpoint; file: string }, events: EventLogScan, iterations: IterationLogScan): Promise<StartOutcome> {
+  const cp = read.checkpoint;
   const outcome = cp.snapshot.outcome;
-  if (!outcome) return stateProblem({ file: join(dir, "state.json"), message: "snapshot.outcome: null in a finished run", hint: startOverHint(runId) });
+  if (!outcome) return stateProblem({ file: read.file, message: "snapshot.outcome: null in a finished run", hint: startOverHint(runId) });
   const missing = cp.pending.filter((e) => e.seq > events.lastSeq);
   const logged = events.finished || missing.some((e) => e.type === "run.finished");
-  if (missing.length > 0 || !logged || events.tornBytes > 0 || events.needsNewline) {
+  const records = (cp.pending_iterations ?? []).filter((r) => !iterations.iterations.has(r.iteration));
+  const repairs = events.tornBytes > 0 || events.needsNewline || iterations.tornBytes > 0 || iterations.needsNewline || read.file !== join(dir, "state.json");
+  if (missing.length > 0 || records.length > 0 || !logged || repairs) {
     const lock = acquireLock(workdir, runId, new Date());
     if (lock.ok) {
       try {
-        const opened = openStore(workdir, runId, events, iterations);
+        const opened = openStore(workdir, runId, events, iterations, read.file);
         if ("kind" in opened) return opened;
-        opened.events.appendMany(missing);
+        replayPending(opened, cp, events, iterations);
         if (!logged) {
           const s = cp.snapshot;
           const seq = Math.max(events.lastSeq, cp.seq, ...missing.map((e) => e.seq)) + 1;

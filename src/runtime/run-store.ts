@@ -154,6 +154,19 @@ export class RunStore {
     this.iterations = new JsonlWriter(join(this.dir, "iterations.jsonl"));
     this.state = new CheckpointFile(join(this.dir, "state.json"));
   }
+  /**
+   * A new run directory, whole from its first instant: its first files are
+   * written into a hidden directory, which is then renamed into place. A
+   * crash before the rename leaves no run (only `.new-RUN_ID`, which run
+   * listings skip), never a run without its run.json or first checkpoint.
+   */
+  static create(workdir: string, runId: string, files: Record<string, string>): RunStore {
+    const tmp = join(workdir, ".phaseloop", "runs", `.new-${runId}`);
+    mkdirSync(join(tmp, "phases"), { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(tmp, name), text);
+    renameSync(tmp, runPath(workdir, runId));
+    return new RunStore(workdir, runId);
+  }
   writeRunInfo(info: unknown): void {
     writeFileAtomic(join(this.dir, "run.json"), JSON.stringify(info, null, 2) + "\n");
   }
