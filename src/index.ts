@@ -48,6 +48,7 @@ export { describeMachine, formatMermaid, formatDot } from "./machine/format-grap
 export type { Machine, Snapshot, MachineEvent, Effect, PhaseResult, TaskItem, StopReason, TransitionResult } from "./machine/types.ts";
 
 // ── running ──────────────────────────────────────────────────────────────────
-export { startRun, resumeRun, type StartOptions, type ResumeOptions, type StartOutcome } from "./run/start-run.ts";
+export { startRun, type StartOptions, type StartOutcome } from "./run/start-run.ts";
+export { resumeRun, type ResumeOptions } from "./run/resume-run.ts";
 export type { RunEvent, RunOutcome, Reporter } from "./run/run-events.ts";
 export { createReporter, type ReporterKind } from "./reporters/create-reporter.ts";

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { resumeRun } from "../run/start-run.ts";
+import { resumeRun } from "../run/resume-run.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { finish, interruptSignal, parseReporter, reporterFactory } from "./run-common.ts";
 import { keepHeapSteady } from "../runtime/steady-heap.ts";

@@ -5,7 +5,7 @@
  * `repairTornTail` is the one repair, made by `resume` once it holds the lock.
  */
 import { appendFileSync, lstatSync, readFileSync, truncateSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { Machine } from "../machine/types.ts";
 import type { Check } from "../runtime/check-shape.ts";
 import { checkCheckpoint, checkCheckpointShape, checkEvent, checkIterationRecord, checkRunInfo, checkSavedBaseline } from "./check-run-state.ts";
@@ -133,7 +133,7 @@ export function scanJsonl(path: string, check: Check, accept: (value: unknown, l
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return { ok: true, value: { lines: 0, tornBytes: 0, needsNewline: false, skipped: 0 } };
     return { ok: false, problem: { file: path, message: `cannot be read: ${(error as Error).message}`, hint } };
   }
-  if (!stat.isFile()) return { ok: false, problem: { file: path, message: `is ${kindOf(stat)}, not a file`, hint } };
+  if (!stat.isFile()) return { ok: false, problem: { file: path, message: `is ${kindOf(stat)}, not a file`, hint: `move it away (the run then starts the file anew), or ${startOverHint(runIdOf(path))}` } };
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
@@ -173,6 +173,11 @@ export function scanJsonl(path: string, check: Check, accept: (value: unknown, l
     } else scan.tornBytes = bytes.length - end;
   } else if (tail.length > 0) scan.tornBytes = bytes.length - end;
   return { ok: true, value: scan };
+}
+
+/** The run id of a file in a run directory. */
+function runIdOf(path: string): string {
+  return basename(dirname(path));
 }
 
 /** Cuts a torn last line off (or ends a whole one with its newline), so the next record starts on a line of its own. */

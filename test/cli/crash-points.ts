@@ -9,7 +9,8 @@ import { join } from "node:path";
 import process from "node:process";
 import { CLI } from "./cli-helpers.ts";
 
-export const SYSCALLS = "write,rename,renameat,renameat2,unlink,unlinkat";
+/** The calls a kill is injected at (PHASELOOP_CRASH_SYSCALLS widens the set, e.g. to "all"). */
+export const SYSCALLS = process.env.PHASELOOP_CRASH_SYSCALLS ?? "write,rename,renameat,renameat2,unlink,unlinkat";
 
 /** strace's path, when it is installed and may trace here (ptrace can be forbidden in containers). */
 export function findStrace(): string | undefined {

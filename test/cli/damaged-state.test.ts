@@ -15,6 +15,7 @@ import { main as runMain } from "../../src/commands/run.ts";
 import { main as statusMain } from "../../src/commands/status.ts";
 import type { CliIo } from "../../src/commands/cli-io.ts";
 import { cliAsync, ensureBuilt, write } from "./cli-helpers.ts";
+import { logViolations, readRunFiles } from "./crash-points.ts";
 
 const PIPELINE = `phaseloop: 1
 name: damage
@@ -198,10 +199,20 @@ function treeOf(dir: string): Record<string, string> {
   return out;
 }
 
-async function checkAll(target: Target, d: Damage): Promise<void> {
+/** A copy of the template whose run works in the copy (run.json and the checkpoint name their workdir). */
+function copyTemplate(): string {
   const dir = mkdtempSync(join(tmpdir(), "phaseloop-damaged-"));
+  cpSync(template, dir, { recursive: true, verbatimSymlinks: true });
+  for (const name of ["run.json", "state.json", "events.jsonl"]) {
+    const path = join(dir, ".phaseloop/runs", runId, name);
+    writeFileSync(path, readFileSync(path, "utf8").split(template).join(dir));
+  }
+  return dir;
+}
+
+async function checkAll(target: Target, d: Damage): Promise<void> {
+  const dir = copyTemplate();
   try {
-    cpSync(template, dir, { recursive: true, verbatimSymlinks: true });
     applyDamage(pathOf(dir, target), d);
     const status = await invoke(statusMain as never, ["--workdir", dir], dir);
     expect([0, 2]).toContain(status.code);
@@ -219,6 +230,8 @@ async function checkAll(target: Target, d: Damage): Promise<void> {
       const forced = await invoke(resumeMain, ["--force", "--workdir", dir, "--reporter", "plain"], dir);
       expect(forced.err).not.toMatch(/INTERNAL|\n\s+at /);
       expect([0, 2, 3]).toContain(forced.code);
+      // what --force rebuilt from an intact log leaves a log that says each thing once
+      if (forced.code === 0 && target !== "events.jsonl" && target !== "iterations.jsonl") expect(logViolations(readRunFiles(dir)!)).toEqual([]);
     }
     const run = await invoke(runMain, [join(dir, "p.yaml"), "--workdir", dir, "--reporter", "plain"], dir);
     expect(run.err).not.toMatch(/INTERNAL|\n\s+at /);
@@ -249,6 +262,27 @@ describe("damaged run state", () => {
   ];
   it.each(known)("%s damaged as %j is reported, not a crash", async (target, d) => {
     await checkAll(target, d);
+  });
+
+  it("resume --force rebuilds an unusable checkpoint from the log and finishes the run once", async () => {
+    const dir = copyTemplate();
+    try {
+      writeFileSync(pathOf(dir, "state.json"), "{}");
+      const refused = await invoke(resumeMain, ["--workdir", dir], dir);
+      expect(refused.code).toBe(2);
+      expect(refused.err).toMatch(/state\.json: error RUN_STATE_INVALID snapshot: expected an object/);
+      expect(refused.err).toMatch(/--force` rebuilds the checkpoint from events\.jsonl/);
+      const forced = await invoke(resumeMain, ["--force", "--workdir", dir, "--reporter", "plain"], dir);
+      expect(forced.code).toBe(0);
+      const files = readRunFiles(dir)!;
+      expect(logViolations(files)).toEqual([]);
+      // iteration 1 replayed from the log, not run again: work.txt has one line per iteration
+      expect(readFileSync(join(dir, "work.txt"), "utf8")).toBe("1\n2\n3\n");
+      expect(files.events.some((e) => e.type === "note" && /rebuilt from events\.jsonl/.test(String(e.message)))).toBe(true);
+      expect(existsSync(`${pathOf(dir, "state.json")}.damaged`)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("any damage to any state file is an input error or resumable, never a crash", async () => {

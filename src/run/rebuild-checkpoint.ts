@@ -1,0 +1,149 @@
+/**
+ * `resume --force` with a checkpoint that cannot be used: the checkpoint is
+ * rebuilt from the event log. The machine runs again from the start, and each
+ * effect that needs an answer is answered from the log instead of carried
+ * out (a phase by its `phase.finished` event, a hook by its `hook.finished`),
+ * until the log has no answer: from there the run goes on for real. What the
+ * log does not keep (an agent's full final message) is read from the phase's
+ * stdout.log where there is one, else left empty.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { initialSnapshot, transition } from "../machine/transition.ts";
+import type { Machine, MachineEvent, PhaseResult, Snapshot, TaskItem } from "../machine/types.ts";
+import type { JsonValue } from "../pipeline/spec.ts";
+import { checkEvent, checkRunInfo } from "./check-run-state.ts";
+import type { Checkpoint } from "./checkpoint.ts";
+import { loadTasks } from "./load-tasks.ts";
+import type { RunEvent } from "./run-events.ts";
+import type { RunInfo } from "./run-info.ts";
+
+type Logged = RunEvent & Record<string, unknown>;
+
+/** The events of events.jsonl that can be read, in order (others skipped). */
+export function readLoggedEvents(dir: string): Logged[] {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, "events.jsonl"), "utf8");
+  } catch {
+    return [];
+  }
+  const out: Logged[] = [];
+  let last = 0;
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const value = JSON.parse(line) as Logged;
+      if (checkEvent(value, "") === undefined && value.seq > last) {
+        out.push(value);
+        last = value.seq;
+      }
+    } catch {
+      // a torn or damaged line: skipped
+    }
+  }
+  return out;
+}
+
+/** run.json as the log's `run.started` tells it, for a run.json that cannot be used. */
+export function runInfoFromLog(runId: string, events: Logged[]): RunInfo | undefined {
+  const started = events.find((e) => e.type === "run.started");
+  if (!started || started.type !== "run.started") return undefined;
+  const info: RunInfo = {
+    run_id: runId,
+    pipeline: started.pipeline,
+    file: started.file,
+    hash: started.hash,
+    version: started.version,
+    params: started.params,
+    workdir: started.workdir,
+    started_at: started.at,
+    agents: {},
+    max_iterations: started.max_iterations,
+  };
+  return checkRunInfo(info, "") === undefined ? info : undefined;
+}
+
+export interface Rebuilt {
+  checkpoint: Checkpoint;
+  /** Phase runs of the log the rebuilt machine did not ask for (the replay parted from the log there). */
+  unmatched: number;
+}
+
+function pad(n: number): string {
+  return String(n).padStart(4, "0");
+}
+
+function readStdout(dir: string, seq: number, phase: string): string {
+  try {
+    return readFileSync(join(dir, "phases", `${pad(seq)}-${phase}`, "stdout.log"), "utf8").slice(-100_000);
+  } catch {
+    return "";
+  }
+}
+
+export async function rebuildCheckpoint(machine: Machine, info: RunInfo, events: Logged[], dir: string, env: Record<string, string>): Promise<Rebuilt> {
+  const file = resolve(info.file);
+  let snapshot: Snapshot = initialSnapshot(machine, { runId: info.run_id, params: info.params, env, pipeline: { name: machine.name, file, dir: dirname(file) }, workdir: info.workdir });
+  snapshot.limits.maxIterations = info.max_iterations;
+  const finished = new Map<string, Logged>();
+  const hooks = new Map<string, Logged[]>();
+  for (const e of events) {
+    if (e.type === "phase.finished") finished.set(`${e.iteration}/${e.phase}/${e.attempt}`, e);
+    if (e.type === "hook.finished") hooks.set(e.hook, [...(hooks.get(e.hook) ?? []), e]);
+  }
+  const used = new Set<string>();
+  const at = (e: Logged | undefined): number => {
+    const t = e ? Date.parse(e.at) : NaN;
+    return Number.isFinite(t) ? t : snapshot.lastAt ?? 0;
+  };
+  const started = events.find((e) => e.type === "run.started");
+  let event: MachineEvent | undefined = { type: "start", at: at(started) };
+  while (event) {
+    const r = transition(machine, snapshot, event);
+    snapshot = r.snapshot;
+    event = undefined;
+    for (const fx of r.effects) {
+      if (fx.type === "phase.run") {
+        const key = `${fx.iteration}/${fx.phase}/${fx.attempt}`;
+        const done = finished.get(key);
+        if (!done || done.type !== "phase.finished") break;
+        used.add(key);
+        const phase = machine.phases.find((p) => p.name === fx.phase);
+        const stdout = readStdout(dir, fx.seq, fx.phase);
+        const result: PhaseResult = {
+          exit_code: done.exit_code,
+          output: done.output as Record<string, JsonValue>,
+          text: phase?.kind === "run" ? stdout : "",
+          error: done.error,
+          message: done.message,
+          output_tail: (done.message ?? stdout.slice(-3000)).trim(),
+          tokens: done.tokens,
+          cost_usd: done.cost_usd,
+          duration_ms: done.duration_ms,
+          changes: done.changes,
+          jitter: 0.5,
+        };
+        event = { type: "phase.finished", at: at(done), phase: fx.phase, attempt: fx.attempt, result };
+      } else if (fx.type === "wait") {
+        event = { type: "retry.fired", at: (snapshot.lastAt ?? 0) + fx.ms };
+      } else if (fx.type === "hook.run" && fx.blocking) {
+        const done = hooks.get(fx.hook)?.shift();
+        if (!done || done.type !== "hook.finished") break;
+        event = { type: "hook.finished", at: at(done), hook: fx.hook, ok: done.ok, message: done.message };
+      } else if (fx.type === "tasks.load" && machine.tasks) {
+        let tasks: TaskItem[] = [];
+        try {
+          tasks = await loadTasks(machine.tasks, info.workdir);
+        } catch {
+          // the resumed run loads them again, and says what is wrong
+          break;
+        }
+        event = { type: "tasks.loaded", at: snapshot.lastAt ?? 0, tasks };
+      }
+    }
+  }
+  const last = events[events.length - 1];
+  const unmatched = [...finished.keys()].filter((k) => !used.has(k)).length;
+  return { checkpoint: { snapshot, seq: last?.seq ?? 0, pending: [], updated_at: new Date().toISOString() }, unmatched };
+}

@@ -1,0 +1,224 @@
+/**
+ * Resuming a run: every file of its state is read through its validator
+ * before anything is written; what a crash lost or tore is repaired from the
+ * checkpoint (never twice); then Runner continues from the checkpoint. With
+ * --force, what cannot be used is rebuilt from events.jsonl where it can be.
+ */
+import { renameSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { didYouMean } from "../diagnostics/did-you-mean.ts";
+import { VERSION } from "../generated/version.ts";
+import { exitCodeFor, initialSnapshot } from "../machine/transition.ts";
+import type { Machine } from "../machine/types.ts";
+import { stopRunProcesses } from "../runtime/orphans.ts";
+import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
+import { RunStore, runPath, writeFileAtomic } from "../runtime/run-store.ts";
+import { listRunIds } from "../reporters/run-log.ts";
+import type { Checkpoint } from "./checkpoint.ts";
+import { checkBaselineFile, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type IterationLogScan, type JsonlScan, type StateProblem } from "./read-run-state.ts";
+import { readLoggedEvents, rebuildCheckpoint, runInfoFromLog } from "./rebuild-checkpoint.ts";
+import type { Reporter } from "./run-events.ts";
+import { pipelineHash, type RunInfo } from "./run-info.ts";
+import { Runner } from "./run-pipeline.ts";
+import { compileFile, leftoverNote, pickEnv, type StartOutcome } from "./start-run.ts";
+
+export interface ResumeOptions {
+  runId?: string;
+  workdir: string;
+  force: boolean;
+  env: Record<string, string | undefined>;
+  reporter: () => Reporter;
+  signal: AbortSignal;
+}
+
+function forceHint(runId: string, what: string): string {
+  return `\`phaseloop resume ${runId} --force\` ${what}, or ${startOverHint(runId)}`;
+}
+
+export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
+  const workdir = resolve(o.workdir);
+  const ids = await listRunIds(workdir);
+  if (ids.length === 0) return { kind: "usage", message: `no runs in ${workdir}/.phaseloop` };
+  const matches = o.runId ? ids.filter((id) => id === o.runId || id.startsWith(o.runId!)) : [ids[ids.length - 1]!];
+  if (matches.length !== 1) {
+    const hint = o.runId ? didYouMean(o.runId, ids) : undefined;
+    return { kind: "usage", message: matches.length === 0 ? `no run "${o.runId}" in ${workdir}/.phaseloop${hint ? ` (${hint})` : ""}` : `"${o.runId}" matches several runs: ${matches.join(", ")}` };
+  }
+  const runId = matches[0]!;
+  const dir = runPath(workdir, runId);
+  // every file is read through its validator before anything is written
+  const lockProblem = lockPathProblem(workdir);
+  if (lockProblem) return { kind: "state", text: `${lockProblem}\n` };
+  const events = scanEventLog(dir, runId, o.force);
+  if (!events.ok) return stateProblem(events.problem);
+  const iterations = scanIterationLog(dir, runId, o.force);
+  if (!iterations.ok) return stateProblem(iterations.problem);
+  const logged = o.force ? readLoggedEvents(dir) : [];
+
+  const infoRead = readRunInfo(dir, runId);
+  let info: RunInfo;
+  let rebuiltInfo = false;
+  if (infoRead.ok) info = infoRead.value;
+  else {
+    const fromLog = o.force ? runInfoFromLog(runId, logged) : undefined;
+    if (!fromLog) return stateProblem({ ...infoRead.problem, hint: o.force ? startOverHint(runId) : forceHint(runId, "rebuilds it from the run.started event of events.jsonl") });
+    info = fromLog;
+    rebuiltInfo = true;
+  }
+  const early = readCheckpoint(dir, runId, undefined, info.file);
+  if (early.kind === "invalid" && !o.force) return stateProblem({ ...early.problem, hint: forceHint(runId, "rebuilds the checkpoint from events.jsonl") });
+  if (early.kind === "ok" && early.checkpoint.snapshot.status === "done") return finishedRun(workdir, runId, dir, early, events.value, iterations.value);
+
+  const { loaded, machine, diagnostics } = await compileFile(info.file);
+  if (!machine) return { kind: "invalid", diagnostics, loaded };
+  const hash = pipelineHash(loaded.file, loaded.text, loaded.promptFiles);
+  if (hash !== info.hash && !o.force) {
+    return { kind: "usage", message: `the pipeline ${info.file} changed since run ${runId} started; resume with --force to continue with the new version` };
+  }
+  const read = readCheckpoint(dir, runId, machine, info.file);
+  let cp: Checkpoint;
+  const notes: string[] = [];
+  if (read.kind === "ok") cp = read.checkpoint;
+  else if (read.kind === "missing" && events.value.lastSeq === 0) {
+    // stopped before its first checkpoint: nothing ran, so it starts from the beginning
+    const file = resolve(info.file);
+    const snapshot = initialSnapshot(machine, { runId, params: info.params, env: pickEnv(machine, o.env), pipeline: { name: machine.name, file, dir: dirname(file) }, workdir: info.workdir });
+    snapshot.limits.maxIterations = info.max_iterations;
+    cp = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
+  } else if (o.force) {
+    const rebuilt = await rebuildCheckpoint(machine, info, logged, dir, pickEnv(machine, o.env));
+    cp = rebuilt.checkpoint;
+    cp.seq = Math.max(cp.seq, events.value.lastSeq);
+    const why = read.kind === "invalid" ? `${read.problem.message}` : "it was missing";
+    notes.push(`state.json could not be used (${why}); the checkpoint was rebuilt from events.jsonl up to iteration ${cp.snapshot.iteration}${rebuilt.unmatched > 0 ? `; ${rebuilt.unmatched} logged phase run${rebuilt.unmatched === 1 ? "" : "s"} did not replay and will run again` : ""} (--force)`);
+  } else {
+    const problem = read.kind === "invalid" ? read.problem : { file: join(dir, "state.json"), message: "is missing, but the run has logged events", hint: "" };
+    return stateProblem({ ...problem, hint: forceHint(runId, "rebuilds the checkpoint from events.jsonl") });
+  }
+  if (cp.snapshot.status === "done") {
+    // the rebuilt checkpoint says the run had ended
+    return finishedRun(workdir, runId, dir, { checkpoint: cp, file: join(dir, "state.json") }, events.value, iterations.value, cp);
+  }
+  const baselineProblem = machine.measuresChanges && cp.snapshot.iterationOpen ? checkBaselineFile(dir, runId) : undefined;
+  if (baselineProblem && !o.force) return stateProblem(baselineProblem);
+  if (baselineProblem) notes.push(`baseline.json was unusable (${baselineProblem.message}); iteration ${cp.snapshot.iteration} measures its changes from now on (--force)`);
+  if (rebuiltInfo) notes.push("run.json could not be used; it was rebuilt from the log's run.started (--force)");
+
+  const lock = acquireLock(workdir, runId, new Date());
+  if (!lock.ok) return { kind: "usage", message: lock.message };
+  try {
+    const opened = openStore(workdir, runId, events.value, iterations.value, read.kind === "ok" ? read.file : undefined);
+    if ("kind" in opened) return opened;
+    const store = opened;
+    if (rebuiltInfo) {
+      if (!infoRead.ok && infoRead.problem.message !== "is missing: the run stopped before it was set up") setAside(join(dir, "run.json"));
+      store.writeRunInfo(info);
+    }
+    if (read.kind === "invalid") setAside(read.problem.file);
+    if (read.kind !== "ok") store.writeState(cp); // a rebuilt or first checkpoint replaces the unusable one before anything runs
+    replayPending(store, cp, events.value, iterations.value);
+    if (baselineProblem) setAside(baselineProblem.file); // measured from now on
+    const seq = Math.max(events.value.lastSeq, cp.seq);
+    const reporter = o.reporter();
+    const snapshot = cp.snapshot;
+    if (snapshot.status !== "interrupted") snapshot.status = "interrupted"; // a crash: the run stopped without saying so
+    const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal }, snapshot, seq);
+    const inFlight = snapshot.awaiting?.kind === "phase" || snapshot.awaiting?.kind === "retry" ? snapshot.awaiting.phase : null;
+    // a run stopped before it logged anything starts its log now
+    const preface: Record<string, unknown>[] = seq === 0 ? [runStartedEvent(machine, info)] : [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight }];
+    // a killed phaseloop leaves its phase running in its own process group: stop it before running the phase again
+    for (const id of new Set([runId, lock.tookOver?.run_id ?? runId])) {
+      const left = await stopRunProcesses(id);
+      if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(id, left) });
+    }
+    for (const message of notes) preface.push({ type: "note", level: "warning", message });
+    if (hash !== info.hash) preface.push({ type: "note", level: "warning", message: "resumed with a changed pipeline (--force)" });
+    const result = await runner.run({ type: "resumed", at: Date.now() }, preface);
+    store.close();
+    await reporter.close();
+    return { kind: "ran", result, runId };
+  } finally {
+    lock.release();
+  }
+}
+
+/** An unusable file replaced under --force is kept beside, for a look. */
+function setAside(path: string): void {
+  rmSync(`${path}.damaged`, { recursive: true, force: true });
+  renameSync(path, `${path}.damaged`);
+}
+
+function stateProblem(problem: StateProblem): StartOutcome {
+  return { kind: "state", text: formatStateProblem(problem) };
+}
+
+/**
+ * The run directory, repaired: torn last lines cut off, and a checkpoint
+ * found only in `state.json.next` (a crash between replacing the one with the
+ * other) put back in place before anything writes a new one. A directory that
+ * cannot be written is reported.
+ */
+function openStore(workdir: string, runId: string, events: JsonlScan, iterations: JsonlScan, checkpointFile?: string): RunStore | StartOutcome {
+  const dir = runPath(workdir, runId);
+  try {
+    repairTornTail(join(dir, "events.jsonl"), events);
+    repairTornTail(join(dir, "iterations.jsonl"), iterations);
+    if (checkpointFile !== undefined && checkpointFile !== join(dir, "state.json")) renameSync(checkpointFile, join(dir, "state.json"));
+    return new RunStore(workdir, runId);
+  } catch (error) {
+    return stateProblem({ file: dir, message: `cannot be written: ${(error as Error).message}`, hint: startOverHint(runId) });
+  }
+}
+
+/**
+ * A crash may have lost what the checkpoint carries: the events after the
+ * log's last seq and the iteration records the file lacks are appended, so
+ * nothing is lost and nothing is written twice.
+ */
+function replayPending(store: RunStore, cp: Checkpoint, events: EventLogScan, iterations: IterationLogScan): void {
+  store.iterations.appendMany((cp.pending_iterations ?? []).filter((r) => !iterations.iterations.has(r.iteration)));
+  store.events.appendMany(cp.pending.filter((e) => e.seq > events.lastSeq));
+}
+
+/**
+ * A run whose checkpoint says it ended: its exit code stands. A crash between
+ * that checkpoint and the log may have lost the last events; they are
+ * appended (by their seq, so never twice), and `run.finished` if the log has
+ * none. A `rebuilt` checkpoint is written in place of the unusable one.
+ */
+async function finishedRun(workdir: string, runId: string, dir: string, read: { checkpoint: Checkpoint; file: string }, events: EventLogScan, iterations: IterationLogScan, rebuilt?: Checkpoint): Promise<StartOutcome> {
+  const cp = read.checkpoint;
+  const outcome = cp.snapshot.outcome;
+  if (!outcome) return stateProblem({ file: read.file, message: "snapshot.outcome: null in a finished run", hint: forceHint(runId, "rebuilds the checkpoint from events.jsonl") });
+  const missing = cp.pending.filter((e) => e.seq > events.lastSeq);
+  const logged = events.finished || missing.some((e) => e.type === "run.finished");
+  const records = (cp.pending_iterations ?? []).filter((r) => !iterations.iterations.has(r.iteration));
+  const repairs = events.tornBytes > 0 || events.needsNewline || iterations.tornBytes > 0 || iterations.needsNewline || read.file !== join(dir, "state.json") || rebuilt !== undefined;
+  if (missing.length > 0 || records.length > 0 || !logged || repairs) {
+    const lock = acquireLock(workdir, runId, new Date());
+    if (lock.ok) {
+      try {
+        const opened = openStore(workdir, runId, events, iterations, rebuilt ? undefined : read.file);
+        if ("kind" in opened) return opened;
+        if (rebuilt) {
+          if (read.file === join(dir, "state.json")) setAside(read.file);
+          writeFileAtomic(join(dir, "state.json"), JSON.stringify(rebuilt));
+        }
+        replayPending(opened, cp, events, iterations);
+        if (!logged) {
+          const s = cp.snapshot;
+          const seq = Math.max(events.lastSeq, cp.seq, ...missing.map((e) => e.seq)) + 1;
+          opened.events.append({ v: 1, seq, at: new Date().toISOString(), run: runId, type: "run.finished", outcome: outcome.outcome, reason: outcome.reason, exit_code: exitCodeFor(outcome.outcome), iterations: s.iteration, tokens: s.tokens, cost_usd: s.costUsd, elapsed_ms: s.elapsedMs });
+        }
+        opened.close();
+      } finally {
+        lock.release();
+      }
+    }
+  }
+  return { kind: "finished", runId, message: `run ${runId} already finished: ${outcome.outcome} — ${outcome.reason.message}`, exitCode: exitCodeFor(outcome.outcome) };
+}
+
+function runStartedEvent(machine: Machine, info: RunInfo): Record<string, unknown> {
+  return { type: "run.started", pipeline: machine.name, file: info.file, hash: info.hash, workdir: info.workdir, params: info.params, max_iterations: info.max_iterations, phases: machine.phases.map((p) => p.name), version: VERSION };
+}
