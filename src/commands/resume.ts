@@ -8,7 +8,9 @@ const USAGE = `Usage: phaseloop resume [RUN_ID] [--force] [--workdir DIR] [--rep
 
 Continues a run from its checkpoint (the latest run by default), re-running
 the phase that was in flight. Refuses a pipeline that changed since the run
-started unless --force.
+started unless --force. A state file that cannot be used is reported (exit 2,
+nothing changed); --force rebuilds what the event log can rebuild (the
+checkpoint, run.json) and skips log lines that cannot be read.
 `;
 
 export async function main(argv: string[], io: CliIo): Promise<number> {

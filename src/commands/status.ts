@@ -3,7 +3,7 @@
  * summed up from its event log read as a stream (a 100,000-event log is read
  * a chunk at a time into counters, never held whole).
  */
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { parseCommandArgs, writerOf } from "../reporters/command-io.ts";
 import type { CommandIo } from "../reporters/command-io.ts";
 import { formatClock, formatCost, formatCount, formatDuration, formatOutcome, paintFor, plural } from "../reporters/format-event-line.ts";
@@ -14,6 +14,7 @@ import { addToRunSummary, emptyRunSummary, runStateOf } from "../reporters/run-s
 import type { RunState, RunSummary } from "../reporters/run-summary.ts";
 import { selectRun } from "../reporters/select-run.ts";
 import { machineName } from "../runtime/run-lock.ts";
+import { runStateProblems, type StateProblem } from "../run/read-run-state.ts";
 
 const USAGE = "usage: phaseloop status [RUN_ID] [--json] [--workdir DIR]";
 
@@ -52,6 +53,8 @@ export interface RunStatus {
   log: { events: number; torn_last_line: boolean; malformed_lines: number };
   /** The command that continues the run, when it can be resumed. */
   resume: string | null;
+  /** State files that resume cannot use as they are: the file, what is wrong, what to do. */
+  problems: StateProblem[];
 }
 
 /** The event log cannot be read at all (it is a directory, say). */
@@ -76,6 +79,7 @@ export async function readRunStatus(workdir: string, runId: string): Promise<Run
   const { breakers } = await readBreakers(dir);
   const taskList = Object.values(summary.tasks);
   const resumable = state === "interrupted" || state === "crashed";
+  const problems = runStateProblems(dir, runId);
   return {
     run: runId,
     state,
@@ -114,6 +118,7 @@ export async function readRunStatus(workdir: string, runId: string): Promise<Run
     lock: lock !== null && lock.run === runId ? { pid: lock.pid, live } : null,
     log: { events: summary.events, torn_last_line: log.torn, malformed_lines: log.malformed },
     resume: resumable ? `phaseloop resume ${runId}` : null,
+    problems,
   };
 }
 
@@ -186,6 +191,7 @@ function formatStatus(status: RunStatus, color: boolean): string {
     const why = [e.error ?? "failed", e.message].filter((p) => p !== null && p !== "").join(": ");
     row("last error", `iteration ${e.iteration} · ${e.phase}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ""}: ${paint.red(why)}${e.exit_code !== null && e.exit_code !== 0 ? ` · exit ${e.exit_code}` : ""}`);
   }
+  for (const p of status.problems) row("damaged", paint.red(`${basename(p.file)}${p.line === undefined ? "" : `:${p.line}`}: ${p.message}`) + paint.dim(` (${p.hint})`));
   if (status.log.torn_last_line) row("log", paint.yellow("the last line of events.jsonl is torn (a crash mid-write); it was skipped"));
   if (status.log.malformed_lines > 0) row("log", paint.yellow(`${plural(status.log.malformed_lines, "line")} of events.jsonl could not be read`));
   return `${lines.join("\n")}\n`;

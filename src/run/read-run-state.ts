@@ -30,6 +30,11 @@ export function startOverHint(runId: string, file?: string): string {
   return `start the run over with \`phaseloop run ${file ?? "PIPELINE"}\` (run ${runId}'s log stays readable with \`phaseloop logs ${runId}\`)`;
 }
 
+/** What `resume --force` would do about a file, or starting over. */
+export function forceHint(runId: string, what: string, file?: string): string {
+  return `\`phaseloop resume ${runId} --force\` ${what}, or ${startOverHint(runId, file)}`;
+}
+
 type Text = { kind: "text"; text: string } | { kind: "missing" } | { kind: "unreadable"; message: string };
 
 /** A file's text; a missing file is `missing`, anything else that is not a readable regular file is `unreadable`. */
@@ -69,7 +74,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; me
 /** run.json: what the run is (pipeline file, hash, params). */
 export function readRunInfo(dir: string, runId: string): Loaded<RunInfo> {
   const file = join(dir, "run.json");
-  const hint = startOverHint(runId);
+  const hint = forceHint(runId, "rebuilds it from the run.started event of events.jsonl");
   const t = readStateText(file);
   if (t.kind === "missing") return { ok: false, problem: { file, message: "is missing: the run stopped before it was set up", hint } };
   if (t.kind === "unreadable") return { ok: false, problem: { file, message: t.message, hint } };
@@ -89,7 +94,7 @@ export type CheckpointRead = { kind: "ok"; checkpoint: Checkpoint; file: string 
  */
 export function readCheckpoint(dir: string, runId: string, machine?: Machine, file?: string): CheckpointRead {
   const path = join(dir, "state.json");
-  const hint = startOverHint(runId, file);
+  const hint = forceHint(runId, "rebuilds the checkpoint from events.jsonl", file);
   let t = readStateText(path);
   let used = path;
   if (t.kind === "missing") {
@@ -252,4 +257,21 @@ export function checkBaselineFile(dir: string, runId: string): StateProblem | un
 /** A problem as the CLI prints it: `FILE[:LINE]: error CODE what` and a hint. */
 export function formatStateProblem(p: StateProblem, code = "RUN_STATE_INVALID"): string {
   return `${p.file}${p.line === undefined ? "" : `:${p.line}`}: error ${code} ${p.message}\n  hint: ${p.hint}\n`;
+}
+
+/**
+ * What `resume` would refuse in a run directory, for `status` to say before
+ * anyone tries: run.json, the checkpoint's shape, iterations.jsonl and the baseline.
+ */
+export function runStateProblems(dir: string, runId: string): StateProblem[] {
+  const problems: StateProblem[] = [];
+  const info = readRunInfo(dir, runId);
+  if (!info.ok) problems.push(info.problem);
+  const cp = readCheckpoint(dir, runId);
+  if (cp.kind === "invalid") problems.push(cp.problem);
+  const iterations = scanIterationLog(dir, runId);
+  if (!iterations.ok) problems.push(iterations.problem);
+  const baseline = checkBaselineFile(dir, runId);
+  if (baseline) problems.push(baseline);
+  return problems;
 }

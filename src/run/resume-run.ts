@@ -15,7 +15,7 @@ import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
 import { RunStore, runPath, writeFileAtomic } from "../runtime/run-store.ts";
 import { listRunIds } from "../reporters/run-log.ts";
 import type { Checkpoint } from "./checkpoint.ts";
-import { checkBaselineFile, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type IterationLogScan, type JsonlScan, type StateProblem } from "./read-run-state.ts";
+import { checkBaselineFile, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type IterationLogScan, type JsonlScan, type StateProblem, forceHint } from "./read-run-state.ts";
 import { readLoggedEvents, rebuildCheckpoint, runInfoFromLog } from "./rebuild-checkpoint.ts";
 import type { Reporter } from "./run-events.ts";
 import { pipelineHash, type RunInfo } from "./run-info.ts";
@@ -29,10 +29,6 @@ export interface ResumeOptions {
   env: Record<string, string | undefined>;
   reporter: () => Reporter;
   signal: AbortSignal;
-}
-
-function forceHint(runId: string, what: string): string {
-  return `\`phaseloop resume ${runId} --force\` ${what}, or ${startOverHint(runId)}`;
 }
 
 export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
@@ -61,12 +57,12 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   if (infoRead.ok) info = infoRead.value;
   else {
     const fromLog = o.force ? runInfoFromLog(runId, logged) : undefined;
-    if (!fromLog) return stateProblem({ ...infoRead.problem, hint: o.force ? startOverHint(runId) : forceHint(runId, "rebuilds it from the run.started event of events.jsonl") });
+    if (!fromLog) return stateProblem(o.force ? { ...infoRead.problem, message: `${infoRead.problem.message}, and events.jsonl has no run.started to rebuild it from`, hint: startOverHint(runId) } : infoRead.problem);
     info = fromLog;
     rebuiltInfo = true;
   }
   const early = readCheckpoint(dir, runId, undefined, info.file);
-  if (early.kind === "invalid" && !o.force) return stateProblem({ ...early.problem, hint: forceHint(runId, "rebuilds the checkpoint from events.jsonl") });
+  if (early.kind === "invalid" && !o.force) return stateProblem(early.problem);
   if (early.kind === "ok" && early.checkpoint.snapshot.status === "done") return finishedRun(workdir, runId, dir, early, events.value, iterations.value);
 
   const { loaded, machine, diagnostics } = await compileFile(info.file);
@@ -92,8 +88,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     const why = read.kind === "invalid" ? `${read.problem.message}` : "it was missing";
     notes.push(`state.json could not be used (${why}); the checkpoint was rebuilt from events.jsonl up to iteration ${cp.snapshot.iteration}${rebuilt.unmatched > 0 ? `; ${rebuilt.unmatched} logged phase run${rebuilt.unmatched === 1 ? "" : "s"} did not replay and will run again` : ""} (--force)`);
   } else {
-    const problem = read.kind === "invalid" ? read.problem : { file: join(dir, "state.json"), message: "is missing, but the run has logged events", hint: "" };
-    return stateProblem({ ...problem, hint: forceHint(runId, "rebuilds the checkpoint from events.jsonl") });
+    return stateProblem(read.kind === "invalid" ? read.problem : { file: join(dir, "state.json"), message: "is missing, but the run has logged events", hint: forceHint(runId, "rebuilds the checkpoint from events.jsonl", info.file) });
   }
   if (cp.snapshot.status === "done") {
     // the rebuilt checkpoint says the run had ended

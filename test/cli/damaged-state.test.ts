@@ -268,6 +268,10 @@ describe("damaged run state", () => {
     const dir = copyTemplate();
     try {
       writeFileSync(pathOf(dir, "state.json"), "{}");
+      const status = await invoke(statusMain as never, ["--json", "--workdir", dir], dir);
+      expect(status.code).toBe(0);
+      const problems = (JSON.parse(status.out) as { problems: { file: string; message: string }[] }).problems;
+      expect(problems.map((p) => p.file)).toEqual([pathOf(dir, "state.json")]);
       const refused = await invoke(resumeMain, ["--workdir", dir], dir);
       expect(refused.code).toBe(2);
       expect(refused.err).toMatch(/state\.json: error RUN_STATE_INVALID snapshot: expected an object/);
