@@ -26,11 +26,15 @@ export class EventLog {
   /** Whether the run has ended (then no next state file is prepared). */
   private done = false;
 
-  constructor(store: RunStore, reporter: Reporter, runId: string, seq: number) {
+  /** Iterations iterations.jsonl already holds: a record is appended once, whatever a crash made run again. */
+  private readonly recorded: Set<number>;
+
+  constructor(store: RunStore, reporter: Reporter, runId: string, seq: number, recorded: Set<number> = new Set()) {
     this.store = store;
     this.reporter = reporter;
     this.runId = runId;
     this.seq = seq;
+    this.recorded = recorded;
   }
 
   /**
@@ -76,7 +80,11 @@ export class EventLog {
   }
 
   private flushEvents(): void {
-    if (this.unloggedIterations.length > 0) this.store.iterations.appendMany(this.unloggedIterations.splice(0));
+    if (this.unloggedIterations.length > 0) {
+      const fresh = this.unloggedIterations.splice(0).filter((r) => !this.recorded.has(r.iteration));
+      for (const r of fresh) this.recorded.add(r.iteration);
+      this.store.iterations.appendMany(fresh);
+    }
     if (this.unlogged.length === 0) return;
     this.store.events.appendMany(this.unlogged.splice(0));
   }

@@ -13,7 +13,7 @@ import { initialSnapshot, transition } from "../machine/transition.ts";
 import type { Machine, MachineEvent, PhaseResult, Snapshot, TaskItem } from "../machine/types.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
 import { checkEvent, checkRunInfo } from "./check-run-state.ts";
-import type { Checkpoint } from "./checkpoint.ts";
+import type { Checkpoint, IterationRecord } from "./checkpoint.ts";
 import { loadTasks } from "./load-tasks.ts";
 import type { RunEvent } from "./run-events.ts";
 import type { RunInfo } from "./run-info.ts";
@@ -88,11 +88,15 @@ export async function rebuildCheckpoint(machine: Machine, info: RunInfo, events:
   snapshot.limits.maxIterations = info.max_iterations;
   const finished = new Map<string, Logged>();
   const hooks = new Map<string, Logged[]>();
+  const ended = new Map<number, Logged>();
   for (const e of events) {
     if (e.type === "phase.finished") finished.set(`${e.iteration}/${e.phase}/${e.attempt}`, e);
     if (e.type === "hook.finished") hooks.set(e.hook, [...(hooks.get(e.hook) ?? []), e]);
+    if (e.type === "iteration.finished") ended.set(e.iteration, e);
   }
   const used = new Set<string>();
+  // the records of iterations the log saw end: appended by resume if iterations.jsonl lacks them
+  const records: IterationRecord[] = [];
   const at = (e: Logged | undefined): number => {
     const t = e ? Date.parse(e.at) : NaN;
     return Number.isFinite(t) ? t : snapshot.lastAt ?? 0;
@@ -104,6 +108,7 @@ export async function rebuildCheckpoint(machine: Machine, info: RunInfo, events:
     snapshot = r.snapshot;
     event = undefined;
     for (const fx of r.effects) {
+      if (fx.type === "iteration.end" && ended.has(fx.iteration)) records.push({ ...fx.record, at: ended.get(fx.iteration)!.at, tokens: snapshot.tokens, cost_usd: snapshot.costUsd });
       if (fx.type === "phase.run") {
         const key = `${fx.iteration}/${fx.phase}/${fx.attempt}`;
         const done = finished.get(key);
@@ -145,5 +150,7 @@ export async function rebuildCheckpoint(machine: Machine, info: RunInfo, events:
   }
   const last = events[events.length - 1];
   const unmatched = [...finished.keys()].filter((k) => !used.has(k)).length;
-  return { checkpoint: { snapshot, seq: last?.seq ?? 0, pending: [], updated_at: new Date().toISOString() }, unmatched };
+  const checkpoint: Checkpoint = { snapshot, seq: last?.seq ?? 0, pending: [], updated_at: new Date().toISOString() };
+  if (records.length > 0) checkpoint.pending_iterations = records;
+  return { checkpoint, unmatched };
 }

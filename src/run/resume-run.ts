@@ -4,7 +4,7 @@
  * checkpoint (never twice); then Runner continues from the checkpoint. With
  * --force, what cannot be used is rebuilt from events.jsonl where it can be.
  */
-import { renameSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, renameSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { VERSION } from "../generated/version.ts";
@@ -117,7 +117,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     const reporter = o.reporter();
     const snapshot = cp.snapshot;
     if (snapshot.status !== "interrupted") snapshot.status = "interrupted"; // a crash: the run stopped without saying so
-    const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal }, snapshot, seq);
+    const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal, recordedIterations: iterations.value.iterations }, snapshot, seq);
     const inFlight = snapshot.awaiting?.kind === "phase" || snapshot.awaiting?.kind === "retry" ? snapshot.awaiting.phase : null;
     // a run stopped before it logged anything starts its log now
     const preface: Record<string, unknown>[] = seq === 0 ? [runStartedEvent(machine, info)] : [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight }];
@@ -139,8 +139,17 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
 
 /** An unusable file replaced under --force is kept beside, for a look. */
 function setAside(path: string): void {
+  if (!existsSync(path) && !isLink(path)) return;
   rmSync(`${path}.damaged`, { recursive: true, force: true });
   renameSync(path, `${path}.damaged`);
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 function stateProblem(problem: StateProblem): StartOutcome {
@@ -171,7 +180,9 @@ function openStore(workdir: string, runId: string, events: JsonlScan, iterations
  * nothing is lost and nothing is written twice.
  */
 function replayPending(store: RunStore, cp: Checkpoint, events: EventLogScan, iterations: IterationLogScan): void {
-  store.iterations.appendMany((cp.pending_iterations ?? []).filter((r) => !iterations.iterations.has(r.iteration)));
+  const records = (cp.pending_iterations ?? []).filter((r) => !iterations.iterations.has(r.iteration));
+  store.iterations.appendMany(records);
+  for (const r of records) iterations.iterations.add(r.iteration);
   store.events.appendMany(cp.pending.filter((e) => e.seq > events.lastSeq));
 }
 

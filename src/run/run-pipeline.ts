@@ -28,6 +28,8 @@ export interface RunnerOptions {
   env: ProcessEnv;
   /** Tasks read before the run started (answering the machine's tasks.load). */
   tasks?: TaskItem[];
+  /** Iterations iterations.jsonl already holds (a resumed run). */
+  recordedIterations?: Set<number>;
   signal: AbortSignal;
 }
 
@@ -51,7 +53,7 @@ export class Runner {
     this.o = o;
     this.env = inheritedEnv(o.env);
     this.snapshot = snapshot;
-    this.events = new EventLog(o.store, o.reporter, o.info.run_id, seq);
+    this.events = new EventLog(o.store, o.reporter, o.info.run_id, seq, o.recordedIterations);
     if (o.machine.measuresChanges && snapshot.iterationOpen) this.iterationBaseline = loadIterationBaseline(o.store, snapshot.iteration);
     o.signal.addEventListener("abort", () => {
       this.interrupted ??= String(o.signal.reason ?? "SIGINT");

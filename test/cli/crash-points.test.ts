@@ -68,12 +68,18 @@ interface Outcome {
   notStarted: boolean;
 }
 
-async function crashAt(c: Case, k: number, k2: number): Promise<Outcome> {
+async function crashAt(c: Case, k: number, k2: number, loseCheckpoint = false): Promise<Outcome> {
   const dir = mkdtempSync(join(tmpdir(), "phaseloop-crash-"));
   try {
     write(dir, c.files);
     const steps: [string, Ran][] = [];
     steps.push(["run", await runKilledAt(strace!, k, c.args, dir)]);
+    const killed = readRunFiles(dir);
+    if (loseCheckpoint && killed) {
+      // the checkpoint is lost too: --force rebuilds it from the log
+      for (const name of ["state.json", "state.json.next"]) rmSync(join(dir, ".phaseloop/runs", killed.runId, name), { force: true });
+      steps.push(["resume --force", await runKilledAt(strace!, undefined, ["resume", "--force", "--reporter", "plain"], dir)]);
+    }
     steps.push(["resume (killed)", await runKilledAt(strace!, k2, ["resume", "--reporter", "plain"], dir)]);
     let last = await runKilledAt(strace!, undefined, ["resume", "--reporter", "plain"], dir);
     steps.push(["resume", last]);
@@ -150,6 +156,23 @@ describe.skipIf(!strace)("crash points", () => {
       expect(broken).toEqual([]);
     }, 900_000);
   }
+
+  it("a run killed anywhere whose checkpoint is then lost is rebuilt from its log by resume --force, and the log holds each thing once", async () => {
+    const c = cases[1]!;
+    const calib = mkdtempSync(join(tmpdir(), "phaseloop-crash-calib-"));
+    write(calib, c.files);
+    const points = await countCrashPoints(strace!, c.args, calib, join(tmpdir(), `phaseloop-crash-trace-${process.pid}-f`));
+    rmSync(calib, { recursive: true, force: true });
+    const step = process.env.PHASELOOP_CRASH_ALL ? 1 : 4;
+    const ks = Array.from({ length: Math.ceil((points + 2) / step) }, (_unused, i) => 1 + i * step);
+    const outcomes = await pool(
+      ks.map((k) => () => crashAt(c, k, points + 10, true)),
+      2,
+    );
+    const broken = outcomes.filter((o) => o.violations.length > 0).map((o) => `K=${o.k}: ${o.violations.join("; ")}`);
+    if (process.env.PHASELOOP_CRASH_REPORT) console.log(`lost checkpoints: ${outcomes.length} crash points, ${broken.length} broken`);
+    expect(broken).toEqual([]);
+  }, 900_000);
 
   it("a run killed at an iteration boundary, and near its end, resumes to the same log whatever point of the resume is killed", async () => {
     const c = cases[0]!;
