@@ -3,9 +3,10 @@
 // the same run on the same machine, so shared or slow machines do not skew it.
 //   node bench/run.mjs            measure and print
 //   node bench/run.mjs --check    also fail when a bar of the brief is missed
-//   node bench/run.mjs --quick    fewer repetitions
+//   node bench/run.mjs --quick    fewer repetitions, shorter runs
+//   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, long run, output, status)
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,6 +16,8 @@ const cli = join(root, "dist/cli.cjs");
 const quick = process.argv.includes("--quick");
 const check = process.argv.includes("--check");
 const node = process.execPath;
+const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
+const wanted = (name) => only === undefined || name.includes(only);
 const env = { ...process.env, NO_COLOR: "1", CI: "true" };
 
 const median = (xs) => {
@@ -29,79 +32,198 @@ const time = (argv, opts = {}) => {
   return ms;
 };
 
+/** Run a command to its end, sampling its resident memory every 50 ms. */
+const sampledRun = (argv) =>
+  new Promise((resolvePromise, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "ignore", "pipe"], env });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const samples = [];
+    const timer = setInterval(() => {
+      try {
+        const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1]);
+        if (kb) samples.push([Date.now(), kb / 1024]);
+      } catch {
+        // gone
+      }
+    }, 50);
+    child.on("close", (code) => {
+      clearInterval(timer);
+      if (code !== 0) reject(new Error(`${argv.join(" ")} failed: ${stderr}`));
+      else resolvePromise({ ms: Number(process.hrtime.bigint() - started) / 1e6, samples });
+    });
+  });
+
 const results = [];
 const report = (name, value, baseline, bar, unit = "ms") => {
   const ratio = baseline ? value / baseline : undefined;
-  const ok = bar === undefined ? true : ratio !== undefined ? ratio <= bar : value <= bar.max;
+  const ok = bar === undefined ? true : ratio !== undefined ? ratio <= bar : bar.min !== undefined ? value >= bar.min : value <= bar.max;
   results.push({ name, value, baseline, ratio, bar, ok });
-  const barText = bar === undefined ? "" : ratio !== undefined ? ` (bar ≤ ${bar}×)` : ` (bar ≤ ${bar.max}${unit})`;
+  const barText = bar === undefined ? "" : ratio !== undefined ? ` (bar ≤ ${bar}×)` : bar.min !== undefined ? ` (bar ≥ ${bar.min}${unit})` : ` (bar ≤ ${bar.max}${unit})`;
   console.log(`${ok ? "ok  " : "MISS"} ${name}: ${value.toFixed(1)}${unit}${baseline ? ` vs ${baseline.toFixed(1)}${unit} = ${ratio.toFixed(2)}×` : ""}${barText}`);
 };
 
 const work = mkdtempSync(join(tmpdir(), "phaseloop-bench-"));
 try {
-  // 1. startup: --version and validate against node -e 0, interleaved
-  const small = join(work, "small.yaml");
-  writeFileSync(small, "phaseloop: 1\nname: small\nphases:\n  a:\n    run: 'true'\n    next:\n      - if: exit_code == 0\n        stop: complete\nstop: { max_iterations: 3 }\n");
-  const n = quick ? 7 : 21;
-  const base = [], version = [], validate = [];
-  for (let i = 0; i < 3; i++) time([node, cli, "validate", small]); // warm the file cache
-  for (let i = 0; i < n; i++) {
-    base.push(time([node, "-e", "0"]));
-    version.push(time([node, cli, "--version"]));
-    validate.push(time([node, cli, "validate", small]));
-  }
-  report("startup: phaseloop --version", median(version), median(base), 1.5);
-  report("startup: phaseloop validate (small pipeline)", median(validate), median(base), 1.5);
+  if (wanted("startup") || wanted("scale")) {
+    // 1. startup: --version and validate against node -e 0, interleaved
+    const small = join(work, "small.yaml");
+    writeFileSync(small, "phaseloop: 1\nname: small\nphases:\n  a:\n    run: 'true'\n    next:\n      - if: exit_code == 0\n        stop: complete\nstop: { max_iterations: 3 }\n");
+    const n = quick ? 7 : 21;
+    const base = [], version = [], validate = [];
+    for (let i = 0; i < 3; i++) time([node, cli, "validate", small]); // warm the file cache
+    for (let i = 0; i < n; i++) {
+      base.push(time([node, "-e", "0"]));
+      version.push(time([node, cli, "--version"]));
+      validate.push(time([node, cli, "validate", small]));
+    }
+    report("startup: phaseloop --version", median(version), median(base), 1.5);
+    report("startup: phaseloop validate (small pipeline)", median(validate), median(base), 1.5);
 
-  // 2. scale: validate and compile a 1,000-phase pipeline
-  const big = join(work, "big.yaml");
-  let text = "phaseloop: 1\nname: big\nphases:\n";
-  for (let i = 0; i < 1000; i++) text += `  p${i}:\n    run: echo {{ iteration }}\n    next:\n      - if: exit_code != 0 && phases.p${Math.max(0, i - 1)}.status == 'failed'\n        stop: failed\n      - goto: ${i === 999 ? "p0" : `p${i + 1}`}\n`;
-  text += "stop:\n  max_iterations: 1\n  when:\n    - if: iteration > 1\n      outcome: complete\n";
-  writeFileSync(big, text);
-  const bigRuns = [];
-  for (let i = 0; i < (quick ? 3 : 5); i++) bigRuns.push(time([node, cli, "graph", big]));
-  report("scale: validate + compile + draw a 1,000-phase pipeline", median(bigRuns) - median(base), undefined, { max: 500 });
+    // 2. scale: validate and compile a 1,000-phase pipeline
+    const big = join(work, "big.yaml");
+    let text = "phaseloop: 1\nname: big\nphases:\n";
+    for (let i = 0; i < 1000; i++) text += `  p${i}:\n    run: echo {{ iteration }}\n    next:\n      - if: exit_code != 0 && phases.p${Math.max(0, i - 1)}.status == 'failed'\n        stop: failed\n      - goto: ${i === 999 ? "p0" : `p${i + 1}`}\n`;
+    text += "stop:\n  max_iterations: 1\n  when:\n    - if: iteration > 1\n      outcome: complete\n";
+    writeFileSync(big, text);
+    const bigRuns = [];
+    for (let i = 0; i < (quick ? 3 : 5); i++) bigRuns.push(time([node, cli, "graph", big]));
+    report("scale: validate + compile + draw a 1,000-phase pipeline", median(bigRuns) - median(base), undefined, { max: 500 });
 
-  // 3. loop overhead: 1,000 iterations of `true` against a plain Node loop spawning `true`
-  const iterations = quick ? 300 : 1000;
-  const loopDir = join(work, "loop");
-  mkdirSync(loopDir);
-  const loopYaml = join(work, "loop.yaml");
-  writeFileSync(loopYaml, `phaseloop: 1\nname: loop\nphases:\n  tick:\n    run: ['true']\n    next:\n      - if: iteration >= ${iterations}\n        stop: complete\n      - goto: tick\nstop: { max_iterations: ${iterations} }\n`);
-  const plain = join(work, "plain.mjs");
-  writeFileSync(plain, `import { spawn } from "node:child_process";\nfor (let i = 0; i < ${iterations}; i++) await new Promise((r) => spawn("true", [], { stdio: ["ignore", "pipe", "pipe"] }).on("close", r));\n`);
-  const loopTimes = [], plainTimes = [];
-  for (let i = 0; i < (quick ? 1 : 3); i++) {
-    rmSync(join(loopDir, ".phaseloop"), { recursive: true, force: true });
-    plainTimes.push(time([node, plain]));
-    loopTimes.push(time([node, cli, "run", loopYaml, "--workdir", loopDir, "--reporter", "plain"], { stdio: ["ignore", "ignore", "pipe"] }));
+  
   }
-  report(`loop overhead: ${iterations} iterations of \`true\`, durable state included`, median(loopTimes), median(plainTimes), 1.3);
 
-  // 4. status on a run with 100,000 events
-  const runDir = join(work, "status", ".phaseloop", "runs", "20260101-000000-bench");
-  mkdirSync(runDir, { recursive: true });
-  const lines = [];
-  const at = "2026-01-01T00:00:00.000Z";
-  lines.push(JSON.stringify({ v: 1, seq: 1, at, run: "20260101-000000-bench", type: "run.started", pipeline: "bench", file: "/x.yaml", hash: "sha256:0", workdir: "/w", params: {}, max_iterations: 50000, phases: ["a"], version: "0" }));
-  for (let seq = 2; seq <= 100_000; seq++) {
-    const it = Math.ceil(seq / 2);
-    lines.push(seq % 2 ? JSON.stringify({ v: 1, seq, at, run: "20260101-000000-bench", type: "phase.started", iteration: it, phase: "a", attempt: 1, kind: "run", dir: "phases/x", command: ["true"] }) : JSON.stringify({ v: 1, seq, at, run: "20260101-000000-bench", type: "phase.finished", iteration: it, phase: "a", attempt: 1, status: "succeeded", error: null, message: null, exit_code: 0, duration_ms: 2, tokens: 10, cost_usd: 0.001, output: { n: seq }, changes: [] }));
+  if (wanted("loop")) {
+    // 3. loop overhead: 1,000 iterations of `true` against a plain Node loop spawning `true`
+    const iterations = quick ? 300 : 1000;
+    const loopDir = join(work, "loop");
+    mkdirSync(loopDir);
+    const loopYaml = join(work, "loop.yaml");
+    writeFileSync(loopYaml, `phaseloop: 1\nname: loop\nphases:\n  tick:\n    run: ['true']\n    next:\n      - if: iteration >= ${iterations}\n        stop: complete\n      - goto: tick\nstop: { max_iterations: ${iterations} }\n`);
+    const plain = join(work, "plain.mjs");
+    writeFileSync(plain, `import { spawn } from "node:child_process";\nfor (let i = 0; i < ${iterations}; i++) await new Promise((r) => spawn("true", [], { stdio: ["ignore", "pipe", "pipe"] }).on("close", r));\n`);
+    const loopTimes = [], plainTimes = [];
+    for (let i = 0; i < (quick ? 1 : 3); i++) {
+      rmSync(join(loopDir, ".phaseloop"), { recursive: true, force: true });
+      plainTimes.push(time([node, plain]));
+      loopTimes.push(time([node, cli, "run", loopYaml, "--workdir", loopDir, "--reporter", "plain"], { stdio: ["ignore", "ignore", "pipe"] }));
+    }
+    report(`loop overhead: ${iterations} iterations of \`true\`, durable state included`, median(loopTimes), median(plainTimes), 1.3);
+
+  
   }
-  writeFileSync(join(runDir, "events.jsonl"), lines.join("\n") + "\n");
-  writeFileSync(join(runDir, "run.json"), JSON.stringify({ run_id: "20260101-000000-bench", pipeline: "bench", file: "/x.yaml", hash: "sha256:0", params: {}, workdir: "/w" }));
-  const statusTimes = [];
-  let peak = 0;
-  for (let i = 0; i < 3; i++) {
-    statusTimes.push(time([node, cli, "status", "--workdir", join(work, "status")]));
-    const r = spawnSync("/usr/bin/time", ["-f", "%M", node, cli, "status", "--workdir", join(work, "status")], { encoding: "utf8", env });
-    const kb = Number(r.stderr.trim().split("\n").pop());
-    if (Number.isFinite(kb)) peak = Math.max(peak, kb / 1024);
+
+  if (wanted("status")) {
+    // 4. status on a run with 100,000 events
+    const runDir = join(work, "status", ".phaseloop", "runs", "20260101-000000-bench");
+    mkdirSync(runDir, { recursive: true });
+    const lines = [];
+    const at = "2026-01-01T00:00:00.000Z";
+    lines.push(JSON.stringify({ v: 1, seq: 1, at, run: "20260101-000000-bench", type: "run.started", pipeline: "bench", file: "/x.yaml", hash: "sha256:0", workdir: "/w", params: {}, max_iterations: 50000, phases: ["a"], version: "0" }));
+    for (let seq = 2; seq <= 100_000; seq++) {
+      const it = Math.ceil(seq / 2);
+      lines.push(seq % 2 ? JSON.stringify({ v: 1, seq, at, run: "20260101-000000-bench", type: "phase.started", iteration: it, phase: "a", attempt: 1, kind: "run", dir: "phases/x", command: ["true"] }) : JSON.stringify({ v: 1, seq, at, run: "20260101-000000-bench", type: "phase.finished", iteration: it, phase: "a", attempt: 1, status: "succeeded", error: null, message: null, exit_code: 0, duration_ms: 2, tokens: 10, cost_usd: 0.001, output: { n: seq }, changes: [] }));
+    }
+    writeFileSync(join(runDir, "events.jsonl"), lines.join("\n") + "\n");
+    writeFileSync(join(runDir, "run.json"), JSON.stringify({ run_id: "20260101-000000-bench", pipeline: "bench", file: "/x.yaml", hash: "sha256:0", params: {}, workdir: "/w" }));
+    const statusTimes = [];
+    let peak = 0;
+    for (let i = 0; i < 3; i++) {
+      statusTimes.push(time([node, cli, "status", "--workdir", join(work, "status")]));
+      const r = spawnSync("/usr/bin/time", ["-f", "%M", node, cli, "status", "--workdir", join(work, "status")], { encoding: "utf8", env });
+      const kb = Number(r.stderr.trim().split("\n").pop());
+      if (Number.isFinite(kb)) peak = Math.max(peak, kb / 1024);
+    }
+    report("status on a run with 100,000 events", median(statusTimes), undefined, { max: 1000 });
+    if (peak > 0) report("status on a run with 100,000 events: peak memory", peak, undefined, { max: 150 }, " MB");
+  
   }
-  report("status on a run with 100,000 events", median(statusTimes), undefined, { max: 1000 });
-  if (peak > 0) report("status on a run with 100,000 events: peak memory", peak, undefined, { max: 150 }, " MB");
+
+  // 5. a long run stays flat: RSS and the time per iteration near the end against near the start,
+  //    and the loop's overhead over the Node spawn floor with durable state included
+  if (wanted("long run")) {
+    const n = quick ? 3000 : 10_000;
+    const dir = join(work, "long");
+    mkdirSync(dir);
+    const yaml = join(work, "long.yaml");
+    writeFileSync(yaml, `phaseloop: 1\nname: long\nphases:\n  tick:\n    run: ['true']\n    next:\n      - if: iteration >= ${n}\n        stop: complete\n      - goto: tick\nstop: { max_iterations: ${n} }\n`);
+    const floor = join(work, "floor.mjs");
+    writeFileSync(floor, `import { spawn } from "node:child_process";\nfor (let i = 0; i < ${n}; i++) await new Promise((r) => spawn("true", [], { stdio: ["ignore", "pipe", "pipe"] }).on("close", r));\n`);
+    const floorMs = time([node, floor]);
+    const run = await sampledRun([node, cli, "run", yaml, "--workdir", dir, "--reporter", "plain"]);
+    const runDir = join(dir, ".phaseloop", "runs", readdirSync(join(dir, ".phaseloop", "runs"))[0]);
+    const at = readFileSync(join(runDir, "iterations.jsonl"), "utf8").trim().split("\n").map((l) => Date.parse(JSON.parse(l).at));
+    // per-iteration time: the median of ten 1%-blocks' means, around 10% and around 90% of the run
+    const perIteration = (from) => {
+      const block = Math.max(1, Math.floor(at.length / 100));
+      const means = [];
+      for (let b = 0; b < 10; b++) {
+        const i = Math.floor(at.length * from) + b * block;
+        means.push((at[i + block] - at[i]) / block);
+      }
+      return median(means);
+    };
+    const rssNear = (from) => {
+      const t0 = at[Math.floor(at.length * (from - 0.05))], t1 = at[Math.floor(at.length * (from + 0.05))];
+      return median(run.samples.filter(([t]) => t >= t0 && t <= t1).map(([, mb]) => mb));
+    };
+    report(`long run: RSS at 90% of ${n} iterations against at 10%`, rssNear(0.9), rssNear(0.1), 1.1, " MB");
+    report(`long run: time per iteration at 90% against at 10%`, perIteration(0.85), perIteration(0.05), 1.1);
+    report(`long run: ${n} iterations of \`true\`, durable state included, against the Node spawn floor`, run.ms, floorMs, 1.2);
+  }
+
+  // 6. output at disk speed: a phase printing 100 MB of lines, read, logged and reported, against `cat > file`
+  if (wanted("output")) {
+    const dir = join(work, "output");
+    mkdirSync(dir);
+    const data = join(work, "lines.txt");
+    const line = "phaseloop bench: a line of agent output, about as long as the lines agents print, 0123456789\n";
+    const block = Buffer.from(line.repeat(10_000));
+    const mb = 100;
+    const fd = openSync(data, "w");
+    for (let written = 0; written < mb * 1024 * 1024; written += block.length) writeSync(fd, block);
+    closeSync(fd);
+    const bytes = Math.ceil((mb * 1024 * 1024) / block.length) * block.length;
+    const pipeline = (name, command) => {
+      const file = join(work, `${name}.yaml`);
+      writeFileSync(file, `phaseloop: 1\nname: ${name}\nphases:\n  talk:\n    run: ${JSON.stringify(command)}\n    next:\n      - stop: complete\nstop: { max_iterations: 1 }\n`);
+      return file;
+    };
+    const loud = pipeline("loud", ["cat", data]);
+    const quiet = pipeline("quiet", ["true"]);
+    const runIt = (file) => {
+      rmSync(join(dir, ".phaseloop"), { recursive: true, force: true });
+      const t = process.hrtime.bigint();
+      const r = spawnSync("/usr/bin/time", ["-f", "%M", node, cli, "run", file, "--workdir", dir, "--reporter", "plain"], { stdio: ["ignore", "ignore", "pipe"], env, encoding: "utf8" });
+      const ms = Number(process.hrtime.bigint() - t) / 1e6;
+      if (r.status !== 0) throw new Error(`phaseloop run ${file} failed: ${r.stderr}`);
+      return { ms, peakMb: Number(r.stderr.trim().split("\n").pop()) / 1024 };
+    };
+    const copy = join(work, "copy.txt");
+    const cats = [], louds = [], quiets = [];
+    let peak = 0;
+    for (let i = 0; i < (quick ? 3 : 5); i++) {
+      cats.push(time(["sh", "-c", `cat '${data}' > '${copy}'`]));
+      quiets.push(runIt(quiet).ms);
+      const r = runIt(loud);
+      louds.push(r.ms);
+      peak = Math.max(peak, r.peakMb);
+    }
+    // the run's own cost (startup, state) is the same run with a silent phase
+    const outputMs = median(louds) - median(quiets);
+    const rate = bytes / 1048576 / (outputMs / 1000);
+    report(`output: ${mb} MB of lines through a phase, against \`cat > file\``, outputMs, median(cats));
+    report(`output: ${mb} MB of lines read, logged and reported`, rate, undefined, { min: 200 }, " MB/s");
+    report(`output: ${mb} MB of lines: peak memory`, peak, undefined, { max: 100 }, " MB");
+    if (!quick) {
+      // whatever the size: five times as much output, the same bound
+      const huge = pipeline("huge", ["sh", "-c", `for i in 1 2 3 4 5; do cat '${data}'; done`]);
+      report(`output: ${5 * mb} MB of lines: peak memory`, runIt(huge).peakMb, undefined, { max: 100 }, " MB");
+    }
+    rmSync(copy, { force: true });
+    rmSync(data, { force: true });
+  }
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -43,6 +43,8 @@ export interface ProcessResult {
 
 const STDOUT_CAP = 4 * 1024 * 1024;
 const TAIL_CAP = 64 * 1024;
+/** How much output may wait for a log file before reading pauses. */
+const LOG_BUFFER = 256 * 1024;
 /** The longest line handed to onLine, in characters. */
 const LINE_CAP = 4 * 1024 * 1024;
 
@@ -164,7 +166,8 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         if (!path) return;
         if (!stream) {
           mkdirSync(dirname(path), { recursive: true });
-          stream = createWriteStream(path, { flags: "a" });
+          // a buffer of LOG_BUFFER lets reading and writing overlap; past it, reading waits
+          stream = createWriteStream(path, { flags: "a", highWaterMark: LOG_BUFFER });
           files.push(stream);
         }
         if (stream.write(chunk)) return;
