@@ -1,4 +1,5 @@
 import type { Reporter, RunEvent } from "../run/run-events.ts";
+import { batchOutput } from "./batch-output.ts";
 import type { ReporterIo } from "./reporter-io.ts";
 
 export type ReporterKind = "auto" | "tty" | "plain" | "json";
@@ -33,11 +34,11 @@ async function loadReporter(kind: Exclude<ReporterKind, "auto">, io: ReporterIo)
   switch (kind) {
     case "json": {
       const { createJsonReporter } = await import("./json-reporter.ts");
-      return createJsonReporter(io.stdout);
+      return batchOutput(io.stdout, createJsonReporter);
     }
     case "plain": {
       const { createPlainReporter } = await import("./plain-reporter.ts");
-      return createPlainReporter(io.stdout, { color: io.color });
+      return batchOutput(io.stdout, (sink) => createPlainReporter(sink, { color: io.color }));
     }
     case "tty": {
       const { createTtyReporter } = await import("./tty-reporter.ts");
