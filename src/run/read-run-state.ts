@@ -259,6 +259,19 @@ export function formatStateProblem(p: StateProblem, code = "RUN_STATE_INVALID"):
   return `${p.file}${p.line === undefined ? "" : `:${p.line}`}: error ${code} ${p.message}\n  hint: ${p.hint}\n`;
 }
 
+/** phases/, where each phase run keeps its prompt and logs: a directory, or absent. */
+export function checkPhasesDir(dir: string, runId: string): StateProblem | undefined {
+  const path = join(dir, "phases");
+  try {
+    const stat = lstatSync(path);
+    if (stat.isDirectory()) return undefined;
+    return { file: path, message: `is ${stat.isFile() ? "a file" : kindOf(stat)}, not a directory`, hint: `move it away (the run then starts it anew), or ${startOverHint(runId)}` };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    return { file: path, message: `cannot be read: ${(error as Error).message}`, hint: startOverHint(runId) };
+  }
+}
+
 /**
  * What `resume` would refuse in a run directory, for `status` to say before
  * anyone tries: run.json, the checkpoint's shape, iterations.jsonl and the baseline.
@@ -273,5 +286,7 @@ export function runStateProblems(dir: string, runId: string): StateProblem[] {
   if (!iterations.ok) problems.push(iterations.problem);
   const baseline = checkBaselineFile(dir, runId);
   if (baseline) problems.push(baseline);
+  const phases = checkPhasesDir(dir, runId);
+  if (phases) problems.push(phases);
   return problems;
 }

@@ -15,7 +15,7 @@ import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
 import { RunStore, runPath, writeFileAtomic } from "../runtime/run-store.ts";
 import { listRunIds } from "../reporters/run-log.ts";
 import type { Checkpoint } from "./checkpoint.ts";
-import { checkBaselineFile, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type IterationLogScan, type JsonlScan, type StateProblem, forceHint } from "./read-run-state.ts";
+import { checkBaselineFile, checkPhasesDir, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type IterationLogScan, type JsonlScan, type StateProblem, forceHint } from "./read-run-state.ts";
 import { readLoggedEvents, rebuildCheckpoint, runInfoFromLog } from "./rebuild-checkpoint.ts";
 import type { Reporter } from "./run-events.ts";
 import { pipelineHash, type RunInfo } from "./run-info.ts";
@@ -49,6 +49,8 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   if (!events.ok) return stateProblem(events.problem);
   const iterations = scanIterationLog(dir, runId, o.force);
   if (!iterations.ok) return stateProblem(iterations.problem);
+  const phasesProblem = checkPhasesDir(dir, runId);
+  if (phasesProblem) return stateProblem(phasesProblem);
   const logged = o.force ? readLoggedEvents(dir) : [];
 
   const infoRead = readRunInfo(dir, runId);

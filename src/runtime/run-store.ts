@@ -3,7 +3,7 @@
  * run.json, state.json (replaced atomically), append-only events.jsonl and
  * iterations.jsonl, phases/NNNN-PHASE/ artifacts, summary.md.
  */
-import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, constants, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 export function phaseloopDir(workdir: string): string {
@@ -58,13 +58,26 @@ export class CheckpointFile {
   prepare(): void {
     if (this.nextFd !== undefined) return;
     try {
-      this.nextFd = openSync(this.next, "w");
+      this.nextFd = this.openNext();
     } catch {
       // `write` tries again, where a failure is reported
     }
   }
+  /**
+   * The next file is phaseloop's own scratch file: never followed through a
+   * link (which could point at anything), and whatever is in its place that
+   * is not a plain file (a link, a directory) is removed first.
+   */
+  private openNext(): number {
+    try {
+      return openSync(this.next, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW);
+    } catch {
+      rmSync(this.next, { recursive: true, force: true });
+      return openSync(this.next, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW);
+    }
+  }
   write(data: string): void {
-    const fd = this.nextFd ?? openSync(this.next, "w");
+    const fd = this.nextFd ?? this.openNext();
     this.nextFd = undefined;
     try {
       writeSync(fd, data);

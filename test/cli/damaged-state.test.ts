@@ -35,7 +35,7 @@ stop:
   no_progress: 3
 `;
 
-const STATE_FILES = ["run.json", "state.json", "events.jsonl", "iterations.jsonl", "baseline.json"] as const;
+const STATE_FILES = ["run.json", "state.json", "events.jsonl", "iterations.jsonl", "baseline.json", "phases", "summary.md", "state.json.next"] as const;
 type Target = (typeof STATE_FILES)[number] | "lock";
 
 /** A workdir holding one run interrupted in its second iteration. */
@@ -109,6 +109,8 @@ function editJson(root: unknown, edit: JsonEdit): unknown {
 }
 
 function applyDamage(path: string, d: Damage): void {
+  // a directory (phases/) damaged as a file becomes one
+  if (existsSync(path) && lstatSync(path).isDirectory() && !["directory", "symlink", "remove"].includes(d.kind)) rmSync(path, { recursive: true });
   const text = existsSync(path) && lstatSync(path).isFile() ? readFileSync(path, "utf8") : "";
   const jsonl = path.endsWith(".jsonl");
   const lines = text.split("\n").filter((l) => l !== "");
