@@ -7,7 +7,7 @@
  * (phase-changes); this one classifies the outcome and reads the outputs.
  */
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { basename, join } from "node:path";
 import type { PhaseResult } from "../machine/types.ts";
 import type { ErrorClass } from "../pipeline/spec.ts";
 import { classifyProcess } from "../runtime/classify-failure.ts";
@@ -46,7 +46,7 @@ export async function runPhase(e: PhaseRunEffect, ctx: RunContext): Promise<Phas
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
   const scope = openWriteScope(toolSet, e.context, workdir);
 
-  ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: phase.kind, dir: relative(store.dir, dir), command: inv.command });
+  ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: phase.kind, dir: basename(dir), command: inv.command });
   const { process: r, report }: PhaseExecution = inv.builtin ? await runBuiltinAgentPhase(e, phase, inv.builtin, inv.env, dir, ctx) : await runPhaseProcess(e, phase, inv, dir, ctx);
   if (r.aborted && ctx.interrupted()) return undefined;
 

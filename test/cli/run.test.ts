@@ -28,6 +28,9 @@ describe("phaseloop run: the hailstone recipe", () => {
     const ev = events(dir);
     expect(ev.at(-1)).toMatchObject({ type: "run.finished", outcome: "complete", exit_code: 0, iterations: 9 });
     expect(ev.map((e) => e.seq)).toEqual(ev.map((_, i) => i + 1));
+    // phase.started names the phase's artifact directory as docs/events.md says: phases/<dir>/
+    expect(ev.find((e) => e.type === "phase.started")).toMatchObject({ phase: "step", dir: "0001-step" });
+    expect(r.stdout).not.toContain("phases/phases/");
     expect(readFileSync(join(run, "iterations.jsonl"), "utf8").trim().split("\n")).toHaveLength(9);
     expect(JSON.parse(readFileSync(join(run, "run.json"), "utf8"))).toMatchObject({ pipeline: "hailstone", params: { start: 6 } });
     expect(existsSync(join(dir, ".phaseloop/lock"))).toBe(false);
