@@ -1,6 +1,7 @@
 /**
- * Starting and resuming runs: load and compile the pipeline, resolve params,
- * take the workdir lock, set up the run directory, and hand over to Runner.
+ * Starting runs: load and compile the pipeline, resolve params, take the
+ * workdir lock, set up the run directory, and hand over to Runner
+ * (resume-run.ts continues them).
  */
 import { existsSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
