@@ -1,6 +1,6 @@
 import { getAdapter } from "../agents/get-adapter.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
-import { parseTemplate, renderTemplate, shellQuote } from "../expr/index.ts";
+import { parseTemplate, renderShell, renderTemplate, shellQuote } from "../expr/index.ts";
 import { buildContext } from "../machine/build-context.ts";
 import { describeMachine } from "../machine/format-graph.ts";
 import { initialSnapshot } from "../machine/transition.ts";
@@ -137,6 +137,6 @@ export function dryRunText(machine: Machine, params: Record<string, JsonValue>, 
 }
 
 function renderOr(t: import("../expr/index.ts").Template, ctx: Record<string, JsonValue>, quote = false): string {
-  const r = renderTemplate(t, ctx, quote ? { quote: shellQuote } : {});
+  const r = quote ? renderShell(t, ctx) : renderTemplate(t, ctx);
   return r.ok ? r.value : `<cannot render: ${r.error}>`;
 }

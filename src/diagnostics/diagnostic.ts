@@ -60,6 +60,7 @@ export const DIAGNOSTIC_CODES = [
   "EXPR_ARITY",
   "EXPR_TYPE",
   "TEMPLATE_SYNTAX",
+  "SHELL_TEMPLATE_CONTEXT",
   // rules the schema cannot express
   "UNKNOWN_PHASE",
   "UNKNOWN_AGENT",

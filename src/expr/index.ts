@@ -16,8 +16,8 @@ export {
   templateReferences,
   renderTemplate,
   formatValue,
-  shellQuote,
   isStatic,
   type Template,
   type RenderResult,
 } from "./template.ts";
+export { shellContexts, quoteFor, renderShell, shellQuote, type ShellContext } from "./shell-context.ts";

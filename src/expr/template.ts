@@ -102,9 +102,10 @@ export function formatValue(value: JsonValue): string {
 
 export type RenderResult = { ok: true; value: string } | { ok: false; error: string; start: number; end: number };
 
-/** Render; `quote` is applied to each interpolated value (shellQuote for `run` strings). */
-export function renderTemplate(template: Template, context: Record<string, JsonValue>, options: { quote?: (text: string) => string } = {}): RenderResult {
+/** Render; `quote` is applied to each interpolated value with its index among them (shell quoting for `run` strings). */
+export function renderTemplate(template: Template, context: Record<string, JsonValue>, options: { quote?: (text: string, index: number) => string } = {}): RenderResult {
   let out = "";
+  let index = 0;
   for (const p of template.parts) {
     if (p.kind === "text") {
       out += p.text;
@@ -113,7 +114,7 @@ export function renderTemplate(template: Template, context: Record<string, JsonV
     const r = evaluateExpression(p.expr, context);
     if (!r.ok) return r;
     const text = formatValue(r.value);
-    out += options.quote ? options.quote(text) : text;
+    out += options.quote ? options.quote(text, index++) : text;
   }
   return { ok: true, value: out };
 }
@@ -123,8 +124,3 @@ export function isStatic(template: Template): boolean {
   return template.parts.every((p) => p.kind === "text");
 }
 
-/** POSIX sh single quoting: safe for any text. */
-export function shellQuote(text: string): string {
-  if (text !== "" && /^[A-Za-z0-9_\-.,/:=@%+]+$/.test(text)) return text;
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}

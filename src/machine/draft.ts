@@ -2,7 +2,7 @@
  * The working state of one transition: the draft snapshot it may change and
  * the effects so far, with the helpers every part of the machine reads it by.
  */
-import { renderTemplate, shellQuote, type JsonValue, type Template } from "../expr/index.ts";
+import { renderShell, renderTemplate, type JsonValue, type Template } from "../expr/index.ts";
 import { asRecord, buildContext } from "./build-context.ts";
 import type { CompiledPhase, Effect, Machine, Snapshot } from "./types.ts";
 
@@ -34,8 +34,15 @@ export function contextOf(d: Draft, phase?: string): Record<string, JsonValue> {
   return asRecord(buildContext(d.m, d.s, phase));
 }
 
-export function renderIn(d: Draft, t: Template | undefined, ctx: Record<string, JsonValue>, quote = false): { ok: true; value: string } | { ok: false; error: string } {
+/**
+ * Render a template. `shell`: a command for `sh -c`, each value quoted for
+ * where it stands; `shell` and `process` (argv, env, paths) refuse a NUL
+ * byte, which no process boundary can carry.
+ */
+export function renderIn(d: Draft, t: Template | undefined, ctx: Record<string, JsonValue>, mode: "text" | "shell" | "process" = "text"): { ok: true; value: string } | { ok: false; error: string } {
   if (!t) return { ok: true, value: "" };
-  const r = renderTemplate(t, ctx, quote ? { quote: shellQuote } : {});
-  return r.ok ? r : { ok: false, error: r.error };
+  const r = mode === "shell" ? renderShell(t, ctx) : renderTemplate(t, ctx);
+  if (!r.ok) return { ok: false, error: r.error };
+  if (mode !== "text" && r.value.includes("\0")) return { ok: false, error: "a value holds a NUL byte, which a command line, argument or environment variable cannot carry" };
+  return r;
 }

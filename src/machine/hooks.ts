@@ -21,11 +21,11 @@ export function runHook(d: Draft, hook: HookName, blocking: boolean, then: "iter
   const h = d.m.hooks[hook];
   if (!h) return false;
   const ctx = contextOf(d);
-  const command = "shell" in h.command ? renderIn(d, h.command.shell, ctx, true) : undefined;
-  const argv = "argv" in h.command ? h.command.argv.map((a) => renderIn(d, a, ctx)) : undefined;
-  const bad = command && !command.ok ? command.error : argv?.find((a) => !a.ok && "error" in a);
-  if (bad) {
-    d.fx.push({ type: "note", level: "warning", message: `hook ${hook} could not be rendered` });
+  const command = "shell" in h.command ? renderIn(d, h.command.shell, ctx, "shell") : undefined;
+  const argv = "argv" in h.command ? h.command.argv.map((a) => renderIn(d, a, ctx, "process")) : undefined;
+  const bad = [command, ...(argv ?? [])].find((r) => r && !r.ok);
+  if (bad && !bad.ok) {
+    d.fx.push({ type: "note", level: "warning", message: `hook ${hook} could not be rendered: ${bad.error}` });
     return false;
   }
   const cmd = command && command.ok ? command.value : argv!.map((a) => (a.ok ? a.value : ""));

@@ -36,18 +36,18 @@ export function runPhase(d: Draft, phase: CompiledPhase, attempt: number): void 
   s.awaiting = { kind: "phase", phase: phase.name, attempt, seq: s.phaseSeq };
   const ctx = contextOf(d);
   let problem: string | undefined;
-  const text = (t: Template | undefined, quote = false) => {
-    const r = renderIn(d, t, ctx, quote);
-    if (!r.ok) problem ??= r.error;
+  const text = (t: Template | undefined, mode: "text" | "shell" | "process", where: string) => {
+    const r = renderIn(d, t, ctx, mode);
+    if (!r.ok) problem ??= `${where}: ${r.error}`;
     return r.ok ? r.value : "";
   };
-  const prompt = phase.kind === "agent" ? text(phase.prompt) : undefined;
-  const command = phase.run ? ("shell" in phase.run ? text(phase.run.shell, true) : phase.run.argv.map((a) => text(a))) : undefined;
+  const prompt = phase.kind === "agent" ? text(phase.prompt, "text", "prompt") : undefined;
+  const command = phase.run ? ("shell" in phase.run ? text(phase.run.shell, "shell", "run") : phase.run.argv.map((a, i) => text(a, "process", `run[${i}]`))) : undefined;
   const env: Record<string, string> = {};
-  for (const [k, t] of Object.entries(d.m.env)) env[k] = text(t);
-  for (const [k, t] of Object.entries(phase.env)) env[k] = text(t);
+  for (const [k, t] of Object.entries(d.m.env)) env[k] = text(t, "process", `env.${k}`);
+  for (const [k, t] of Object.entries(phase.env)) env[k] = text(t, "process", `env.${k}`);
   const outputFiles: Record<string, string> = {};
-  for (const [k, t] of Object.entries(phase.outputFiles)) outputFiles[k] = text(t);
+  for (const [k, t] of Object.entries(phase.outputFiles)) outputFiles[k] = text(t, "process", `output.${k}.file`);
   if (problem !== undefined) {
     const message = `cannot render phase "${phase.name}": ${problem}`;
     d.fx.push({ type: "phase.error", phase: phase.name, iteration: s.iteration, message });

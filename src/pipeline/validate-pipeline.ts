@@ -7,6 +7,7 @@ import {
   collectReferences,
   parseExpression,
   parseTemplate,
+  shellContexts,
   templateReferences,
   type ExprDiagnostic,
   type Scope,
@@ -199,11 +200,14 @@ interface Site {
   /** Text of an expression or template not stored in the document (prompt files). */
   text?: string;
   file?: string;
+  /** A command for `sh -c`: every value must stand where it can be quoted. */
+  shell?: boolean;
 }
 
 function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefined>, file: string): Site[] {
   const sites: Site[] = [];
   const tpl = (pointer: string, scope: ScopeKind, phase?: string) => sites.push({ pointer, kind: "template", scope, phase });
+  const sh = (pointer: string, scope: ScopeKind, phase?: string) => sites.push({ pointer, kind: "template", scope, phase, shell: true });
   const env = (obj: Record<string, string> | undefined, base: string, scope: ScopeKind, phase?: string) => {
     for (const k of Object.keys(obj ?? {})) tpl(`${base}/${esc(k)}`, scope, phase);
   };
@@ -227,7 +231,7 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
         if (text !== undefined) sites.push({ pointer: `${base}/prompt`, kind: "template", scope: "phase-input", phase: name, text, file: path });
       } else tpl(`${base}/prompt`, "phase-input", name);
     }
-    if (typeof phase.run === "string") tpl(`${base}/run`, "phase-input", name);
+    if (typeof phase.run === "string") sh(`${base}/run`, "phase-input", name);
     else if (Array.isArray(phase.run)) phase.run.forEach((_, i) => tpl(`${base}/run/${i}`, "phase-input", name));
     env(phase.env, `${base}/env`, "phase-input", name);
     for (const [out, spec] of Object.entries(phase.output ?? {})) {
@@ -249,9 +253,9 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
   if (typeof doc.tasks?.only === "string") tpl("/tasks/only", "global");
   for (const [hook, spec] of Object.entries(doc.hooks ?? {})) {
     const base = `/hooks/${esc(hook)}`;
-    if (typeof spec === "string") tpl(base, "global");
+    if (typeof spec === "string") sh(base, "global");
     else if (Array.isArray(spec)) spec.forEach((_, i) => tpl(`${base}/${i}`, "global"));
-    else if (spec && typeof spec.run === "string") tpl(`${base}/run`, "global");
+    else if (spec && typeof spec.run === "string") sh(`${base}/run`, "global");
     else if (spec && Array.isArray(spec.run)) spec.run.forEach((_, i) => tpl(`${base}/run/${i}`, "global"));
   }
   return sites;
@@ -292,6 +296,10 @@ function checkExpressionsAndTemplates(ctx: RuleContext): Diagnostic[] {
       found = [...parsed.diagnostics];
       refs = parsed.template ? templateReferences(parsed.template) : [];
       if (parsed.template) found.push(...checkTemplate(parsed.template, scope));
+      if (parsed.template && site.shell) {
+        const contexts = shellContexts(parsed.template);
+        if (!contexts.ok) found.push(...contexts.diagnostics);
+      }
     }
     for (const r of refs) if (r.path[0] === "params" && r.path[1] !== undefined) ctx.usedParams.add(r.path[1]);
     for (const d of found) out.push(locate(ctx, site, source, d));

@@ -141,10 +141,24 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
  * Run a process in its own process group and wait for it. Timeouts, idle
  * timeouts and aborts kill the whole group (SIGTERM, then SIGKILL).
  */
+/** Which argument or variable holds a NUL byte, if any: spawning with one throws. */
+function nulCarrier(argv: string[], env: Record<string, string | undefined> | undefined): string | undefined {
+  const i = argv.findIndex((a) => a.includes("\0"));
+  if (i >= 0) return i === 0 ? "the program name" : `argument ${i}`;
+  // inherited variables too: phases inherit the environment through a prototype
+  for (const k in env ?? {}) if (k.includes("\0") || env![k]?.includes("\0")) return `environment variable ${k.replace(/\0/g, "\\0")}`;
+  return undefined;
+}
+
 export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     const argv = typeof spec.command === "string" ? ["sh", "-c", spec.command] : spec.command;
+    const carried = nulCarrier(argv, spec.env);
+    if (carried) {
+      const message = `cannot start the process: ${carried} holds a NUL byte, which a process cannot be given`;
+      return resolve({ exitCode: null, signal: null, timedOut: false, idleTimedOut: false, aborted: false, durationMs: 0, stdout: "", stdoutTail: "", stderrTail: message, wroteLogs: false, spawnError: message });
+    }
     const stdoutTail = new Tail(TAIL_CAP);
     const stderrTail = new Tail(TAIL_CAP);
     let stdout = "";

@@ -1,0 +1,99 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cli, ensureBuilt, events, runDir, tempDir, write } from "./cli-helpers.ts";
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+const PAYLOADS = ["$(touch PWNED)", "`touch PWNED`", '"; touch PWNED; "', "'; touch PWNED; '", "; touch PWNED", "x && touch PWNED", "x | touch PWNED", "x > PWNED", "a\ntouch PWNED"];
+
+const pipeline = (run: string) => `phaseloop: 1
+name: hostile
+params:
+  x: { type: string, default: "" }
+phases:
+  gen:
+    run: ["node", "-e", "process.stdout.write('X=' + process.env.V)"]
+    env: { V: "{{ params.x }}" }
+    output:
+      x: { match: "X=([\\\\s\\\\S]*)" }
+  use:
+    run: ${JSON.stringify(run)}
+    next:
+      - stop: complete
+stop: { max_iterations: 1 }
+`;
+
+describe("a value in a shell command stays data, whatever quotes surround it", () => {
+  const contexts = [
+    ["bare", "printf %s {{ params.x }} > got; printf %s {{ phases.gen.output.x }} > got2"],
+    ["double quotes", 'printf %s "v={{ params.x }}" > got; printf %s "v={{ phases.gen.output.x }}" > got2'],
+    ["single quotes", "printf %s 'v={{ params.x }}' > got; printf %s 'v={{ phases.gen.output.x }}' > got2"],
+  ] as const;
+  it.each(contexts)("%s: from --param and from a phase's output", (name, run) => {
+    for (const payload of PAYLOADS) {
+      const dir = tempDir();
+      write(dir, { "p.yaml": pipeline(run) });
+      const r = cli(["run", "p.yaml", "--param", `x=${payload}`, "--reporter", "plain"], dir);
+      expect(r.code, `${name} ${payload}: ${r.stdout}${r.stderr}`).toBe(0);
+      expect(existsSync(join(dir, "PWNED")), payload).toBe(false);
+      const prefix = name === "bare" ? "" : "v=";
+      expect(readFileSync(join(dir, "got"), "utf8")).toBe(prefix + payload);
+      expect(readFileSync(join(dir, "got2"), "utf8")).toBe(prefix + payload);
+    }
+  });
+
+  it("a template where no quoting is safe is a located error before anything runs", () => {
+    const dir = tempDir();
+    write(dir, { "p.yaml": pipeline("echo `echo {{ params.x }}` > got") });
+    const r = cli(["validate", "p.yaml"], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/p\.yaml:12:\d+: error SHELL_TEMPLATE_CONTEXT/);
+    const run = cli(["run", "p.yaml", "--param", "x=$(touch PWNED)"], dir);
+    expect(run.code).toBe(2);
+    expect(existsSync(join(dir, "PWNED"))).toBe(false);
+    expect(existsSync(join(dir, ".phaseloop/runs"))).toBe(false);
+  });
+});
+
+describe("a NUL byte a process cannot be given", () => {
+  it("fails the phase it would reach, classified, and the run can be resumed to its end", () => {
+    const dir = tempDir();
+    write(dir, {
+      "p.yaml": `phaseloop: 1
+name: nul
+phases:
+  gen:
+    run: ["node", "-e", "process.stdout.write('X=a\\\\u0000b')"]
+    output:
+      x: { match: "X=([\\\\s\\\\S]*)" }
+  as-shell:
+    run: printf %s {{ phases.gen.output.x }} > got
+  as-argv:
+    run: ["printf", "%s", "{{ phases.gen.output.x }}"]
+  as-env:
+    run: ["true"]
+    env: { V: "{{ phases.gen.output.x }}" }
+    next:
+      - stop: complete
+stop: { max_iterations: 1, consecutive_failures: 5 }
+`,
+    });
+    const r = cli(["run", "p.yaml", "--reporter", "json"], dir);
+    expect(r.stderr).not.toMatch(/INTERNAL/);
+    expect(r.code).toBe(0);
+    const ev = events(dir);
+    expect(ev.filter((e) => e.type === "phase.finished").map((e) => [e.phase, e.status])).toEqual([["gen", "succeeded"]]);
+    const notes = ev.filter((e) => e.type === "note").map((e) => String(e.message));
+    expect(notes).toEqual([
+      expect.stringMatching(/phase "as-shell": run: .*NUL/),
+      expect.stringMatching(/phase "as-argv": run\[2\]: .*NUL/),
+      expect.stringMatching(/phase "as-env": env\.V: .*NUL/),
+    ]);
+    const state = JSON.parse(readFileSync(join(runDir(dir), "state.json"), "utf8")) as { snapshot: { results: Record<string, { status: string; error: string }> } };
+    for (const p of ["as-shell", "as-argv", "as-env"]) expect(state.snapshot.results[p]).toMatchObject({ status: "failed", error: "spawn_error" });
+    expect(existsSync(join(dir, "got"))).toBe(false);
+    const again = cli(["resume"], dir);
+    expect(again.stderr).not.toMatch(/INTERNAL/);
+  });
+});

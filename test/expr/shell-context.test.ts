@@ -1,0 +1,97 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseTemplate, renderShell, shellContexts, type Template } from "../../src/expr/index.ts";
+
+const tpl = (s: string): Template => {
+  const t = parseTemplate(s);
+  if (!t.template) throw new Error(t.diagnostics[0]?.message);
+  return t.template;
+};
+
+describe("shellContexts", () => {
+  it("says where each template stands", () => {
+    const r = shellContexts(tpl(`a {{ x }} "b {{ x }}" 'c {{ x }}' "$(d {{ x }} "e{{ x }}")" x={{ x }}`));
+    expect(r).toEqual({ ok: true, contexts: ["bare", "double", "single", "bare", "double", "bare"] });
+  });
+
+  it("sees a quote character inside the other quotes as text", () => {
+    expect(shellContexts(tpl(`echo "it's {{ x }}" 'say "{{ x }}'`))).toEqual({ ok: true, contexts: ["double", "single"] });
+    expect(shellContexts(tpl(`echo \\' {{ x }} \\" {{ x }}`))).toEqual({ ok: true, contexts: ["bare", "bare"] });
+  });
+
+  it.each([
+    ["backticks", "echo `echo {{ x }}`"],
+    ["a parameter expansion", 'echo "${X:-{{ x }}}"'],
+    ["arithmetic", "echo $(( {{ x }} + 1 ))"],
+    ["an ANSI-C string", "echo $'a{{ x }}'"],
+    ["a comment", "true # {{ x }}"],
+    ["a here-document", "cat <<EOF\n{{ x }}\nEOF"],
+    ["a quoted here-document", "cat <<'EOF'\nv={{ x }}\nEOF"],
+  ])("refuses a template inside %s, located at the template", (_what, source) => {
+    const r = shellContexts(tpl(source));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.diagnostics[0]!.code).toBe("SHELL_TEMPLATE_CONTEXT");
+    expect(source.slice(r.diagnostics[0]!.start, r.diagnostics[0]!.end)).toBe("{{ x }}");
+  });
+
+  it("accepts templates after a here-document has ended, and a # inside a word", () => {
+    expect(shellContexts(tpl("cat <<EOF\nhello\nEOF\necho {{ x }} a#{{ x }}"))).toEqual({ ok: true, contexts: ["bare", "bare"] });
+  });
+});
+
+// ── the real shell receives exactly the value, never a command ───────────────
+
+const dir = mkdtempSync(join(tmpdir(), "phaseloop-shell-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const shells = ["sh", ...(spawnSync("bash", ["-c", "true"]).status === 0 ? ["bash"] : [])];
+
+/** Run a rendered command in an empty folder; what it wrote to `out`, and every other file it made. */
+function run(shell: string, command: string): { out: string; stray: string[] } {
+  const cwd = mkdtempSync(join(dir, "c-"));
+  const r = spawnSync(shell, ["-c", command], { cwd, encoding: "utf8", timeout: 5000 });
+  const out = existsSync(join(cwd, "out")) ? readFileSync(join(cwd, "out"), "utf8") : `<no output; exit ${r.status}; ${r.stderr}>`;
+  const stray = readdirSync(cwd).filter((f) => f !== "out");
+  rmSync(cwd, { recursive: true, force: true });
+  return { out, stray };
+}
+
+const hostile = fc.oneof(
+  fc.constantFrom("$(touch PWNED)", "`touch PWNED`", '"; touch PWNED; "', "'; touch PWNED; '", "; touch PWNED", "&& touch PWNED", "| tee PWNED", "> PWNED", "\ntouch PWNED\n", "$HOME", "${PATH}", "\\", "\\'", '\\"', "'", '"', "", "$((1+1))", "*", "~", "!x", "#", "é日本😀"),
+  fc.string({ unit: fc.constantFrom("$", "`", "'", '"', "\\", "\n", " ", ";", "&", "|", "(", ")", "{", "}", "#", "*", "<", ">", "a", "é", "😀", "\t") }),
+  fc.string({ unit: "binary" }).filter((s) => !s.includes("\0") && s.isWellFormed()),
+);
+
+const CASES: [string, string, (v: string) => string][] = [
+  ["bare", "printf %s {{ v }} > out", (v) => v],
+  ["bare inside a word", "printf %s x{{ v }}y > out", (v) => `x${v}y`],
+  ["double quotes", 'printf %s "{{ v }}" > out', (v) => v],
+  ["double quotes with text", 'printf %s "v={{ v }}!" > out', (v) => `v=${v}!`],
+  ["single quotes", "printf %s '{{ v }}' > out", (v) => v],
+  ["single quotes with text", "printf %s 'a{{ v }}b' > out", (v) => `a${v}b`],
+  ["command substitution", 'printf %s "$(printf %s {{ v }})" > out', (v) => v.replace(/\n+$/, "")],
+  ["double quotes in a substitution in double quotes", 'printf %s "[$(printf %s "{{ v }}")]" > out', (v) => `[${v.replace(/\n+$/, "")}]`],
+  ["every context at once", `printf '%s|%s|%s' {{ v }} "{{ v }}" '{{ v }}' > out`, (v) => `${v}|${v}|${v}`],
+];
+
+describe.each(shells)("rendered commands under %s", (shell) => {
+  it.each(CASES)("%s: the command receives exactly the value", (_name, source, expected) => {
+    const t = tpl(source);
+    fc.assert(
+      fc.property(hostile, (v) => {
+        const r = renderShell(t, { v });
+        expect(r.ok).toBe(true);
+        if (!r.ok) return;
+        const got = run(shell, r.value);
+        expect(got.stray).toEqual([]);
+        expect(got.out).toBe(expected(v));
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
