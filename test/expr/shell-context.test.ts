@@ -64,7 +64,7 @@ function run(shell: string, command: string): { out: string; stray: string[] } {
 const hostile = fc.oneof(
   fc.constantFrom("$(touch PWNED)", "`touch PWNED`", '"; touch PWNED; "', "'; touch PWNED; '", "; touch PWNED", "&& touch PWNED", "| tee PWNED", "> PWNED", "\ntouch PWNED\n", "$HOME", "${PATH}", "\\", "\\'", '\\"', "'", '"', "", "$((1+1))", "*", "~", "!x", "#", "é日本😀"),
   fc.string({ unit: fc.constantFrom("$", "`", "'", '"', "\\", "\n", " ", ";", "&", "|", "(", ")", "{", "}", "#", "*", "<", ">", "a", "é", "😀", "\t") }),
-  fc.string({ unit: "binary" }).filter((s) => !s.includes("\0") && s.isWellFormed()),
+  fc.string({ unit: "binary" }).filter((s) => !s.includes("\0") && Buffer.from(s, "utf8").toString("utf8") === s),
 );
 
 const CASES: [string, string, (v: string) => string][] = [
