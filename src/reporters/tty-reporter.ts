@@ -98,6 +98,9 @@ function cleanLine(line: string): string {
   return line.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-_]/g, "").replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, "").replace(/\t/g, "  ");
 }
 
+/** How often at most a phase's latest output line is redrawn. */
+const OUTPUT_MS = 50;
+
 export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = {}): Reporter {
   const maxSteps = Math.max(2, options.maxSteps ?? 500);
   const tickMs = options.tickMs ?? 1000;
@@ -358,13 +361,30 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     return view;
   };
 
-  const onOutput = (view: IterationView, line: string): void => {
+  const showOutput = (view: IterationView, line: string): void => {
     const step = [...view.steps].reverse().find((s) => s.end === null && !s.closesOnNext);
     if (step === undefined) return;
     const text = cleanLine(line).trim();
     if (text === "") return;
     step.output = text;
     if (step.task !== null) step.task.output = text;
+  };
+
+  // A phase may print far faster than a terminal redraws: its last line is drawn at most
+  // every OUTPUT_MS, and before anything else the view shows.
+  let pendingOutput: { view: IterationView; line: string } | null = null;
+  let outputTimer: ReturnType<typeof setTimeout> | null = null;
+  const drawOutput = (): void => {
+    if (outputTimer !== null) clearTimeout(outputTimer);
+    outputTimer = null;
+    const pending = pendingOutput;
+    pendingOutput = null;
+    if (pending !== null) showOutput(pending.view, pending.line);
+  };
+  const onOutput = (view: IterationView, line: string): void => {
+    if (line.trim() === "") return;
+    pendingOutput = { view, line };
+    outputTimer ??= setTimeout(drawOutput, OUTPUT_MS);
   };
 
   const outsideLine = (event: RunEvent): void => {
@@ -374,6 +394,7 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
   return {
     onEvent(event: RunEvent): void {
       if (closed) return;
+      if (event.type !== "phase.output" && pendingOutput !== null) drawOutput();
       switch (event.type) {
         case "run.started":
           maxIterations = event.max_iterations;
@@ -473,6 +494,7 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
       }
     },
     async close(): Promise<void> {
+      drawOutput();
       if (!closed) {
         closed = true;
         if (current !== null) {

@@ -82,6 +82,23 @@ describe("createTtyReporter", () => {
     await reporter.close();
   });
 
+  it("draws the latest line of a flood of output, not every line", async () => {
+    const lines = Array.from({ length: 5000 }, (_unused, i) => ({ type: "phase.output" as const, phase: "a", stream: "stdout" as const, line: `line ${i + 1}` }));
+    const events = buildEvents([
+      { type: "iteration.started", iteration: 1, task: null },
+      { type: "phase.started", iteration: 1, phase: "a", attempt: 1, kind: "run", dir: "0001-a", command: ["x"] },
+      ...lines,
+    ]);
+    const terminal = fakeTerminal();
+    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 10 });
+    for (const event of events) reporter.onEvent(event);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const text = stripAnsi(terminal.text());
+    expect(text).toContain("line 5000");
+    expect(text).not.toContain("line 2500\n");
+    await reporter.close();
+  });
+
   it("strips escape sequences from agent output before drawing it", async () => {
     const events = buildEvents([
       { type: "iteration.started", iteration: 1, task: null },
