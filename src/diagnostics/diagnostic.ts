@@ -78,6 +78,7 @@ export const DIAGNOSTIC_CODES = [
   "DEAD_RULE",
   "TASK_CYCLE",
   "TASK_SOURCE",
+  "EMPTY_COMMAND",
   // running
   "PARAM_INVALID",
   "RUN_STATE_INVALID",

@@ -1,6 +1,6 @@
 import type { JsonValue } from "./json-value.ts";
 import type { Expr } from "./ast.ts";
-import { deepEqual, EvalError, FUNCTIONS, isTruthy } from "./functions.ts";
+import { deepEqual, EvalError, FUNCTIONS, isTruthy, type EvalEnv } from "./functions.ts";
 
 export type EvalResult = { ok: true; value: JsonValue } | { ok: false; error: string; start: number; end: number };
 
@@ -20,7 +20,9 @@ const typeOf = (v: JsonValue): string => (v === null ? "null" : Array.isArray(v)
  * Evaluate over a JSON context. Total: type errors and bad calls come back as
  * `{ ok: false }`, never as exceptions. Missing members are null.
  */
-export function evaluateExpression(expr: Expr, context: Record<string, JsonValue>): EvalResult {
+export function evaluateExpression(expr: Expr, context: Record<string, JsonValue>, env?: EvalEnv): EvalResult {
+  const outer = activeEnv;
+  activeEnv = env;
   try {
     return { ok: true, value: evaluate(expr, context) };
   } catch (error) {
@@ -28,8 +30,13 @@ export function evaluateExpression(expr: Expr, context: Record<string, JsonValue
     if (error instanceof EvalError) return { ok: false, error: error.message, start: expr.start, end: expr.end };
     if (error instanceof RangeError) return { ok: false, error: "expression is too deep to evaluate", start: expr.start, end: expr.end };
     return { ok: false, error: `cannot evaluate: ${(error as Error).message}`, start: expr.start, end: expr.end };
+  } finally {
+    activeEnv = outer;
   }
 }
+
+/** The environment of the evaluation under way (evaluation is synchronous). */
+let activeEnv: EvalEnv | undefined;
 
 function member(obj: JsonValue, key: string): JsonValue {
   if (obj !== null && typeof obj === "object" && !Array.isArray(obj)) return Object.hasOwn(obj, key) ? (obj[key] ?? null) : null;
@@ -74,7 +81,7 @@ function evaluate(e: Expr, ctx: Record<string, JsonValue>): JsonValue {
       }
       const args = e.args.map((a) => evaluate(a, ctx));
       try {
-        const out = def.fn(...args);
+        const out = def.withEnv && activeEnv ? def.withEnv(activeEnv, ...args) : def.fn(...args);
         return typeof out === "number" && !Number.isFinite(out) ? null : out;
       } catch (error) {
         if (error instanceof EvalError) throw new LocatedError(error.message, e.start, e.end);

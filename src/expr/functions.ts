@@ -3,6 +3,19 @@ import type { JsonValue } from "./json-value.ts";
 /** A function's failure is a value-level error, reported by the evaluator, never a crash. */
 export class EvalError extends Error {}
 
+/**
+ * What a function may ask of the one who evaluates: `readFile` reads a file
+ * inside the workdir (at most `maxBytes`), supplied by the runner when it
+ * renders a prompt. Without it, `file()` is an evaluation error.
+ */
+export interface EvalEnv {
+  readFile?: (path: string, maxBytes: number) => string;
+}
+
+/** file()'s default size cap and the largest cap it accepts. */
+export const FILE_DEFAULT_BYTES = 100_000;
+export const FILE_MAX_BYTES = 1_000_000;
+
 export interface FunctionDef {
   /** [min, max] argument count. */
   arity: [number, number];
@@ -11,6 +24,8 @@ export interface FunctionDef {
   /** Shapes of the accepted first argument, for the static checker. */
   firstArg?: ("string" | "array" | "object" | "number" | "boolean" | "null")[];
   fn: (...args: JsonValue[]) => JsonValue;
+  /** A function that needs its environment (file()); `fn` is then what it does without one. */
+  withEnv?: (env: EvalEnv, ...args: JsonValue[]) => JsonValue;
 }
 
 const typeOf = (v: JsonValue): string => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v === "object" ? "object" : typeof v);
@@ -114,6 +129,23 @@ export const FUNCTIONS: Record<string, FunctionDef> = {
       } catch (error) {
         if (error instanceof EvalError) throw error;
         throw new EvalError(`json() got text that is not JSON`);
+      }
+    },
+  },
+  file: {
+    arity: [1, 2], doc: "A file's content (a path inside the workdir), read when a prompt is rendered; at most max_bytes (default 100000, at most 1000000), cut with a note beyond. Missing, a directory or outside the workdir: the phase fails. Only in prompts.", example: "file('TASK.md', 20000)", firstArg: ["string"],
+    fn: () => {
+      throw new EvalError("file() is read only when a prompt is rendered");
+    },
+    withEnv: (env, p, n) => {
+      const path = str(p, "file");
+      const cap = n === undefined ? FILE_DEFAULT_BYTES : Math.floor(numArg(n, "file"));
+      if (!(cap > 0 && cap <= FILE_MAX_BYTES)) throw new EvalError(`file() takes a size cap from 1 to ${FILE_MAX_BYTES} bytes, got ${cap}`);
+      if (!env.readFile) throw new EvalError("file() is read only when a prompt is rendered");
+      try {
+        return env.readFile(path, cap);
+      } catch (error) {
+        throw new EvalError(`file(${JSON.stringify(path)}): ${(error as Error).message}`);
       }
     },
   },

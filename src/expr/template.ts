@@ -3,7 +3,7 @@ import type { Expr } from "./ast.ts";
 import { checkExpression, collectReferences, type Scope } from "./check-expression.ts";
 import type { ExprDiagnostic } from "./diagnostic.ts";
 import { evaluateExpression } from "./evaluate-expression.ts";
-import { toText } from "./functions.ts";
+import { toText, type EvalEnv } from "./functions.ts";
 import { parseExpression } from "./parse-expression.ts";
 
 export interface Template {
@@ -103,7 +103,7 @@ export function formatValue(value: JsonValue): string {
 export type RenderResult = { ok: true; value: string } | { ok: false; error: string; start: number; end: number };
 
 /** Render; `quote` is applied to each interpolated value with its index among them (shell quoting for `run` strings). */
-export function renderTemplate(template: Template, context: Record<string, JsonValue>, options: { quote?: (text: string, index: number) => string } = {}): RenderResult {
+export function renderTemplate(template: Template, context: Record<string, JsonValue>, options: { quote?: (text: string, index: number) => string; env?: EvalEnv } = {}): RenderResult {
   let out = "";
   let index = 0;
   for (const p of template.parts) {
@@ -111,7 +111,7 @@ export function renderTemplate(template: Template, context: Record<string, JsonV
       out += p.text;
       continue;
     }
-    const r = evaluateExpression(p.expr, context);
+    const r = evaluateExpression(p.expr, context, options.env);
     if (!r.ok) return r;
     const text = formatValue(r.value);
     out += options.quote ? options.quote(text, index++) : text;

@@ -4,7 +4,7 @@ import type { Machine, Snapshot, TaskState } from "./types.ts";
 
 /** The result of a phase that has not run yet. */
 export function pendingPhase(): PhaseContext {
-  return { status: "pending", exit_code: null, output: {}, text: "", error: null, attempts: 0, duration_ms: 0, tokens: 0, cost_usd: 0, iteration: 0 };
+  return { status: "pending", exit_code: null, output: {}, text: "", error: null, attempts: 0, duration_ms: 0, tokens: 0, cost_usd: 0, iteration: 0, message: null, denied: [] };
 }
 
 export function taskContext(t: TaskState): TaskContext {
@@ -34,6 +34,7 @@ export function buildContext(machine: Machine, snapshot: Snapshot, phase?: strin
     attempts: own.attempts,
     changes: snapshot.iterationChanges,
     history: snapshot.history,
+    files: snapshot.filesChanged ?? {},
     last_failure: snapshot.lastFailure,
     run: { id: snapshot.runId, tokens: snapshot.tokens, cost_usd: snapshot.costUsd, elapsed_ms: snapshot.elapsedMs },
     task: current ? taskContext(current) : null,

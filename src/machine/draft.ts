@@ -7,7 +7,7 @@ import { asRecord, buildContext } from "./build-context.ts";
 import type { CompiledPhase, Effect, Machine, Snapshot } from "./types.ts";
 
 /** Caps that keep the snapshot bounded however long the run. */
-export const CAPS = { history: 20, text: 16_000, textTail: 2_000, outputTail: 4_000, outputJson: 8_000 } as const;
+export const CAPS = { history: 20, text: 16_000, textTail: 2_000, outputTail: 4_000, outputJson: 8_000, files: 2_000, denied: 20, command: 2_000 } as const;
 
 /** One transition in progress: `s` is a copy the transition owns, `fx` the effects it returns. */
 export interface Draft {

@@ -43,6 +43,7 @@ export function initialSnapshot(machine: Machine, options: InitialOptions): Snap
     iterationPhases: {},
     iterationChanges: [],
     history: [],
+    filesChanged: {},
     lastFailure: null,
     counters: { consecutiveFailures: 0, noProgress: 0, phaseFailures: {}, phasesRun: 0, retries: 0 },
     tokens: 0,

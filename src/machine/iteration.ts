@@ -40,6 +40,7 @@ export function endIteration(d: Draft): boolean {
   s.iterationOpen = false;
   const record: HistoryEntry = { iteration: s.iteration, phases: s.iterationPhases, changes: s.iterationChanges, task: s.currentTask };
   s.history.push(record);
+  s.filesChanged = rememberFiles(s.filesChanged ?? {}, s.iterationChanges, s.iteration);
   if (s.history.length > CAPS.history) s.history.splice(0, s.history.length - CAPS.history);
   d.fx.push({ type: "iteration.end", iteration: s.iteration, changes: s.iterationChanges, record });
   // a task that was worked on and not finished spent one attempt
@@ -78,4 +79,16 @@ export function nextIteration(d: Draft): void {
   if (endIteration(d)) return;
   if (d.m.hooks.after_iteration && runHook(d, "after_iteration", d.m.hooks.after_iteration.onFailure === "block", "next-iteration")) return;
   beginIteration(d);
+}
+
+/** The run's changed files with the iteration that last changed each; the oldest go first past the cap. */
+function rememberFiles(files: Record<string, number>, changes: string[], iteration: number): Record<string, number> {
+  const out: Record<string, number> = { ...files };
+  for (const path of changes) {
+    delete out[path]; // re-inserted last: keys run from the least to the most recently changed
+    out[path] = iteration;
+  }
+  const keys = Object.keys(out);
+  for (const path of keys.slice(0, Math.max(0, keys.length - CAPS.files))) delete out[path];
+  return out;
 }

@@ -3,7 +3,8 @@
  * rendered, and what a result does: retries, the recorded result, the rule
  * that chooses where control goes, then the stop checks in their precedence.
  */
-import { evaluateExpression, isTruthy, type JsonValue, type Template } from "../expr/index.ts";
+import { collectReferences, evaluateExpression, isTruthy, usesFunction, type Expr, type JsonValue, type Template } from "../expr/index.ts";
+import { emptyCommand } from "../pipeline/empty-command.ts";
 import { pendingPhase } from "./build-context.ts";
 import { cap, CAPS, capValue, contextOf, phaseNamed, renderIn, type Draft } from "./draft.ts";
 import { nextIteration } from "./iteration.ts";
@@ -41,8 +42,13 @@ export function runPhase(d: Draft, phase: CompiledPhase, attempt: number): void 
     if (!r.ok) problem ??= `${where}: ${r.error}`;
     return r.ok ? r.value : "";
   };
-  const prompt = phase.kind === "agent" ? text(phase.prompt, "text", "prompt") : undefined;
+  // a prompt that reads files (file()) is rendered by the runner, which may read them
+  const promptReadsFiles = phase.kind === "agent" && phase.prompt !== undefined && usesFunction(phase.prompt, "file");
+  const prompt = phase.kind === "agent" && !promptReadsFiles ? text(phase.prompt, "text", "prompt") : undefined;
   const command = phase.run ? ("shell" in phase.run ? text(phase.run.shell, "shell", "run") : phase.run.argv.map((a, i) => text(a, "process", `run[${i}]`))) : undefined;
+  // a command that renders blank would pass without checking anything
+  const empty = command !== undefined && problem === undefined ? emptyCommand(command) : undefined;
+  if (empty) problem = `run: ${empty.message} once rendered`;
   const env: Record<string, string> = {};
   for (const [k, t] of Object.entries(d.m.env)) env[k] = text(t, "process", `env.${k}`);
   for (const [k, t] of Object.entries(phase.env)) env[k] = text(t, "process", `env.${k}`);
@@ -56,7 +62,7 @@ export function runPhase(d: Draft, phase: CompiledPhase, attempt: number): void 
     });
     return;
   }
-  d.fx.push({ type: "phase.run", phase: phase.name, kind: phase.kind, iteration: s.iteration, attempt, seq: s.phaseSeq, prompt, command, env, outputFiles, context: ctx });
+  d.fx.push({ type: "phase.run", phase: phase.name, kind: phase.kind, iteration: s.iteration, attempt, seq: s.phaseSeq, prompt, ...(promptReadsFiles ? { promptReadsFiles } : {}), command, env, outputFiles, context: ctx });
 }
 
 export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseResult): void {
@@ -68,6 +74,9 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
   s.counters.phasesRun += 1;
   s.iterationChanges = [...r.changes];
   const failed = r.error !== null;
+  // a phase that broke its tool set decides nothing: its outputs are not read
+  const violated = r.error === "policy_violation";
+  if (violated) r = { ...r, output: {} };
 
   if (failed && phase.retry.on.includes(r.error!) && attempt < phase.retry.maxAttempts) {
     // limits that do not wait for the phase still apply while retrying
@@ -92,10 +101,17 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
     tokens: r.tokens,
     cost_usd: r.cost_usd,
     iteration: s.iteration,
+    message: failed ? cap(r.message ?? r.error!, CAPS.textTail) : null,
+    denied: (r.denied ?? []).slice(0, CAPS.denied),
   };
   const output: Record<string, JsonValue> = {};
   for (const [k, v] of Object.entries(r.output)) output[k] = capValue(v);
-  s.iterationPhases[name] = { status: failed ? "failed" : "succeeded", error: r.error, exit_code: r.exit_code, output, text_tail: cap(r.text, CAPS.textTail) };
+  s.iterationPhases[name] = {
+    status: failed ? "failed" : "succeeded", error: r.error, exit_code: r.exit_code, output, text_tail: cap(r.text, CAPS.textTail),
+    message: failed ? cap(r.message ?? r.error!, CAPS.textTail) : null,
+    command: r.command ? cap(r.command, CAPS.command) : null,
+    denied: (r.denied ?? []).slice(0, CAPS.denied),
+  };
   if (failed) {
     s.lastFailure = { phase: name, iteration: s.iteration, error: r.error!, exit_code: r.exit_code, output_tail: cap(r.output_tail, CAPS.outputTail), message: r.message ?? r.error! };
     if (r.error !== "transient") {
@@ -113,6 +129,8 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
   const ctx = contextOf(d, name);
   let chosen: (typeof phase.rules)[number] | undefined;
   for (const rule of phase.rules) {
+    // after a policy violation only the rules written for a failure may apply
+    if (violated && !(rule.if && testsFailure(rule.if, name))) continue;
     if (!rule.if) {
       chosen = rule;
       break;
@@ -140,6 +158,12 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
     if (current && text) current.rejection = text;
   }
 
+  if (violated && !chosen) {
+    // the attempt at the current task did not count, and control does not go where the phase would lead
+    const current = s.tasks?.find((t) => t.id === s.currentTask && t.status === "pending");
+    if (current) current.rejection = `phase "${name}" broke its tool set: ${r.message ?? "policy_violation"}`;
+  }
+
   // 1. an explicit stop from the phase's own rule
   if (chosen?.stop) {
     return stop(d, chosen.stop, { code: "transition", message: reasonText(`phase "${name}" ended the run: ${chosen.stop}${chosen.ifText ? ` (${chosen.ifText})` : ""}`) });
@@ -158,7 +182,12 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
     return stop(d, "stopped", { code: "phase_failures", message: `phase "${name}" failed ${pf} time${pf === 1 ? "" : "s"} in a row; last: ${s.lastFailure?.message ?? "?"}` });
   }
   // 5. go on: an explicit goto, or fall through in file order
-  const target = chosen?.goto ?? d.m.phases[phase.index + 1]?.name ?? d.m.head;
+  const target = chosen?.goto ?? (violated ? d.m.head : (d.m.phases[phase.index + 1]?.name ?? d.m.head));
   if (target === d.m.head) return nextIteration(d);
   enterPhase(d, target);
+}
+
+/** Whether a rule's condition looks at the phase's failure (`error`, `status`, or `phases.NAME.error|status`). */
+function testsFailure(expr: Expr, name: string): boolean {
+  return collectReferences(expr).some(({ path }) => path[0] === "error" || path[0] === "status" || (path[0] === "phases" && path[1] === name && (path[2] === "error" || path[2] === "status")));
 }

@@ -172,6 +172,8 @@ export interface Snapshot {
   iterationPhases: HistoryEntry["phases"];
   iterationChanges: string[];
   history: HistoryEntry[];
+  /** Every file changed so far, with the iteration that last changed it (capped; absent in older checkpoints). */
+  filesChanged?: Record<string, number>;
   lastFailure: LastFailure | null;
   counters: {
     consecutiveFailures: number;
@@ -217,6 +219,10 @@ export interface PhaseResult {
   changes: string[];
   /** A random number in [0, 1) drawn by the runtime, used for retry jitter. */
   jitter: number;
+  /** The command a command phase ran, as rendered. */
+  command?: string | null;
+  /** Tool calls the agent was refused. */
+  denied?: string[];
 }
 
 export interface TaskItem {
@@ -256,6 +262,8 @@ export type Effect =
       seq: number;
       /** The rendered prompt (agent phases). */
       prompt?: string;
+      /** The prompt calls file(): the runner renders it (from `context`), reading the files. */
+      promptReadsFiles?: boolean;
       /** The rendered command: a shell string (values quoted) or argv. */
       command?: string | string[];
       env: Record<string, string>;

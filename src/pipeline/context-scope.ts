@@ -61,6 +61,7 @@ function buildBaseScope(doc: Partial<PipelineDoc>): { scope: Scope; phases: Reco
     phases: obj(phases, { unknownCode: "EXPR_UNKNOWN_PHASE", what: "phase" }),
     changes: arr(str),
     history: arr(any),
+    files: obj({}, { open: true }),
     last_failure: any,
     run: obj({ id: str, tokens: num, cost_usd: num, elapsed_ms: num }),
     task: taskShape,
@@ -86,5 +87,7 @@ function phaseShape(output: PipelineDoc["phases"][string]["output"] | undefined)
     tokens: num,
     cost_usd: num,
     iteration: num,
+    message: any,
+    denied: arr(str),
   });
 }

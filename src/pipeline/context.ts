@@ -23,11 +23,30 @@ export interface PhaseContext {
   cost_usd: number;
   /** The iteration the result comes from. */
   iteration: number;
+  /** Why it failed, when it did (absent in older checkpoints). */
+  message?: string | null;
+  /** Tool calls the agent was refused (absent in older checkpoints). */
+  denied?: string[];
+}
+
+/** One phase of an earlier iteration, as it ended. */
+export interface HistoryPhase {
+  status: PhaseStatus;
+  error: ErrorClass | null;
+  exit_code: number | null;
+  output: Record<string, JsonValue>;
+  text_tail: string;
+  /** Why it failed, when it did. */
+  message?: string | null;
+  /** The command a command phase ran, as rendered. */
+  command?: string | null;
+  /** Tool calls the agent was refused (its tool set, or the agent's own permissions). */
+  denied?: string[];
 }
 
 export interface HistoryEntry {
   iteration: number;
-  phases: Record<string, { status: PhaseStatus; error: ErrorClass | null; exit_code: number | null; output: Record<string, JsonValue>; text_tail: string }>;
+  phases: Record<string, HistoryPhase>;
   changes: string[];
   task: string | null;
 }
@@ -69,6 +88,8 @@ export interface RunContext {
   changes: string[];
   /** Earlier iterations, oldest first, capped. */
   history: HistoryEntry[];
+  /** Every file changed so far in the run, with the iteration that last changed it. */
+  files: Record<string, number>;
   last_failure: LastFailure | null;
   run: { id: string; tokens: number; cost_usd: number; elapsed_ms: number };
   task: TaskContext | null;

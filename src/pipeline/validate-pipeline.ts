@@ -15,6 +15,7 @@ import {
 import { buildScope, type ScopeKind } from "./context-scope.ts";
 import { parseDuration } from "./duration.ts";
 import { nodeAtPointer, spanOfPointer, valueOffsetMapper } from "./parse-pipeline-text.ts";
+import { emptyCommand } from "./empty-command.ts";
 import { dirnameOf, isPromptPath, joinPath } from "./paths.ts";
 import type { PhaseSpec, PipelineDoc, TransitionRule } from "./spec.ts";
 
@@ -64,6 +65,7 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
     checkRegexes,
     checkDeadRules,
     checkDurations,
+    checkEmptyCommands,
   ];
   const out: Diagnostic[] = [];
   for (const rule of rules) {
@@ -405,3 +407,18 @@ function checkDurations(ctx: RuleContext): Diagnostic[] {
   return out;
 }
 
+
+// ── commands that run nothing ─────────────────────────────────────────────────
+
+function checkEmptyCommands(ctx: RuleContext): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const [name, phase] of phaseEntries(ctx.doc)) {
+    const run = phase.run;
+    if (typeof run !== "string" && !(Array.isArray(run) && run.every((a) => typeof a === "string"))) continue;
+    const empty = emptyCommand(run);
+    if (!empty) continue;
+    const pointer = `/phases/${esc(name)}/run${empty.index !== undefined && Array.isArray(run) && run.length > 0 ? `/${empty.index}` : ""}`;
+    out.push(diag(ctx, "EMPTY_COMMAND", pointer, `phase "${name}" runs nothing: ${empty.message}`, { hint: "a command that runs nothing passes without checking anything; give it a real command" }));
+  }
+  return out;
+}

@@ -38,7 +38,7 @@ const phaseContext = obj({
 
 const historyEntry = obj({
   iteration: count,
-  phases: recordOf(obj({ status: phaseStatus, error: nullable(str), exit_code: nullable(num), output: recordOf(json), text_tail: str })),
+  phases: recordOf(obj({ status: phaseStatus, error: nullable(str), exit_code: nullable(num), output: recordOf(json), text_tail: str, message: optional(nullable(str)), command: optional(nullable(str)), denied: optional(stringList) })),
   changes: stringList,
   task: nullable(str),
 });
@@ -87,6 +87,7 @@ const snapshotShape = obj({
   iterationPhases: recordOf(obj({ status: phaseStatus, error: nullable(str), exit_code: nullable(num), output: recordOf(json), text_tail: str })),
   iterationChanges: stringList,
   history: arrayOf(historyEntry),
+  filesChanged: optional(recordOf(count)),
   lastFailure: nullable(obj({ phase: str, iteration: count, error: str, exit_code: nullable(num), output_tail: str, message: str })),
   counters: obj({ consecutiveFailures: count, noProgress: count, phaseFailures: recordOf(count), phasesRun: count, retries: count }),
   tokens: num,

@@ -12,6 +12,8 @@ import type { PhaseResult } from "../machine/types.ts";
 import type { ErrorClass } from "../pipeline/spec.ts";
 import { classifyProcess } from "../runtime/classify-failure.ts";
 import { extractOutputs, type SchemaCheck } from "../runtime/extract-output.ts";
+import { renderTemplate } from "../expr/index.ts";
+import { readInside } from "../runtime/read-inside.ts";
 import { resolveInside } from "../runtime/resolve-inside.ts";
 import { runBuiltinAgentPhase } from "./builtin-agent-phase.ts";
 import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
@@ -20,7 +22,8 @@ import { runPhaseProcess, type PhaseExecution } from "./phase-process.ts";
 import type { RunContext } from "./run-context.ts";
 
 /** Carry out a phase.run effect. Undefined when the run was interrupted: the phase re-runs on resume. */
-export async function runPhase(e: PhaseRunEffect, ctx: RunContext): Promise<PhaseResult | undefined> {
+export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise<PhaseResult | undefined> {
+  let e = effect;
   const { machine, info, store } = ctx;
   const phase = machine.phases.find((p) => p.name === e.phase)!;
   const workdir = info.workdir;
@@ -38,6 +41,13 @@ export async function runPhase(e: PhaseRunEffect, ctx: RunContext): Promise<Phas
     if (!abs) return failEarly("policy_violation", `output file "${rel}" is outside the workdir`);
     outputPaths[name] = abs;
     rmSync(abs, { force: true });
+  }
+
+  // a prompt with file() is rendered here, where the files can be read
+  if (e.promptReadsFiles && phase.prompt) {
+    const r = renderTemplate(phase.prompt, e.context, { env: { readFile: (path, max) => readInside(workdir, path, max) } });
+    if (!r.ok) return failEarly("spawn_error", `cannot render the prompt of phase "${e.phase}": ${r.error}`);
+    e = { ...e, prompt: r.value };
   }
 
   const prepared = preparePhase(e, phase, dir, ctx);
@@ -73,7 +83,8 @@ export async function runPhase(e: PhaseRunEffect, ctx: RunContext): Promise<Phas
 
   const result: PhaseResult = {
     exit_code: r.exitCode,
-    output: extracted.output,
+    // a phase that broke its tool set decides nothing: no verdict is read from it
+    output: failure?.error === "policy_violation" ? {} : extracted.output,
     text,
     error: failure?.error ?? null,
     message: failure?.message ?? null,
@@ -83,6 +94,8 @@ export async function runPhase(e: PhaseRunEffect, ctx: RunContext): Promise<Phas
     duration_ms: r.durationMs,
     changes,
     jitter: Math.random(),
+    command: phase.kind === "run" ? (typeof inv.command === "string" ? inv.command : inv.command.join(" ")) : null,
+    denied: report.permissionDenials.slice(0, 20).map((d) => `${d.tool}${d.input !== undefined ? `: ${JSON.stringify(d.input).slice(0, 300)}` : ""}`),
   };
   // the extracted output, when there is any to keep
   if (Object.keys(phase.output).length > 0 || failure || report.tokens > 0 || phase.kind === "agent" || r.wroteLogs) {

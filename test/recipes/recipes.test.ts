@@ -22,7 +22,7 @@ describe("ralph", () => {
     const r = run(dir, "ralph", "check=test -f done.txt");
     expect(r.code).toBe(0);
     expect(calls(dir, "work")).toBe(2);
-    expect(prompt(dir, "work", 2)).toMatch(/Files changed in the last iteration: a\.txt/);
+    expect(prompt(dir, "work", 2)).toMatch(/Changed in the last iteration: a\.txt/);
   });
   it("stops on no progress when the agent changes nothing", () => {
     const dir = tempDir();
@@ -55,7 +55,7 @@ describe("execute-review", () => {
     expect(r.code).toBe(0);
     expect(prompt(dir, "review", 1)).toMatch(/files changed this loop: a\.txt/);
     expect(prompt(dir, "execute", 2)).toMatch(/Pending items from the last review\n.*write b\.txt/);
-    expect(prompt(dir, "execute", 2)).toMatch(/files changed: a\.txt/);
+    expect(prompt(dir, "execute", 2)).toMatch(/files changed in the last loop: a\.txt/);
   });
   it("stops blocked with the reviewer's blocker", () => {
     const dir = tempDir();
