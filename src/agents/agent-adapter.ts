@@ -35,6 +35,8 @@ export interface AgentRunReport {
   costUsd: number;
   sessionId?: string;
   permissionDenials: { tool: string; input?: unknown }[];
+  /** Shell commands the agent ran, where its events say (the first 50). */
+  commands?: string[];
   /** A short line for live progress. */
   lastLine?: string;
   events: number;

@@ -36,6 +36,7 @@ export function createClaudeParser(): StreamParser {
   let lastLine: string | undefined;
   let events = 0;
   let sessionId: string | undefined;
+  const commands: string[] = [];
   return {
     push(line) {
       let ev: Ev;
@@ -54,7 +55,11 @@ export function createClaudeParser(): StreamParser {
             if (c?.type === "text" && typeof c.text === "string") {
               lastText = c.text;
               lastLine = c.text.trim().split("\n").pop();
-            } else if (c?.type === "tool_use") lastLine = `${String(c.name)} ${JSON.stringify(c.input ?? {}).slice(0, 80)}`;
+            } else if (c?.type === "tool_use") {
+              lastLine = `${String(c.name)} ${JSON.stringify(c.input ?? {}).slice(0, 80)}`;
+              const command = (c.input as Ev | undefined)?.command;
+              if (c.name === "Bash" && typeof command === "string" && commands.length < 50) commands.push(command.slice(0, 300));
+            }
           }
         }
       }
@@ -79,7 +84,7 @@ export function createClaudeParser(): StreamParser {
       } else if (permissionDenials.length > 0) {
         error = { class: "policy_violation", message: `claude was denied ${permissionDenials.map((d) => d.tool).join(", ")}` };
       }
-      return { text, success: ok && !error, error, tokens, costUsd, sessionId, permissionDenials, lastLine, events };
+      return { text, success: ok && !error, error, tokens, costUsd, sessionId, permissionDenials, commands, lastLine, events };
     },
   };
 }

@@ -30,6 +30,7 @@ export function createCodexParser(): StreamParser {
   let events = 0;
   let lastLine: string | undefined;
   let sessionId: string | undefined;
+  const commands: string[] = [];
   return {
     push(line) {
       let ev: Ev;
@@ -48,7 +49,10 @@ export function createCodexParser(): StreamParser {
         if ((item.type === "agent_message" || item.item_type === "assistant_message") && typeof item.text === "string") {
           text = item.text;
           lastLine = item.text.trim().split("\n").pop();
-        } else if (item.type === "command_execution") lastLine = `$ ${String(item.command ?? "")}`.slice(0, 120);
+        } else if (item.type === "command_execution") {
+          lastLine = `$ ${String(item.command ?? "")}`.slice(0, 120);
+          if (type === "item.completed" && typeof item.command === "string" && commands.length < 50) commands.push(item.command.slice(0, 300));
+        }
       }
       if (type === "turn.completed") {
         const u = (ev.usage ?? {}) as Ev;
@@ -58,7 +62,7 @@ export function createCodexParser(): StreamParser {
       if (type === "turn.failed" || type === "error") terminal = ev;
     },
     finish(): AgentRunReport {
-      const base = { text, tokens, costUsd: 0, sessionId, permissionDenials: [], lastLine, events };
+      const base = { text, tokens, costUsd: 0, sessionId, permissionDenials: [], commands, lastLine, events };
       if (!terminal) return { ...base, success: false, error: { class: "agent_error", message: "codex ended without a terminal event" } };
       if (terminal.type === "turn.completed") return { ...base, success: true };
       const err = (terminal.error ?? terminal) as Ev;

@@ -110,6 +110,7 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
     status: failed ? "failed" : "succeeded", error: r.error, exit_code: r.exit_code, output, text_tail: cap(r.text, CAPS.textTail),
     message: failed ? cap(r.message ?? r.error!, CAPS.textTail) : null,
     command: r.command ? cap(r.command, CAPS.command) : null,
+    commands: (r.commands ?? []).slice(-CAPS.denied),
     denied: (r.denied ?? []).slice(0, CAPS.denied),
   };
   if (failed) {

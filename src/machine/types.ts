@@ -221,6 +221,8 @@ export interface PhaseResult {
   jitter: number;
   /** The command a command phase ran, as rendered. */
   command?: string | null;
+  /** Shell commands an agent ran, where its events say. */
+  commands?: string[];
   /** Tool calls the agent was refused. */
   denied?: string[];
 }

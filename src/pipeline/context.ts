@@ -40,6 +40,8 @@ export interface HistoryPhase {
   message?: string | null;
   /** The command a command phase ran, as rendered. */
   command?: string | null;
+  /** Shell commands an agent ran, where its events say (Claude, Codex). */
+  commands?: string[];
   /** Tool calls the agent was refused (its tool set, or the agent's own permissions). */
   denied?: string[];
 }

@@ -38,7 +38,7 @@ const phaseContext = obj({
 
 const historyEntry = obj({
   iteration: count,
-  phases: recordOf(obj({ status: phaseStatus, error: nullable(str), exit_code: nullable(num), output: recordOf(json), text_tail: str, message: optional(nullable(str)), command: optional(nullable(str)), denied: optional(stringList) })),
+  phases: recordOf(obj({ status: phaseStatus, error: nullable(str), exit_code: nullable(num), output: recordOf(json), text_tail: str, message: optional(nullable(str)), command: optional(nullable(str)), commands: optional(stringList), denied: optional(stringList) })),
   changes: stringList,
   task: nullable(str),
 });

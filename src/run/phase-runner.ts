@@ -95,6 +95,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
     changes,
     jitter: Math.random(),
     command: phase.kind === "run" ? (typeof inv.command === "string" ? inv.command : inv.command.join(" ")) : null,
+    commands: report.commands ?? [],
     denied: report.permissionDenials.slice(0, 20).map((d) => `${d.tool}${d.input !== undefined ? `: ${JSON.stringify(d.input).slice(0, 300)}` : ""}`),
   };
   // the extracted output, when there is any to keep
