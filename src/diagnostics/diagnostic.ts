@@ -61,6 +61,7 @@ export const DIAGNOSTIC_CODES = [
   "EXPR_TYPE",
   "TEMPLATE_SYNTAX",
   "SHELL_TEMPLATE_CONTEXT",
+  "FILE_OUTSIDE_PROMPT",
   // rules the schema cannot express
   "UNKNOWN_PHASE",
   "UNKNOWN_AGENT",

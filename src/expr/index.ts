@@ -10,7 +10,7 @@ export { parseExpression } from "./parse-expression.ts";
 export { checkExpression, collectReferences, type Scope, type Shape } from "./check-expression.ts";
 export { evaluateExpression, type EvalResult } from "./evaluate-expression.ts";
 export { FUNCTIONS, isTruthy, deepEqual, FILE_DEFAULT_BYTES, type EvalEnv } from "./functions.ts";
-export { usesFunction } from "./uses-function.ts";
+export { callsOf, usesFunction } from "./uses-function.ts";
 export {
   parseTemplate,
   checkTemplate,

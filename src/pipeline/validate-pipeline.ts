@@ -2,6 +2,7 @@ import type { Document } from "yaml";
 import type { Diagnostic, DiagnosticCode } from "../diagnostics/diagnostic.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import {
+  callsOf,
   checkExpression,
   checkTemplate,
   collectReferences,
@@ -9,6 +10,7 @@ import {
   parseTemplate,
   shellContexts,
   templateReferences,
+  type Expr,
   type ExprDiagnostic,
   type Scope,
 } from "../expr/index.ts";
@@ -204,6 +206,8 @@ interface Site {
   file?: string;
   /** A command for `sh -c`: every value must stand where it can be quoted. */
   shell?: boolean;
+  /** An agent's prompt: the one place file() is read. */
+  prompt?: boolean;
 }
 
 function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefined>, file: string): Site[] {
@@ -230,8 +234,8 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
       if (isPromptPath(phase.prompt)) {
         const path = promptFilePath(file, phase.prompt);
         const text = promptFiles[path];
-        if (text !== undefined) sites.push({ pointer: `${base}/prompt`, kind: "template", scope: "phase-input", phase: name, text, file: path });
-      } else tpl(`${base}/prompt`, "phase-input", name);
+        if (text !== undefined) sites.push({ pointer: `${base}/prompt`, kind: "template", scope: "phase-input", phase: name, text, file: path, prompt: true });
+      } else sites.push({ pointer: `${base}/prompt`, kind: "template", scope: "phase-input", phase: name, prompt: true });
     }
     if (typeof phase.run === "string") sh(`${base}/run`, "phase-input", name);
     else if (Array.isArray(phase.run)) phase.run.forEach((_, i) => tpl(`${base}/run/${i}`, "phase-input", name));
@@ -288,16 +292,18 @@ function checkExpressionsAndTemplates(ctx: RuleContext): Diagnostic[] {
     const scope = scopeFor(site.scope, site.phase);
     let found: ExprDiagnostic[];
     let refs: { path: string[] }[];
+    const fileCalls = (e: Expr) =>
+      site.prompt ? [] : callsOf(e, "file").map((c): ExprDiagnostic => ({ code: "FILE_OUTSIDE_PROMPT", message: "file() is read only in an agent's prompt", start: c.start, end: c.end, hint: "put the file's content in the prompt, or read it in the command (cat FILE)" }));
     if (site.kind === "expression") {
       const parsed = parseExpression(source);
       found = [...parsed.diagnostics];
       refs = parsed.expr ? collectReferences(parsed.expr) : [];
-      if (parsed.expr) found.push(...checkExpression(parsed.expr, scope));
+      if (parsed.expr) found.push(...checkExpression(parsed.expr, scope), ...fileCalls(parsed.expr));
     } else {
       const parsed = parseTemplate(source);
       found = [...parsed.diagnostics];
       refs = parsed.template ? templateReferences(parsed.template) : [];
-      if (parsed.template) found.push(...checkTemplate(parsed.template, scope));
+      if (parsed.template) found.push(...checkTemplate(parsed.template, scope), ...parsed.template.parts.flatMap((p) => (p.kind === "expr" ? fileCalls(p.expr) : [])));
       if (parsed.template && site.shell) {
         const contexts = shellContexts(parsed.template);
         if (!contexts.ok) found.push(...contexts.diagnostics);

@@ -190,3 +190,14 @@ describe("a command that runs nothing", () => {
     expect(r.stderr + r.stdout).toMatch(/p\.yaml:9:\d+: error EMPTY_COMMAND phase "b" runs nothing/);
   });
 });
+
+describe("file() outside a prompt", () => {
+  it("is a located error at validation; in a prompt it is fine", () => {
+    const dir = tempDir();
+    write(dir, { "p.yaml": "phaseloop: 1\nname: p\nagents:\n  a: { command: [cat] }\nphases:\n  w:\n    agent: a\n    prompt: \"{{ file('TASK.md') }} now\"\n  c:\n    run: [echo, \"{{ file('TASK.md') }}\"]\n    next:\n      - stop: complete\nstop: { max_iterations: 1 }\n" });
+    const r = cli(["validate", "p.yaml"], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr + r.stdout).toMatch(/p\.yaml:10:\d+: error FILE_OUTSIDE_PROMPT file\(\) is read only in an agent's prompt/);
+    expect((r.stderr + r.stdout).match(/FILE_OUTSIDE_PROMPT/g)).toHaveLength(1);
+  });
+});
