@@ -171,6 +171,14 @@ describe("generator-evaluator (agent-loop)", () => {
     expect(readFileSync(join(dir, ".loop/progress.md"), "utf8")).toMatch(/Verdict: EVALUATOR-FAILED\n\[REJECTED\] the evaluator failed: changed files outside the write scope: src\/fix\.ts/);
   });
 
+  it("puts the seed's own prompt files first with --param prompts, as read, never rendered", () => {
+    const dir = setup({ generate: [{ append: { "w.txt": "x\n" } }], evaluate: [{ stdout: "<verdict>PASS</verdict>" }] });
+    write(dir, { ".loop/prompts/generator/_base.md": "BASE {{MODE}}", ".loop/prompts/generator/auto.md": "AUTO", ".loop/prompts/evaluator/_base.md": "EVAL", ".loop/prompts/evaluator/auto.md": "EAUTO" });
+    expect(run(dir, "generator-evaluator", "prompts=.loop/prompts").code).toBe(0);
+    expect(prompt(dir, "generate", 1)).toMatch(/^BASE \{\{MODE\}\}\n---\nAUTO\n---\n\n# US-001: First/);
+    expect(prompt(dir, "evaluate", 1)).toMatch(/^EVAL\n---\nEAUTO\n---\n\nEvaluate story US-001/);
+  });
+
   it("with skip_eval, does not pass a story whose generator failed", () => {
     const dir = setup({ generate: [{ append: { "w.txt": "x\n" }, exit: 1 }] });
     const r = run(dir, "generator-evaluator", "skip_eval=true", "eval_retries=2");
