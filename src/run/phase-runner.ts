@@ -6,7 +6,7 @@
  * builtin-agent-phase for the in-process agent), what it changed
  * (phase-changes); this one classifies the outcome and reads the outputs.
  */
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { PhaseResult } from "../machine/types.ts";
 import type { ErrorClass } from "../pipeline/spec.ts";
@@ -14,6 +14,7 @@ import { classifyProcess } from "../runtime/classify-failure.ts";
 import { extractOutputs, type SchemaCheck } from "../runtime/extract-output.ts";
 import { renderTemplate } from "../expr/index.ts";
 import { readInside } from "../runtime/read-inside.ts";
+import { readInside as readOutputInside } from "../runtime/open-inside.ts";
 import { resolveInside } from "../runtime/resolve-inside.ts";
 import { runBuiltinAgentPhase } from "./builtin-agent-phase.ts";
 import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
@@ -72,7 +73,8 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
 
   // outputs: read only after the process ended
   const files: Record<string, string | undefined> = {};
-  for (const [, abs] of Object.entries(outputPaths)) files[abs] = readIfFile(abs);
+  // read again through the resolver: an agent may have put a link where the file was
+  for (const [name, abs] of Object.entries(outputPaths)) files[abs] = readOutputFile(workdir, e.outputFiles[name]!);
   const needsSchema = phase.outputSchema !== undefined || Object.values(phase.output).some((o) => o.schema);
   const extracted = extractOutputs(phase.output, { text, stdout: r.stdout, stderr: r.stderrTail, files }, outputPaths, needsSchema ? await schemaChecker() : undefined, phase.outputSchema);
   if (!failure && extracted.errors.length > 0) failure = { error: "output_invalid", message: extracted.errors.map((x) => x.message).join("; ") };
@@ -140,11 +142,10 @@ async function schemaChecker(): Promise<SchemaCheck> {
   return ajvCheck;
 }
 
-function readIfFile(path: string): string | undefined {
-  try {
-    if (!statSync(path).isFile()) return undefined;
-    return readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
+/** An output file is read as data, at most this much of it. */
+const OUTPUT_FILE_CAP = 4 * 1024 * 1024;
+
+function readOutputFile(workdir: string, rel: string): string | undefined {
+  const r = readOutputInside(workdir, rel, { maxBytes: OUTPUT_FILE_CAP });
+  return r.ok ? r.text : undefined;
 }

@@ -4,7 +4,7 @@
  * no link that leads out), a regular file, at most `maxBytes` read; a longer
  * file is cut on a character boundary with a note saying so.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { resolveInside } from "./resolve-inside.ts";
 
 export function readInside(workdir: string, path: string, maxBytes: number): string {
@@ -14,7 +14,7 @@ export function readInside(workdir: string, path: string, maxBytes: number): str
   if (!abs) throw new Error("the path leads outside the workdir");
   let fd: number;
   try {
-    fd = openSync(abs, "r");
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK); // the resolved path: a link swapped in, or a FIFO, is refused
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new Error(code === "ENOENT" || code === "ENOTDIR" ? "no such file in the workdir" : `cannot be read (${code ?? (error as Error).message})`);

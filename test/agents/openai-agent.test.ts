@@ -5,7 +5,7 @@ import fc from "fast-check";
 import picomatch from "picomatch";
 import { afterAll, describe, expect, it } from "vitest";
 import { runOpenAiAgent, type OpenAiAgentInput } from "../../src/agents/openai-agent.ts";
-import { allowedBy, matchesPattern, splitCommand } from "../../src/agents/openai/command-words.ts";
+import { allowedBy, matchesPattern, outputFlagOrEscape, splitCommand } from "../../src/agents/openai/command-words.ts";
 import { ChatStream } from "../../src/agents/openai/chat-stream.ts";
 import { textToolCalls } from "../../src/agents/openai/text-tool-calls.ts";
 import { runProcess } from "../../src/runtime/run-process.ts";
@@ -325,5 +325,25 @@ describe("commands the agent may run", () => {
         }
       }),
     );
+  });
+});
+
+describe("commands the built-in agent is allowed still write nowhere else", () => {
+  it.each([
+    ["git diff --output=../x", /write a file/],
+    ["git diff --output ../x", /write a file/],
+    ["sort -o../x a.txt", /"\.\."/],
+    ["sort -o /tmp/x a.txt", /absolute/],
+    ["git diff -- .git/config", /\.git/],
+    ["grep -r x .phaseloop", /\.phaseloop/],
+  ])("%s is refused", (command, reason) => {
+    const split = splitCommand(command);
+    expect(split.ok).toBe(true);
+    if (split.ok) expect(outputFlagOrEscape(split.argv)).toMatch(reason);
+  });
+
+  it.each(["git diff", "git diff src/a.ts", "grep -o foo src/a.ts", "npm test -- --watch=false"])("%s is left alone", (command) => {
+    const split = splitCommand(command);
+    if (split.ok) expect(outputFlagOrEscape(split.argv)).toBeUndefined();
   });
 });

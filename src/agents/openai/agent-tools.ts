@@ -6,11 +6,11 @@
  * symlink that leads out) and outside `.git` and `.phaseloop`; a refused call
  * is answered with the reason, so the model can do something else.
  */
-import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { readdirSync, realpathSync } from "node:fs";
+import { join, relative, sep } from "node:path";
 import type { ToolSetSpec } from "../../pipeline/spec.ts";
-import { resolveInside } from "../../runtime/resolve-inside.ts";
-import { allowedBy, splitCommand } from "./command-words.ts";
+import { AGENT_PROTECTED, placeInside, readInside, writeInside } from "../../runtime/open-inside.ts";
+import { allowedBy, outputFlagOrEscape, splitCommand } from "./command-words.ts";
 
 /** What a tool call returns to the model, and whether the allowlist refused it. */
 export interface ToolOutcome {
@@ -35,7 +35,9 @@ export interface ToolDefinition {
 /** A tool result longer than this is cut, with a note saying so. */
 export const TOOL_OUTPUT_CAP = 16_000;
 const LIST_CAP = 500;
-const PROTECTED = [".git", ".phaseloop"];
+const PROTECTED: readonly string[] = AGENT_PROTECTED;
+/** More than this is never read into memory for the model. */
+const READ_CAP_BYTES = TOOL_OUTPUT_CAP * 4;
 
 type GlobMatcher = (path: string) => boolean;
 
@@ -64,11 +66,8 @@ export function createAgentTools(options: { tools: ToolSetSpec | undefined; work
   /** The workspace-relative form of a path the model gave, or why it is refused. */
   const place = (path: unknown): { rel: string; abs: string } | { refused: string } => {
     if (typeof path !== "string" || path.trim() === "") return { refused: "a path is required" };
-    const abs = resolveInside(workdir, path);
-    if (!abs) return { refused: `"${path}" is outside the workspace` };
-    const rel = relative(workdir, abs).split(sep).join("/") || ".";
-    if (PROTECTED.some((p) => rel === p || rel.startsWith(`${p}/`))) return { refused: `"${rel}" is not open to the agent` };
-    return { rel, abs };
+    const placed = placeInside(workdir, path, { protect: PROTECTED });
+    return placed.ok ? placed : { refused: placed.reason };
   };
 
   const handlers: Record<string, (args: Record<string, unknown>) => Promise<ToolOutcome> | ToolOutcome> = {
@@ -76,17 +75,15 @@ export function createAgentTools(options: { tools: ToolSetSpec | undefined; work
       const p = place(args.path);
       if ("refused" in p) return refuse(p.refused);
       if (!canRead(p.rel)) return refuse(`"${p.rel}" is not readable by this phase's tool set`);
-      try {
-        if (!lstatSync(p.abs).isFile()) return { content: `error: "${p.rel}" is not a file` };
-        return { content: cap(readFileSync(p.abs, "utf8")) };
-      } catch {
-        return { content: `error: "${p.rel}" does not exist` };
-      }
+      const r = readInside(workdir, p.rel, { protect: PROTECTED, maxBytes: READ_CAP_BYTES });
+      if (!r.ok) return r.missing ? { content: `error: ${r.reason}` } : refuse(r.reason);
+      return { content: cap(r.text) };
     },
     list_files: (args) => {
       const p = place(args.path ?? ".");
       if ("refused" in p) return refuse(p.refused);
       const found: string[] = [];
+      const root = realpathSync(workdir);
       const walk = (dir: string) => {
         let entries;
         try {
@@ -97,7 +94,7 @@ export function createAgentTools(options: { tools: ToolSetSpec | undefined; work
         for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
           if (found.length > LIST_CAP) return;
           const full = join(dir, e.name);
-          const rel = relative(workdir, full).split(sep).join("/");
+          const rel = relative(root, full).split(sep).join("/");
           if (PROTECTED.includes(e.name) || e.name === "node_modules") continue;
           if (e.isDirectory()) walk(full);
           else if (canRead(rel)) found.push(rel);
@@ -112,19 +109,17 @@ export function createAgentTools(options: { tools: ToolSetSpec | undefined; work
       if ("refused" in p) return refuse(p.refused);
       if (!canWrite(p.rel)) return refuse(`"${p.rel}" is not writable by this phase's tool set`);
       if (typeof args.content !== "string") return { content: "error: content must be a string" };
-      try {
-        mkdirSync(dirname(p.abs), { recursive: true });
-        writeFileSync(p.abs, args.content);
-        return { content: `wrote ${p.rel} (${new TextEncoder().encode(args.content).length} bytes)` };
-      } catch (error) {
-        return { content: `error: cannot write "${p.rel}": ${(error as Error).message}` };
-      }
+      const w = writeInside(workdir, String(args.path), args.content, { protect: PROTECTED });
+      if (!w.ok) return refuse(w.reason);
+      return { content: `wrote ${w.rel} (${w.bytes} bytes)` };
     },
     run_command: async (args) => {
       if (typeof args.command !== "string") return { content: "error: command must be a string" };
       const split = splitCommand(args.command);
       if (!split.ok) return refuse(split.reason);
       if (!allowedBy(split.argv, bash)) return refuse(`"${args.command}" is not allowed; allowed: ${bash.join(", ")}`);
+      const escape = outputFlagOrEscape(split.argv);
+      if (escape) return refuse(escape);
       const r = await options.runCommand(split.argv);
       const status = r.timedOut ? "timed out" : r.exitCode === null ? "killed" : `exit code ${r.exitCode}`;
       return { content: `${status}\n${capKeepingEnd(r.output)}` };

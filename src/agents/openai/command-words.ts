@@ -77,3 +77,29 @@ function escapeRegExp(s: string): string {
 export function allowedBy(argv: readonly string[], patterns: readonly string[]): string | undefined {
   return patterns.find((p) => matchesPattern(argv, p));
 }
+
+/**
+ * Flags that make an allowed command write a file (`git diff --output=…`,
+ * `sort -o …`, `curl -o …`): a pattern such as `git diff *` would otherwise
+ * let the model write anywhere. Writing a file is write_file's job, within
+ * the write globs; a command may not.
+ */
+const OUTPUT_FLAGS = new Set(["--output", "--output-file", "--output-document", "--output-directory", "--log-file", "--out", "--outfile", "--out-file", "--dump-dir"]);
+
+/** Why an allowed command is refused all the same: an output flag, or a path argument that leaves the workspace. */
+export function outputFlagOrEscape(argv: readonly string[]): string | undefined {
+  for (let i = 1; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf("=");
+    const flag = arg.startsWith("-") ? (eq > 0 ? arg.slice(0, eq) : arg) : undefined;
+    if (flag && OUTPUT_FLAGS.has(flag)) return `"${flag}" makes the command write a file: write files with write_file`;
+    // a short option's glued value (-o../x) is a path like any other
+    const values = [arg, ...(eq > 0 ? [arg.slice(eq + 1)] : []), ...(/^-[A-Za-z]./.test(arg) ? [arg.slice(2)] : [])];
+    for (const v of values) {
+      if (v.startsWith("/") || v.startsWith("~")) return `"${arg}": absolute paths are not allowed in commands; use paths relative to the workspace`;
+      if (/(^|[\\/])\.\.([\\/]|$)/.test(v)) return `"${arg}": ".." is not allowed in commands`;
+      if (/(^|[\\/])\.(git|phaseloop)([\\/]|$)/i.test(v)) return `"${arg}" names ${/\.git/i.test(v) ? ".git" : ".phaseloop"}, which is not open to the agent`;
+    }
+  }
+  return undefined;
+}
