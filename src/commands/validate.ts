@@ -1,9 +1,9 @@
-import { readFile } from "node:fs/promises";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { SourceMap, sortDiagnostics, toJsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
 import { loadPipeline, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
+import { readSourceFile } from "../runtime/read-source-file.ts";
 
 const USAGE = `Usage: phaseloop validate PIPELINE... [--json]
 
@@ -12,15 +12,7 @@ express) and prints every problem as file:line:col: error CODE message.
 Exit 0 when all are valid (warnings allowed), 2 when any has an error.
 `;
 
-export const fsReadHost = {
-  async readFile(path: string): Promise<string | undefined> {
-    try {
-      return await readFile(path, "utf8");
-    } catch {
-      return undefined;
-    }
-  },
-};
+export const fsReadHost = { readFile: async (path: string) => readSourceFile(path) };
 
 /** `phaseloop validate PIPELINE...` */
 export async function main(argv: string[], io: CliIo): Promise<number> {

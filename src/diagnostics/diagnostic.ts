@@ -62,6 +62,7 @@ export const DIAGNOSTIC_CODES = [
   "TEMPLATE_SYNTAX",
   "SHELL_TEMPLATE_CONTEXT",
   "FILE_OUTSIDE_PROMPT",
+  "FILE_UNREADABLE",
   // rules the schema cannot express
   "UNKNOWN_PHASE",
   "UNKNOWN_AGENT",

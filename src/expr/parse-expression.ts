@@ -189,10 +189,28 @@ export function parseExpression(source: string): { expr: Expr | undefined; diagn
     if (rest.kind !== "eof") {
       fail(`unexpected ${describe(rest)} after a complete expression`, rest, rest.kind === "ident" || rest.kind === "string" || rest.kind === "number" ? "join the parts with an operator such as && or ==" : undefined);
     }
+    const deep = tooDeep(expr);
+    if (deep) return { expr: undefined, diagnostics: [{ code: "EXPR_SYNTAX", message: `expression is nested too deeply (more than ${MAX_TREE_DEPTH} levels)`, start: deep.start, end: deep.end, hint: "split it into smaller conditions" }] };
     return { expr, diagnostics: [] };
   } catch (error) {
     if (error instanceof ParseError) return { expr: undefined, diagnostics: [error.diagnostic] };
     if (error instanceof RangeError) return { expr: undefined, diagnostics: [{ code: "EXPR_SYNTAX", message: "expression is nested too deeply", start: 0, end: source.length }] };
     throw error;
   }
+}
+
+/** Chains (a.b.c…, x && x && …) parse without recursion but nest the tree; every later walk recurses. */
+const MAX_TREE_DEPTH = 256;
+
+/** The first node deeper than MAX_TREE_DEPTH, found without recursion. */
+function tooDeep(root: Expr): Expr | undefined {
+  const stack: [Expr, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [e, d] = stack.pop()!;
+    if (d > MAX_TREE_DEPTH) return e;
+    const kids: Expr[] =
+      e.kind === "member" ? [e.object] : e.kind === "index" ? [e.object, e.index] : e.kind === "call" ? e.args : e.kind === "array" ? e.items : e.kind === "unary" ? [e.operand] : e.kind === "binary" ? [e.left, e.right] : e.kind === "conditional" ? [e.test, e.then, e.else] : [];
+    for (const k of kids) stack.push([k, d + 1]);
+  }
+  return undefined;
 }

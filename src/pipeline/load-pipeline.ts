@@ -18,7 +18,8 @@ export interface LoadedPipeline {
 
 /** What loading needs from the world: reading a file (undefined when it does not exist). */
 export interface ReadHost {
-  readFile(path: string): Promise<string | undefined>;
+  /** `problem`: the file exists but cannot be a pipeline or prompt (a FIFO, a device, too large). */
+  readFile(path: string): Promise<string | undefined | { problem: string }>;
 }
 
 /**
@@ -44,11 +45,24 @@ function validateParsed(parsed: ParsedText, text: string, file: string, promptFi
 /** Read a pipeline and its prompt files through the host, then validate. */
 export async function loadPipeline(file: string, host: ReadHost): Promise<LoadedPipeline> {
   const text = await host.readFile(file);
-  if (text === undefined) {
-    return { file, text: "", diagnostics: [{ code: "FILE_NOT_FOUND", severity: "error", message: `cannot read "${file}": no such file`, file, start: 0, end: 0 }], promptFiles: {} };
+  if (text === undefined || typeof text === "object") {
+    const message = text === undefined ? `cannot read "${file}": no such file` : text.problem;
+    return { file, text: "", diagnostics: [{ code: text === undefined ? "FILE_NOT_FOUND" : "FILE_UNREADABLE", severity: "error", message, file, start: 0, end: 0 }], promptFiles: {} };
   }
   const parsed = parsePipelineText(text, file);
   const promptFiles: Record<string, string | undefined> = {};
-  for (const path of promptFilesOf(parsed.value, file)) promptFiles[path] = await host.readFile(path);
-  return validateParsed(parsed, text, file, promptFiles);
+  const problems = new Map<string, string>();
+  for (const path of promptFilesOf(parsed.value, file)) {
+    const read = await host.readFile(path);
+    if (typeof read === "object") problems.set(path, read.problem);
+    promptFiles[path] = typeof read === "string" ? read : undefined;
+  }
+  const loaded = validateParsed(parsed, text, file, promptFiles);
+  // a prompt that exists but cannot be read says so, where the missing one would
+  for (const d of loaded.diagnostics) {
+    if (d.code !== "PROMPT_NOT_FOUND") continue;
+    const path = [...problems.keys()].find((p) => d.message.includes(`"${p}"`));
+    if (path !== undefined) Object.assign(d, { code: "FILE_UNREADABLE", message: `prompt file: ${problems.get(path)}`, hint: "a prompt file is a regular text file of at most 2 MB" });
+  }
+  return loaded;
 }

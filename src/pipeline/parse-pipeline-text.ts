@@ -52,8 +52,10 @@ export function parsePipelineText(text: string, file: string): ParsedText {
   let value: unknown;
   try {
     value = document.toJS({ maxAliasCount: 100 });
+    JSON.stringify(value); // a recursive alias makes a value with a cycle
   } catch (error) {
-    diagnostics.push({ code: "YAML_SYNTAX", severity: "error", message: `the document cannot be read: ${(error as Error).message}`, file, start: 0, end: 0 });
+    const message = /circular/i.test(String((error as Error).message)) ? "an alias refers to a node that contains it (a recursive alias)" : (error as Error).message;
+    diagnostics.push({ code: "YAML_SYNTAX", severity: "error", message: `the document cannot be read: ${message}`, file, start: 0, end: 0, hint: "write the value out instead of the alias" });
   }
   return { document, value, diagnostics };
 }

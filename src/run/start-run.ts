@@ -4,7 +4,6 @@
  * (resume-run.ts continues them).
  */
 import { existsSync, statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
@@ -23,16 +22,9 @@ import { agentVersions } from "./agent-versions.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { pipelineHash, type RunInfo } from "./run-info.ts";
 import { Runner, type RunResult } from "./run-pipeline.ts";
+import { readSourceFile } from "../runtime/read-source-file.ts";
 
-const readHost = {
-  async readFile(path: string) {
-    try {
-      return await readFile(path, "utf8");
-    } catch {
-      return undefined;
-    }
-  },
-};
+const readHost = { readFile: async (path: string) => readSourceFile(path) };
 
 export type StartOutcome =
   | { kind: "invalid"; diagnostics: Diagnostic[]; loaded?: LoadedPipeline; message?: string }
