@@ -160,7 +160,7 @@ export const checkIterationRecord: Check = obj({ iteration: count, phases: optio
 export const checkSavedBaseline: Check = obj({
   iteration: count,
   baseline: tagged("kind", {
-    git: obj({ tree: str, root: str, prefix: str }),
+    git: obj({ index: str, root: str, prefix: str, gitDir: str, commonDir: str }),
     snapshot: obj({ files: recordOf(str) }),
   }),
 });

@@ -6,13 +6,14 @@
 import type { JsonValue } from "../expr/index.ts";
 import { parseTemplate, renderTemplate } from "../expr/index.ts";
 import type { ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
-import { changesSince, revertPaths, takeBaseline, type Baseline } from "../runtime/measure-changes.ts";
+import { changesSince } from "../runtime/measure-changes.ts";
+import { revertScope, scopeChangesSince, takeScopeBaseline, type ScopeBaseline } from "../runtime/write-scope-baseline.ts";
 import type { RunContext } from "./run-context.ts";
 
 /** A write scope opened before the phase runs: its globs, rendered, and the workdir as it was. */
 export interface WriteScope {
   globs: string[];
-  baseline: Baseline;
+  baseline: ScopeBaseline;
   toolSet: ToolSetSpec;
 }
 
@@ -20,7 +21,7 @@ export interface WriteScope {
 export function openWriteScope(toolSet: ToolSetSpec | undefined, context: Record<string, JsonValue>, workdir: string): WriteScope | undefined {
   const globs = toolSet?.write?.map((g) => renderGlob(g, context));
   if (!toolSet || !globs) return undefined;
-  return { globs, baseline: takeBaseline(workdir), toolSet };
+  return { globs, baseline: takeScopeBaseline(workdir), toolSet };
 }
 
 export interface PhaseChanges {
@@ -36,15 +37,16 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
   const iterationBaseline = ctx.iterationBaseline;
   let changes = iterationBaseline ? changesSince(workdir, iterationBaseline) : [];
   if (!scope) return { changes };
-  const phaseChanges = changesSince(workdir, scope.baseline);
+  const phaseChanges = scopeChangesSince(workdir, scope.baseline);
   const { default: picomatch } = await import("picomatch");
   const allowed = picomatch(scope.globs.length ? scope.globs : ["\0"], { dot: true });
-  const outside = phaseChanges.filter((p) => !allowed(p));
+  // the repository's own files (hooks, config, refs, the index) are outside every write scope
+  const outside = [...phaseChanges.paths.filter((p) => !allowed(p)), ...phaseChanges.internals].sort();
   if (outside.length === 0) return { changes };
   const action = scope.toolSet.on_violation ?? "fail";
   ctx.emit({ type: "policy.violation", phase: phaseName, paths: outside, action });
   if (action === "revert") {
-    const stuck = revertPaths(workdir, scope.baseline, outside);
+    const stuck = revertScope(workdir, scope.baseline, outside);
     if (iterationBaseline) changes = changesSince(workdir, iterationBaseline);
     return { changes, violation: { error: "policy_violation", message: `changed files outside the write scope (reverted${stuck.length ? `, except ${stuck.join(", ")}` : ""}): ${outside.join(", ")}` } };
   }

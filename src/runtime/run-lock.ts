@@ -3,10 +3,11 @@
  * time. A lock whose process is gone (a crash, kill -9) is taken over; a live
  * one refuses with a message naming the run.
  */
-import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { makePhaseloopDir } from "./run-store.ts";
 
 export interface LockInfo {
   pid: number;
@@ -102,8 +103,7 @@ export function acquireLock(workdir: string, runId: string, now: Date): LockResu
 }
 
 function takeLock(workdir: string, runId: string, now: Date): LockResult {
-  const dir = join(workdir, ".phaseloop");
-  mkdirSync(dir, { recursive: true });
+  const dir = makePhaseloopDir(workdir);
   const path = join(dir, "lock");
   const info: LockInfo = { pid: process.pid, run_id: runId, host: machineName(), started_at: now.toISOString() };
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;

@@ -10,6 +10,25 @@ export function phaseloopDir(workdir: string): string {
   return join(workdir, ".phaseloop");
 }
 
+/**
+ * Create `.phaseloop/` (and `sub` inside it) with a `.gitignore` of `*`, so
+ * that the folder keeps itself out of `git status` without phaseloop ever
+ * writing into the user's own `.gitignore` or `.git/info/exclude`.
+ */
+export function makePhaseloopDir(workdir: string, ...sub: string[]): string {
+  const dir = phaseloopDir(workdir);
+  mkdirSync(join(dir, ...sub), { recursive: true });
+  const ignore = join(dir, ".gitignore");
+  if (!existsSync(ignore)) {
+    try {
+      writeFileSync(ignore, "*\n", { flag: "wx" });
+    } catch {
+      // written by someone else meanwhile, or not writable: the measurement excludes the folder anyway
+    }
+  }
+  return join(dir, ...sub);
+}
+
 export function runPath(workdir: string, runId: string): string {
   return join(workdir, ".phaseloop", "runs", runId);
 }
@@ -174,7 +193,7 @@ export class RunStore {
    * listings skip), never a run without its run.json or first checkpoint.
    */
   static create(workdir: string, runId: string, files: Record<string, string>): RunStore {
-    const tmp = join(workdir, ".phaseloop", "runs", `.new-${runId}`);
+    const tmp = makePhaseloopDir(workdir, "runs", `.new-${runId}`);
     mkdirSync(join(tmp, "phases"), { recursive: true });
     for (const [name, text] of Object.entries(files)) writeFileSync(join(tmp, name), text);
     renameSync(tmp, runPath(workdir, runId));

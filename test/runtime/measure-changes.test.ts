@@ -79,7 +79,7 @@ for (const kind of ["git", "plain"] as const) {
       rmSync(join(d, "b.txt"));
       mkdirSync(join(d, "src"));
       writeFileSync(join(d, "src", "new.ts"), "x");
-      mkdirSync(join(d, ".phaseloop"));
+      mkdirSync(join(d, ".phaseloop"), { recursive: true });
       writeFileSync(join(d, ".phaseloop", "state.json"), "{}");
       expect(changesSince(d, base)).toEqual(["a.txt", "b.txt", "src/new.ts"]);
     });

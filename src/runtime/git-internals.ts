@@ -1,0 +1,134 @@
+/**
+ * The repository's own files (`.git/` without its objects: HEAD, config,
+ * refs, packed-refs, hooks, info, the index, logs), kept byte for byte so
+ * that a write scope can name and undo what an agent changed there. No write
+ * scope ever covers them: a hook or a config entry is code git runs later.
+ */
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import { statKey } from "./file-snapshot.ts";
+
+// the object stores (the repository's and its submodules'), and a daemon's sockets
+const SKIP = new Set(["objects", "fsmonitor--daemon"]);
+const KEEP_LIMIT = 64 * 1024 * 1024;
+
+interface Entry {
+  key: string;
+  mode: number;
+  data?: Uint8Array;
+  link?: string;
+}
+
+/** The files of the repository's directories, by absolute path. */
+export type GitInternals = Map<string, Entry>;
+
+export function snapshotGitInternals(dirs: string[]): GitInternals {
+  const files: GitInternals = new Map();
+  const walk = (dir: string) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const full = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!SKIP.has(e.name)) walk(full);
+        continue;
+      }
+      if (files.has(full)) continue;
+      try {
+        const st = lstatSync(full);
+        const entry: Entry = { key: statKey(st), mode: st.mode & 0o7777 };
+        if (e.isSymbolicLink()) entry.link = readlinkSync(full);
+        else if (st.size <= KEEP_LIMIT) entry.data = readFileSync(full);
+        files.set(full, entry);
+      } catch {
+        // vanished while we looked
+      }
+    }
+  };
+  for (const dir of new Set(dirs)) walk(dir);
+  return files;
+}
+
+/**
+ * Absolute paths changed, created or removed since the snapshot. `same` may
+ * call two different byte contents equal (an index whose entries are the
+ * same, only refreshed by a `git status`).
+ */
+export function gitInternalsChanged(before: GitInternals, dirs: string[], same?: (path: string, was: Uint8Array) => boolean): string[] {
+  const now = snapshotKeys(dirs);
+  const changed: string[] = [];
+  for (const [p, key] of now) {
+    const was = before.get(p);
+    if (!was) changed.push(p);
+    else if (was.key !== key && !sameContent(p, was) && !(was.data && same?.(p, was.data))) changed.push(p);
+  }
+  for (const p of before.keys()) if (!now.has(p)) changed.push(p);
+  return changed.sort();
+}
+
+function sameContent(path: string, was: Entry): boolean {
+  try {
+    const st = lstatSync(path);
+    if ((st.mode & 0o7777) !== was.mode) return false;
+    if (was.link !== undefined) return st.isSymbolicLink() && readlinkSync(path) === was.link;
+    return was.data !== undefined && st.isFile() && Buffer.compare(readFileSync(path), was.data) === 0;
+  } catch {
+    return false;
+  }
+}
+
+function snapshotKeys(dirs: string[]): Map<string, string> {
+  const keys = new Map<string, string>();
+  const walk = (dir: string) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const full = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!SKIP.has(e.name)) walk(full);
+        continue;
+      }
+      try {
+        keys.set(full, statKey(lstatSync(full)));
+      } catch {
+        // vanished
+      }
+    }
+  };
+  for (const dir of new Set(dirs)) walk(dir);
+  return keys;
+}
+
+/** Put the files back as the snapshot has them; created ones are removed. Returns the paths it could not restore. */
+export function restoreGitInternals(before: GitInternals, paths: string[]): string[] {
+  const failed: string[] = [];
+  for (const p of paths) {
+    const was = before.get(p);
+    try {
+      rmSync(p, { force: true, recursive: true });
+      if (!was) continue;
+      mkdirSync(dirname(p), { recursive: true });
+      if (was.link !== undefined) symlinkSync(was.link, p);
+      else if (was.data !== undefined) {
+        writeFileSync(p, was.data, { mode: was.mode });
+        chmodSync(p, was.mode);
+      } else failed.push(p);
+    } catch {
+      failed.push(p);
+    }
+  }
+  return failed;
+}
+
+/** A path as the workdir names it (`.git/hooks/pre-commit`, or `../.git/config` from a subdirectory). */
+export function workdirPath(workdir: string, abs: string): string {
+  return relative(workdir, abs).split(sep).join("/");
+}

@@ -1,0 +1,167 @@
+/**
+ * Git as the measure sees it: the user's repository read through phaseloop's
+ * own index files and object directory under `.phaseloop/measure/`, with the
+ * user's objects as alternates. Nothing phaseloop runs here writes into the
+ * user's `.git`: not an object, not the index.
+ */
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { makePhaseloopDir } from "./run-store.ts";
+
+export interface GitRepo {
+  /** The top of the work tree. */
+  root: string;
+  /** The workdir's path inside it, with a trailing `/` (empty at the top). */
+  prefix: string;
+  /** The repository's own directory (`.git`, or `.git/worktrees/NAME` in a linked worktree). */
+  gitDir: string;
+  /** The directory holding the objects, refs, hooks and config shared by all worktrees. */
+  commonDir: string;
+}
+
+export interface GitResult {
+  ok: boolean;
+  out: string;
+}
+
+// settings that would make a command write elsewhere than phaseloop's files, or run something
+const SAFE_CONFIG = ["-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.fsmonitor=false"];
+
+export function runGit(args: string[], cwd: string, env?: Record<string, string>): GitResult {
+  const r = spawnSync("git", [...SAFE_CONFIG, ...args], { cwd, env: env ? { ...process.env, ...env } : process.env, encoding: "utf8", maxBuffer: 1024 * 1024 * 1024 });
+  return { ok: r.status === 0, out: r.stdout ?? "" };
+}
+
+/** The repository around `workdir`, or undefined outside git. */
+export function findRepo(workdir: string): GitRepo | undefined {
+  const r = runGit(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-prefix"], workdir);
+  if (!r.ok) return undefined;
+  const [root, gitDir, commonDir, prefix] = r.out.split("\n");
+  if (!root || !gitDir || !commonDir) return undefined;
+  return { root, prefix: prefix ?? "", gitDir, commonDir };
+}
+
+/** The private directory of the measure: index files and objects phaseloop owns. */
+export function measureDir(workdir: string): string {
+  // git takes a missing object directory for no repository at all
+  return dirname(makePhaseloopDir(workdir, "measure", "objects"));
+}
+
+/** The environment under which git reads the user's repository through an index of phaseloop's own. */
+export function privateEnv(workdir: string, repo: Pick<GitRepo, "commonDir">, index: string): Record<string, string> {
+  const dir = measureDir(workdir);
+  return {
+    GIT_INDEX_FILE: index,
+    GIT_OBJECT_DIRECTORY: join(dir, "objects"),
+    GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo.commonDir, "objects"),
+  };
+}
+
+/** The pathspec of the workdir with phaseloop's own folder left out, for commands run in the workdir. */
+export const WORKDIR_PATHSPEC = ["--", ".", ":(exclude,literal).phaseloop"];
+
+let counter = 0;
+
+/**
+ * A new index file for `slot` matching the work tree now (untracked files
+ * added, ignored ones not). It starts as a copy of the newest index phaseloop
+ * has (or of the user's, read only), so git re-reads only what changed since;
+ * the slot's older index files are removed.
+ */
+export function writeSlotIndex(workdir: string, repo: GitRepo, slot: string): string | undefined {
+  const dir = measureDir(workdir);
+  const name = `index-${slot}-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+  const index = join(dir, name);
+  const work = `${index}.new`;
+  const seed = newestIndex(dir) ?? join(repo.gitDir, "index");
+  const env = privateEnv(workdir, repo, work);
+  try {
+    if (existsSync(seed)) copyFileSync(seed, work);
+    else runGit(["read-tree", "HEAD"], repo.root, env); // no HEAD yet: an empty index
+    const add = runGit(["add", "-A", "--ignore-errors", ...WORKDIR_PATHSPEC], workdir, env);
+    if (!add.ok && !existsSync(work)) return undefined;
+    renameSync(work, index);
+  } catch {
+    rmSync(work, { force: true });
+    return undefined;
+  }
+  for (const old of readdirSync(dir)) if (old.startsWith(`index-${slot}-`) && old !== name) rmSync(join(dir, old), { force: true });
+  return index;
+}
+
+function newestIndex(dir: string): string | undefined {
+  let best: string | undefined;
+  let bestTime = -1;
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith("index-") || name.endsWith(".new") || name.endsWith(".lock")) continue;
+    const time = Number.parseInt(name.split("-").at(-2) ?? "", 36);
+    if (time > bestTime) [best, bestTime] = [join(dir, name), time];
+  }
+  return best;
+}
+
+/**
+ * Paths (relative to the workdir) whose content, mode or existence differ
+ * between the index and the work tree, untracked files included and ignored
+ * ones not; `ignored` also lists the ignored ones (a directory wholly ignored
+ * as `dir/`). Undefined when git fails.
+ */
+export function worktreeChanges(workdir: string, repo: GitRepo, index: string, ignored = false): { changed: string[]; ignored: string[] } | undefined {
+  const args = ["status", "--porcelain=v2", "-z", "-uall", "--no-renames", ...(ignored ? ["--ignored=traditional"] : []), ...WORKDIR_PATHSPEC];
+  const r = runGit(args, workdir, privateEnv(workdir, repo, index));
+  if (!r.ok) return undefined;
+  const changed: string[] = [];
+  const ignoredPaths: string[] = [];
+  const fields = r.out.split("\0");
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    if (!f) continue;
+    let path: string | undefined;
+    let list = changed;
+    if (f.startsWith("? ")) path = f.slice(2);
+    else if (f.startsWith("! ")) [path, list] = [f.slice(2), ignoredPaths];
+    else if (f.startsWith("1 ")) {
+      // the index against the work tree is the second letter; the first compares HEAD, which is not ours to measure
+      if (f[3] !== ".") path = f.split(" ").slice(8).join(" ");
+    } else if (f.startsWith("u ")) path = f.split(" ").slice(10).join(" ");
+    else if (f.startsWith("2 ")) {
+      if (f[3] !== ".") path = f.split(" ").slice(9).join(" ");
+      i++; // the original path follows
+    }
+    if (path === undefined || !path.startsWith(repo.prefix)) continue;
+    const rel = path.slice(repo.prefix.length);
+    if (rel === ".phaseloop/" || rel.startsWith(".phaseloop/")) continue;
+    list.push(rel);
+  }
+  return { changed: changed.sort(), ignored: ignoredPaths.sort() };
+}
+
+/**
+ * Put paths back as the index has them (content and mode); paths the index
+ * does not hold are removed. Returns the paths it could not restore.
+ */
+export function restoreFromIndex(workdir: string, repo: GitRepo, index: string, paths: string[]): string[] {
+  if (paths.length === 0) return [];
+  const env = privateEnv(workdir, repo, index);
+  const listed = runGit(["ls-files", "-z", "--", ...paths.map((p) => `:(literal)${p}`)], workdir, env);
+  if (!listed.ok) return paths;
+  const held = new Set(listed.out.split("\0").filter(Boolean));
+  const failed: string[] = [];
+  const back: string[] = [];
+  for (const p of paths) {
+    try {
+      rmSync(join(workdir, p), { force: true, recursive: true });
+    } catch {
+      failed.push(p);
+      continue;
+    }
+    if (held.has(p)) back.push(p);
+  }
+  if (back.length > 0) {
+    const r = spawnSync("git", [...SAFE_CONFIG, "checkout-index", "-f", "-z", "--stdin"], { cwd: workdir, env: { ...process.env, ...env }, input: back.join("\0") + "\0" });
+    if (r.status !== 0) failed.push(...back.filter((p) => !existsSync(join(workdir, p))));
+  }
+  return failed.sort();
+}
