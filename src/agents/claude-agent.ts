@@ -15,7 +15,10 @@ export const claudeAgent: AgentAdapter = {
   name: "claude",
   versionArgv: ["claude", "--version"],
   buildInvocation(input) {
-    const argv = ["claude", "-p", "--output-format", "stream-json", "--verbose", "--setting-sources", "project,local"];
+    // no settings file and no MCP server of the repository or the user: a
+    // `.claude/settings.local.json` allowing Bash(node:*) would otherwise widen
+    // the phase's tool set (Claude Code 2.1.197 merges them into --allowedTools)
+    const argv = ["claude", "-p", "--output-format", "stream-json", "--verbose", "--setting-sources=", "--strict-mcp-config"];
     if (input.agent.model) argv.push(`--model=${input.agent.model}`);
     const allowed = claudeAllowedTools(input.tools, input.render);
     if (input.tools) {

@@ -19,6 +19,8 @@ describe("claude", () => {
     expect(inv.argv).toContain("--model=sonnet");
     expect(inv.argv).toContain("--allowedTools=Read,Grep,Glob,Edit(./src/**),Write(./src/**),Bash(npm test),mcp__phaseloop__report");
     expect(inv.argv).toEqual(expect.arrayContaining(["--permission-mode", "dontAsk"]));
+    // no settings of the repository or the user, no MCP server but those given
+    expect(inv.argv).toEqual(expect.arrayContaining(["--setting-sources=", "--strict-mcp-config"]));
     expect(inv.stdin).toBe("do it");
   });
   const init = { type: "system", subtype: "init", session_id: "s1", model: "sonnet" };
