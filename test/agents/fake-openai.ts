@@ -24,8 +24,12 @@ export async function startFakeOpenAi(script: ScriptedAnswer[]): Promise<FakeSer
   writeFileSync(join(dir, "script.json"), JSON.stringify(script));
   const child: ChildProcess = spawn("node", [SERVER, join(dir, "script.json"), dir], { stdio: "ignore" });
   const portFile = join(dir, "port");
-  for (let i = 0; i < 200 && !existsSync(portFile); i++) await new Promise((r) => setTimeout(r, 25));
-  const port = readFileSync(portFile, "utf8").trim();
+  let port = "";
+  for (let i = 0; i < 400 && !port; i++) {
+    if (existsSync(portFile)) port = readFileSync(portFile, "utf8").trim();
+    if (!port) await new Promise((r) => setTimeout(r, 25));
+  }
+  if (!port) throw new Error("the fake OpenAI server did not start");
   return {
     base: `http://127.0.0.1:${port}/v1`,
     requests: () => {
