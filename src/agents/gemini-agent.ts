@@ -29,6 +29,10 @@ export function createGeminiParser(): StreamParser {
   let events = 0;
   let lastLine: string | undefined;
   let sessionId: string | undefined;
+  // a tool call ends the assistant's turn: the next message starts the final text afresh
+  let turnEnded = false;
+  const denials: { tool: string; input?: unknown }[] = [];
+  const calls = new Map<string, { tool: string; input?: unknown }>();
   return {
     push(line) {
       let ev: Ev;
@@ -41,15 +45,29 @@ export function createGeminiParser(): StreamParser {
       events++;
       if (ev.type === "init" && typeof ev.session_id === "string") sessionId = ev.session_id;
       if (ev.type === "message" && ev.role === "assistant" && typeof ev.content === "string") {
-        text = ev.delta ? text + ev.content : ev.content;
+        text = ev.delta && !turnEnded ? text + ev.content : ev.content;
+        turnEnded = false;
         lastLine = text.trim().split("\n").pop();
       }
-      if (ev.type === "tool_use") lastLine = `${String(ev.tool_name)} ${JSON.stringify(ev.parameters ?? {}).slice(0, 80)}`;
+      if (ev.type === "tool_use") {
+        turnEnded = true;
+        if (typeof ev.tool_id === "string") calls.set(ev.tool_id, { tool: String(ev.tool_name), input: ev.parameters });
+        lastLine = `${String(ev.tool_name)} ${JSON.stringify(ev.parameters ?? {}).slice(0, 80)}`;
+      }
+      if (ev.type === "tool_result") {
+        turnEnded = true;
+        // a call the CLI refused (not registered for this phase, or denied by its policy engine) is a denial
+        const err = (ev.error ?? {}) as Ev;
+        const kind = `${String(err.type ?? "")} ${String(err.message ?? "")}`;
+        if (ev.status === "error" && /tool_not_registered|policy|not (?:allowed|permitted)|denied/i.test(kind) && denials.length < 50) {
+          denials.push(calls.get(String(ev.tool_id)) ?? { tool: String(ev.tool_id ?? "unknown") });
+        }
+      }
       if (ev.type === "result") result = ev;
     },
     finish(): AgentRunReport {
       const stats = (result?.stats ?? {}) as Ev;
-      const base = { text, tokens: num(stats.total_tokens), costUsd: 0, sessionId, permissionDenials: [], lastLine, events };
+      const base = { text, tokens: num(stats.total_tokens), costUsd: 0, sessionId, permissionDenials: denials, lastLine, events };
       if (!result) return { ...base, success: false, error: { class: "agent_error", message: "gemini ended without a result event" } };
       if (result.status === "success") return { ...base, success: true };
       const message = String((result.error as Ev | undefined)?.message ?? result.error ?? result.status);

@@ -62,6 +62,29 @@ describe("gemini", () => {
     const r = feed(createGeminiParser(), [{ type: "init", session_id: "g" }, { type: "message", role: "assistant", content: "hi ", delta: true }, { type: "message", role: "assistant", content: "there", delta: true }, { type: "result", status: "success", stats: { total_tokens: 9 } }]);
     expect(r).toMatchObject({ success: true, text: "hi there", tokens: 9 });
   });
+
+  it("text is the final assistant message, not every turn glued together", () => {
+    const r = feed(createGeminiParser(), [
+      { type: "message", role: "assistant", content: "I will create src/hello.txt.", delta: true },
+      { type: "tool_use", tool_name: "write_file", tool_id: "t1", parameters: { file_path: "src/hello.txt" } },
+      { type: "tool_result", tool_id: "t1", status: "success", output: "" },
+      { type: "message", role: "assistant", content: "STATUS: ", delta: true },
+      { type: "message", role: "assistant", content: "COMPLETE", delta: true },
+      { type: "result", status: "success", stats: {} },
+    ]);
+    expect(r.text).toBe("STATUS: COMPLETE");
+  });
+
+  it("reads refused tool calls (not registered, denied by policy) as denials", () => {
+    const r = feed(createGeminiParser(), [
+      { type: "tool_use", tool_name: "run_shell_command", tool_id: "t1", parameters: { command: "rm -rf /" } },
+      { type: "tool_result", tool_id: "t1", status: "error", error: { type: "tool_not_registered", message: "Tool \"run_shell_command\" not found in registry." } },
+      { type: "tool_use", tool_name: "read_file", tool_id: "t2", parameters: { file_path: "a" } },
+      { type: "tool_result", tool_id: "t2", status: "error", error: { type: "file_not_found", message: "no such file" } },
+      { type: "result", status: "success", stats: {} },
+    ]);
+    expect(r.permissionDenials).toEqual([{ tool: "run_shell_command", input: { command: "rm -rf /" } }]);
+  });
 });
 
 describe("the command agent", () => {
