@@ -1,0 +1,69 @@
+/**
+ * Whether this machine can run phases in an OS sandbox, and if not, why and what to do.
+ * Linux needs bubblewrap, socat and unprivileged user namespaces (or root); macOS has Seatbelt.
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import process from "node:process";
+
+export type SandboxProbe = { available: true; platform: "linux" | "macos" } | { available: false; reason: string; fix: string };
+
+function onPath(program: string): boolean {
+  return spawnSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" }).status === 0;
+}
+
+function readSysctl(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch {
+    return undefined;
+  }
+}
+
+let cached: SandboxProbe | undefined;
+
+export function probeSandbox(): SandboxProbe {
+  cached ??= probe();
+  return cached;
+}
+
+function probe(): SandboxProbe {
+  if (process.platform === "darwin") {
+    return onPath("sandbox-exec")
+      ? { available: true, platform: "macos" }
+      : { available: false, reason: "sandbox-exec (Seatbelt) is not on PATH", fix: "run phaseloop on macOS with /usr/bin on PATH" };
+  }
+  if (process.platform !== "linux") {
+    return { available: false, reason: `no OS sandbox on ${process.platform}`, fix: "run on Linux (bubblewrap) or macOS, or set sandbox: off" };
+  }
+  const missing = ["bwrap", "socat"].filter((p) => !onPath(p));
+  if (missing.length > 0) {
+    return {
+      available: false,
+      reason: `${missing.join(" and ")} not found on PATH`,
+      fix: "install them: apt-get install bubblewrap socat ripgrep (Debian/Ubuntu), dnf install bubblewrap socat ripgrep (Fedora)",
+    };
+  }
+  const trial = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--die-with-parent", "true"], { encoding: "utf8" });
+  if (trial.status === 0) return { available: true, platform: "linux" };
+  const stderr = (trial.stderr ?? "").trim();
+  if (readSysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") === "1") {
+    return {
+      available: false,
+      reason: `bwrap cannot create a user namespace: AppArmor restricts unprivileged user namespaces (${stderr})`,
+      fix: "allow them for bwrap with an AppArmor profile (/etc/apparmor.d/bwrap: `abi <abi/4.0>, include <tunables/global> profile bwrap /usr/bin/bwrap flags=(unconfined) { userns, }`, then `apparmor_parser -r /etc/apparmor.d/bwrap`), or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`",
+    };
+  }
+  if (readSysctl("/proc/sys/kernel/unprivileged_userns_clone") === "0" || readSysctl("/proc/sys/user/max_user_namespaces") === "0") {
+    return {
+      available: false,
+      reason: `bwrap cannot create a user namespace: unprivileged user namespaces are disabled (${stderr})`,
+      fix: "enable them: sysctl kernel.unprivileged_userns_clone=1 and sysctl user.max_user_namespaces=15000",
+    };
+  }
+  return {
+    available: false,
+    reason: `bwrap fails here: ${stderr || `exit ${trial.status}`}`,
+    fix: "inside a container, run it with --privileged or a seccomp profile that allows user namespaces (unshare, clone with CLONE_NEWUSER)",
+  };
+}

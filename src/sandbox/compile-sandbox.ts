@@ -1,0 +1,148 @@
+/**
+ * Compile a phase's tool set and agent into an OS sandbox profile: which directories are
+ * writable, which paths are unreadable, which hosts are reachable. Pure: paths in, profile out.
+ * The same table serves every agent (claude, gemini, codex, aider, openai's commands, command
+ * agents, `run:` phases); the finer write/read globs are still checked after the phase.
+ */
+
+export type SandboxMode = "auto" | "required" | "off";
+
+export interface SandboxInput {
+  /** Absolute, normalised workdir. */
+  workdir: string;
+  /** Absolute home directory of the user running phaseloop. */
+  home: string;
+  /** A private temp directory for this phase (absolute). */
+  tempDir: string;
+  /** The phase's write globs, relative to the workdir. */
+  write: readonly string[];
+  /** A preset name, or "command" for a command agent or a `run:` phase. */
+  agent: "claude" | "codex" | "gemini" | "aider" | "openai" | "command";
+  /** The agent's base_url, when the pipeline gives one. */
+  baseUrl?: string;
+  /** The phase's `tools.network` hosts. */
+  network?: readonly string[];
+}
+
+export interface SandboxProfile {
+  /** Directories (absolute) the process may write; everything else is read-only. */
+  allowWrite: string[];
+  /** Paths (absolute) never writable, even inside allowWrite. */
+  denyWrite: string[];
+  /** Paths (absolute) the process cannot read. */
+  denyRead: string[];
+  /** Hosts the process may connect to through the proxy; nothing else is reachable. */
+  allowedHosts: string[];
+}
+
+/** Files and directories in a home directory that hold credentials. */
+export const HOME_SECRETS = [
+  ".ssh",
+  ".aws",
+  ".azure",
+  ".config/gh",
+  ".config/gcloud",
+  ".npmrc",
+  ".netrc",
+  ".git-credentials",
+  ".gnupg",
+  ".docker/config.json",
+  ".kube",
+  ".pypirc",
+  ".local/share/keyrings",
+  "Library/Keychains",
+] as const;
+
+/** What each preset's program needs to write to run at all (relative to home). */
+const AGENT_STATE: Record<SandboxInput["agent"], readonly string[]> = {
+  claude: [".claude", ".claude.json", ".cache/claude"],
+  gemini: [".gemini", ".cache/gemini"],
+  codex: [".codex"],
+  aider: [".aider", ".cache/aider"],
+  openai: [],
+  command: [],
+};
+
+/** The API host each preset talks to when no base_url is given. */
+const AGENT_HOSTS: Record<SandboxInput["agent"], readonly string[]> = {
+  claude: ["api.anthropic.com"],
+  gemini: ["generativelanguage.googleapis.com", "oauth2.googleapis.com"],
+  codex: ["api.openai.com", "chatgpt.com"],
+  aider: ["api.openai.com", "api.anthropic.com"],
+  openai: ["api.openai.com"],
+  command: [],
+};
+
+const GLOB_CHARS = /[*?[\]{}()!+@]/;
+
+/** Join a relative path onto an absolute directory, resolving `.` and refusing to climb out. */
+export function joinInside(dir: string, rel: string): string | undefined {
+  const out: string[] = [];
+  for (const part of rel.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (out.length === 0) return undefined;
+      out.pop();
+      continue;
+    }
+    out.push(part);
+  }
+  return out.length === 0 ? dir : `${dir === "/" ? "" : dir}/${out.join("/")}`;
+}
+
+/** The directory (relative to the workdir, "" for the workdir) whose subtree covers every match of `glob`; none for a glob with `..`. */
+export function coveringDir(glob: string): string | undefined {
+  const parts = glob.split("/").filter((p) => p !== "" && p !== ".");
+  if (parts.includes("..")) return undefined;
+  const fixed: string[] = [];
+  for (const part of parts) {
+    if (GLOB_CHARS.test(part)) return fixed.join("/");
+    fixed.push(part);
+  }
+  // A literal path: its parent directory, so the file can be created and renamed into place.
+  fixed.pop();
+  return fixed.join("/");
+}
+
+/** Whether `path` is `dir` or below it. */
+export function isUnder(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir === "/" ? "/" : `${dir}/`);
+}
+
+/** The host of a URL, without port; undefined when it is not one. */
+function hostOf(url: string): string | undefined {
+  const match = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/]*@)?(\[[^\]]+\]|[^:/?#]+)/i.exec(url);
+  return match?.[1]?.toLowerCase();
+}
+
+function unique(list: readonly string[]): string[] {
+  return [...new Set(list)];
+}
+
+/** Keep only the outermost of directories nested in each other. */
+function outermost(dirs: readonly string[]): string[] {
+  const sorted = unique(dirs).sort((a, b) => a.length - b.length);
+  const kept: string[] = [];
+  for (const dir of sorted) if (!kept.some((k) => isUnder(dir, k))) kept.push(dir);
+  return kept;
+}
+
+export function compileSandbox(input: SandboxInput): SandboxProfile {
+  const workDirs = input.write.flatMap((glob) => {
+    const dir = coveringDir(glob);
+    return dir === undefined ? [] : [joinInside(input.workdir, dir)];
+  }).filter((d): d is string => d !== undefined);
+  const stateDirs = AGENT_STATE[input.agent].map((rel) => joinInside(input.home, rel)!);
+  const allowWrite = outermost([...workDirs, ...stateDirs, input.tempDir]);
+  const denyWrite = [joinInside(input.workdir, ".git")!, joinInside(input.workdir, ".phaseloop")!];
+  const denyRead = HOME_SECRETS.map((rel) => joinInside(input.home, rel)!).filter((p) => !isUnder(input.workdir, p));
+  const baseHost = input.baseUrl === undefined ? undefined : hostOf(input.baseUrl);
+  const presetHosts = baseHost !== undefined ? [baseHost] : AGENT_HOSTS[input.agent];
+  const allowedHosts = unique([...presetHosts, ...(input.network ?? []).map((h) => h.toLowerCase())]);
+  return { allowWrite, denyWrite, denyRead, allowedHosts };
+}
+
+/** A phase's mode: the phase's setting wins over the pipeline's, the command line over both. */
+export function sandboxModeOf(cli: SandboxMode | undefined, phase: SandboxMode | undefined, pipeline: SandboxMode | undefined): SandboxMode {
+  return cli ?? phase ?? pipeline ?? "auto";
+}

@@ -1,0 +1,127 @@
+/**
+ * Escape attempts against the real OS sandbox (bubblewrap here): writes outside the profile,
+ * reads of planted secrets, a loopback server not on the list, a daemon left behind. Runs as
+ * whoever runs the tests; CI runs it as root and as an ordinary user.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runProcess } from "../../src/runtime/run-process.ts";
+import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
+import { closeSandboxSession, releaseSandboxed, sandboxRefusals, wrapInSandbox } from "../../src/runtime/sandbox-session.ts";
+import { compileSandbox } from "../../src/sandbox/compile-sandbox.ts";
+
+const probe = probeSandbox();
+const root = mkdtempSync(join(tmpdir(), "pl-escape-"));
+const home = join(root, "home");
+const work = join(root, "repo");
+const sibling = join(root, "sibling");
+const temp = join(root, "tmp");
+let server: Server;
+let port = 0;
+let connections = 0;
+
+async function inSandbox(script: string, write: string[] = ["src/**"], network: string[] = []) {
+  const profile = compileSandbox({ workdir: work, home, tempDir: temp, write, agent: "command", network });
+  const wrapped = await wrapInSandbox(profile, ["sh", "-c", script], work);
+  const result = await runProcess({ command: wrapped.argv, cwd: work, env: { ...process.env, HOME: home, ...wrapped.env }, timeoutMs: 60_000 });
+  const refusals = sandboxRefusals(profile, wrapped, result.stderrTail);
+  releaseSandboxed(wrapped);
+  return { result, refusals };
+}
+
+describe.skipIf(!probe.available)("the sandbox holds", () => {
+  beforeAll(async () => {
+    for (const dir of [join(home, ".ssh"), join(home, ".aws"), join(work, "src"), sibling, temp]) mkdirSync(dir, { recursive: true });
+    writeFileSync(join(home, ".bashrc"), "original\n");
+    writeFileSync(join(home, ".ssh", "id_ed25519"), "PLANTED-SSH-KEY\n");
+    writeFileSync(join(home, ".aws", "credentials"), "PLANTED-AWS-KEY\n");
+    writeFileSync(join(sibling, "file"), "sibling\n");
+    execFileSync("git", ["init", "-q", work]);
+    writeFileSync(join(work, "README.md"), "readme\n");
+    symlinkSync(join(home, ".bashrc"), join(work, "src", "rc-link"));
+    symlinkSync(sibling, join(work, "src", "sibling-link"));
+    server = createServer((socket) => {
+      connections++;
+      socket.end("SECRET-SERVICE\n");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    server?.close();
+    await closeSandboxSession();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("lets the phase write inside its write scope", async () => {
+    const { result } = await inSandbox(`echo ok > src/new.txt`);
+    expect(result.exitCode).toBe(0);
+    expect(readFileSync(join(work, "src", "new.txt"), "utf8")).toBe("ok\n");
+  });
+
+  it("refuses writes to dotfiles, /tmp, .., .git/hooks, outside the write scope and through symlinks, and names them", async () => {
+    const marker = `pl-escape-${process.pid}`;
+    const script = [
+      `echo evil >> "$HOME/.bashrc"`,
+      `mkdir -p "$HOME/.ssh" && echo evil >> "$HOME/.ssh/authorized_keys"`,
+      `echo evil > /tmp/${marker}`,
+      `echo evil > ../sibling/file`,
+      `echo evil > .git/hooks/pre-commit`,
+      `echo evil >> README.md`,
+      `echo evil >> src/rc-link`,
+      `echo evil > src/sibling-link/file`,
+      `true`,
+    ].join("; ");
+    const { refusals } = await inSandbox(script);
+    expect(readFileSync(join(home, ".bashrc"), "utf8")).toBe("original\n");
+    expect(existsSync(join(home, ".ssh", "authorized_keys"))).toBe(false);
+    expect(existsSync(join("/tmp", marker))).toBe(false);
+    expect(readFileSync(join(sibling, "file"), "utf8")).toBe("sibling\n");
+    expect(existsSync(join(work, ".git", "hooks", "pre-commit"))).toBe(false);
+    expect(readFileSync(join(work, "README.md"), "utf8")).toBe("readme\n");
+    expect(refusals.join("\n")).toContain(".bashrc");
+    expect(refusals.join("\n")).toContain(`/tmp/${marker}`);
+    expect(refusals.join("\n")).toContain("pre-commit");
+  });
+
+  it("hides the home directory's secrets", async () => {
+    const { result, refusals } = await inSandbox(`cat "$HOME/.ssh/id_ed25519"; cat "$HOME/.aws/credentials"; ls "$HOME/.ssh"; true`);
+    expect(result.stdout).not.toContain("PLANTED");
+    expect(refusals.join("\n")).toContain(join(home, ".aws"));
+  });
+
+  it("reaches no loopback server that is not on the list, directly or through the proxy", async () => {
+    const connect = `const net=require("net");const s=net.connect(${port},"127.0.0.1");s.on("data",d=>process.stdout.write(d));s.on("error",e=>console.error("direct: "+e.message));`;
+    const viaProxy = `const http=require("http");const u=new URL(process.env.HTTP_PROXY);const r=http.request({host:"127.0.0.1",port:u.port,method:"CONNECT",path:"127.0.0.1:${port}",headers:{"proxy-authorization":"Basic "+Buffer.from(decodeURIComponent(u.username)+":"+u.password).toString("base64")}});r.on("connect",(res,s)=>{console.error("proxy answered "+res.statusCode);s.on("data",d=>process.stdout.write(d))});r.on("response",res=>console.error("proxy refused: "+res.statusCode+" 127.0.0.1"));r.on("error",e=>console.error("proxy: "+e.message));r.end();`;
+    const { result, refusals } = await inSandbox(`node -e '${connect}'; node -e '${viaProxy}'; true`);
+    expect(refusals.join("\n")).toContain(`127.0.0.1:${port}`);
+    expect(result.stdout).not.toContain("SECRET-SERVICE");
+    expect(connections).toBe(0);
+  });
+
+  it("leaves no daemon behind when the phase ends", async () => {
+    const tag = `${Date.now() % 100000}${process.pid}`;
+    await inSandbox(`(setsid sh -c 'sleep ${tag}' >/dev/null 2>&1 &); (sh -c '(sleep ${tag} &) &' ); nohup sleep ${tag} >/dev/null 2>&1 & true`);
+    const alive = readdirSync("/proc").filter((pid) => {
+      try {
+        return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`sleep\0${tag}`);
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toEqual([]);
+  });
+});
+
+describe.skipIf(probe.available)("without a sandbox", () => {
+  it("the probe says why and what to do", () => {
+    if (!probe.available) expect(probe.fix.length).toBeGreaterThan(0);
+    // CI installs bubblewrap: there, no sandbox is a failure, not a skip.
+    expect(process.env.CI, probe.available ? "" : probe.reason).not.toBe("true");
+  });
+});
