@@ -63,6 +63,8 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
 
   const text = phase.kind === "agent" ? report.text : r.stdout;
   let failure: { error: ErrorClass; message: string } | null = classifyProcess(r, phase.successExitCodes, phase.transient);
+  // a structured agent that said why it failed is believed over its bare exit code (a regex over its text is a guess)
+  if ((failure?.error === "exit_nonzero" || failure?.error === "transient") && report.success === false && report.error) failure = { error: report.error.class, message: report.error.message };
   if (!failure && report.success === false) failure = { error: report.error?.class ?? "agent_error", message: report.error?.message ?? "the agent reported failure" };
   if (!failure && report.error) failure = { error: report.error.class, message: report.error.message };
   if (failure?.error === "policy_violation" && report.permissionDenials.length > 0 && toolSet?.on_violation === "warn") {
