@@ -4,7 +4,7 @@
 //   node bench/run.mjs            measure and print
 //   node bench/run.mjs --check    also fail when a bar of the brief is missed
 //   node bench/run.mjs --quick    fewer repetitions, shorter runs
-//   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, long run, output, status)
+//   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, long run, output, status, measure)
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -224,6 +224,7 @@ try {
     rmSync(copy, { force: true });
     rmSync(data, { force: true });
   }
+  if (wanted("measure")) (await import("./measure-changes.mjs")).benchMeasure({ work, quick, report, time, median, node, cli });
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

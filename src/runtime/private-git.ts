@@ -27,15 +27,26 @@ export interface GitResult {
 }
 
 // settings that would make a command write elsewhere than phaseloop's files, or run something
-const SAFE_CONFIG = ["-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.fsmonitor=false"];
+// (the untracked cache lives in phaseloop's index files, and spares git reading unchanged folders)
+const SAFE_CONFIG = ["-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=true"];
 
 export function runGit(args: string[], cwd: string, env?: Record<string, string>): GitResult {
   const r = spawnSync("git", [...SAFE_CONFIG, ...args], { cwd, env: env ? { ...process.env, ...env } : process.env, encoding: "utf8", maxBuffer: 1024 * 1024 * 1024 });
   return { ok: r.status === 0, out: r.stdout ?? "" };
 }
 
-/** The repository around `workdir`, or undefined outside git. */
+const repos = new Map<string, GitRepo>();
+
+/** The repository around `workdir`, or undefined outside git (a repository once found is remembered). */
 export function findRepo(workdir: string): GitRepo | undefined {
+  const known = repos.get(workdir);
+  if (known && existsSync(known.gitDir)) return known;
+  const found = lookUpRepo(workdir);
+  if (found) repos.set(workdir, found);
+  return found;
+}
+
+function lookUpRepo(workdir: string): GitRepo | undefined {
   const r = runGit(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-prefix"], workdir);
   if (!r.ok) return undefined;
   const [root, gitDir, commonDir, prefix] = r.out.split("\n");
