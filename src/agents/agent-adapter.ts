@@ -1,7 +1,9 @@
 /**
- * Agents are adapters behind one interface, one file per backend. The runner
- * asks an adapter how to start the agent, feeds it the agent's stdout line by
- * line, and asks it at the end what the agent reported.
+ * Agents are adapters behind one interface. The runner asks an adapter how to
+ * start the agent, feeds it the agent's stdout line by line, and asks it at
+ * the end what the agent reported. A CLI preset is one file describing its
+ * CLI (argv and allowlist, event decoder, result judge); the stream-JSON
+ * plumbing they share is in stream-json.ts.
  */
 import type { AgentOutputFormat, AgentSpec, JsonValue, ToolSetSpec } from "../pipeline/spec.ts";
 
@@ -12,6 +14,8 @@ export interface AgentInvocationInput {
   /** Where the runner wrote the prompt (always written). */
   promptFile: string;
   tools?: ToolSetSpec;
+  /** The JSON Schema of the phase's structured answer (its one `json` output with a `schema`), for CLIs that enforce one. */
+  outputSchema?: Record<string, unknown>;
   workdir: string;
   /** Renders `{{ }}` in command elements with the phase context plus `prompt` and `prompt_file`. */
   render: (template: string) => string;
@@ -23,6 +27,23 @@ export interface AgentInvocation {
   stdin?: string;
   env: Record<string, string>;
   outputFormat: AgentOutputFormat;
+}
+
+/** A tool call the agent's events show: what it touched, and whether the CLI refused it. */
+export interface ToolCall {
+  /** The CLI's own tool name ("Read", "Bash", "run_shell_command", …). */
+  tool: string;
+  kind: "read" | "write" | "bash" | "other";
+  /** Absolute or workdir-relative paths the call names. */
+  paths: string[];
+  command?: string;
+  /** The call's input as the CLI gave it. */
+  input?: unknown;
+  /** A search or listing of a directory (Grep, Glob): allowed where readable files lie below it. */
+  search?: boolean;
+  id?: string;
+  /** The CLI refused the call; its reason. */
+  refused?: string;
 }
 
 export interface AgentRunReport {
@@ -37,13 +58,25 @@ export interface AgentRunReport {
   permissionDenials: { tool: string; input?: unknown }[];
   /** Shell commands the agent ran, where its events say (the first 50). */
   commands?: string[];
+  /** Every tool call the events show (the first 500), for the after-check. */
+  toolCalls?: ToolCall[];
+  /** All the assistant's turns, separated, for the phase log. */
+  transcript?: string;
   /** A short line for live progress. */
   lastLine?: string;
   events: number;
 }
 
+/** What one line of output meant, for the runner. */
+export interface LineInfo {
+  /** Human lines to show instead of the raw line (structured agents); [] shows nothing. */
+  display?: string[];
+  /** The CLI printed its terminal result: it is given a short grace, then ended. */
+  terminal?: boolean;
+}
+
 export interface StreamParser {
-  push(line: string): void;
+  push(line: string): LineInfo | void;
   finish(stdout: string): AgentRunReport;
 }
 

@@ -1,93 +1,184 @@
-import type { AgentAdapter, AgentRunReport, StreamParser } from "./agent-adapter.ts";
-import { claudeAllowedTools } from "./tool-flags.ts";
-
-type Ev = Record<string, unknown>;
-const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-
 /**
- * Claude Code headless: `claude -p --output-format stream-json --verbose`, the
- * prompt on stdin, `--permission-mode dontAsk` with the allowlist translated
- * into `--allowedTools=…` (the `=` form, so values never swallow the prompt).
- * Success is the result event's `subtype == "success"` and `!is_error` with no
- * permission denials: a denied required tool still exits 0.
+ * Claude Code headless: `claude -p --output-format stream-json --verbose`,
+ * the prompt on stdin. Nothing from the repository configures the session
+ * (`--setting-sources=` empty, `--strict-mcp-config`); the tool set becomes
+ * the tools that exist (`--tools=`), the rules that grant them
+ * (`--allowedTools=`, absolute and brace-expanded, see tool-globs.ts) and
+ * `--permission-mode dontAsk` (anything else refused, never asked). Without a
+ * tool set: `acceptEdits` with Bash allowed, writes headless inside the workdir.
+ * The `result` event judges: `is_error`, `api_error_status`, `subtype`, in the
+ * CLI's own words; claude's own retries are bounded (CLAUDE_CODE_MAX_RETRIES).
  */
+import type { ToolSetSpec } from "../pipeline/spec.ts";
+import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
+import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
+import { anchorGlob, expandBraces } from "./tool-globs.ts";
+
+export interface ClaudePermissions {
+  mode: "dontAsk" | "acceptEdits";
+  /** The tools that exist in the session; undefined = claude's defaults. */
+  tools?: string[];
+  allowed: string[];
+}
+
+/** The neutral tool set in Claude Code's permission vocabulary. */
+export function claudePermissions(tools: ToolSetSpec | undefined, workdir: string): ClaudePermissions {
+  if (!tools) return { mode: "acceptEdits", allowed: ["Bash", "Read", "Grep", "Glob", "Edit", "Write", "NotebookEdit"] };
+  const read = tools.read ?? [];
+  const write = tools.write ?? [];
+  const bash = tools.bash ?? [];
+  const mcp = tools.mcp ?? [];
+  const exist: string[] = [];
+  const allowed: string[] = [];
+  if (read.length || write.length) exist.push("Read", "Grep", "Glob");
+  if (write.length) exist.push("Edit", "Write", "NotebookEdit");
+  if (bash.length) exist.push("Bash");
+  // `//` starts an absolute path in claude's rules; a rule per brace alternative
+  const rule = (tool: string, globs: string[]) => {
+    for (const g of globs) for (const e of expandBraces(g)) allowed.push(`${tool}(/${anchorGlob(workdir, e)})`);
+  };
+  rule("Read", [...read, ...write]);
+  rule("Edit", write);
+  for (const b of bash) allowed.push(`Bash(${b.trim()})`);
+  for (const m of mcp) {
+    const [server, tool = "*"] = m.split("/");
+    const name = tool === "*" ? `mcp__${server}` : `mcp__${server}__${tool}`;
+    exist.push(name);
+    allowed.push(name);
+  }
+  return { mode: "dontAsk", tools: exist, allowed };
+}
+
+/** Environment that keeps a headless session to its job: claude's retries bounded, no updates, no side requests. */
+export const CLAUDE_ENV: Readonly<Record<string, string>> = {
+  CLAUDE_CODE_MAX_RETRIES: "0",
+  DISABLE_AUTOUPDATER: "1",
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+};
+
 export const claudeAgent: AgentAdapter = {
   name: "claude",
   versionArgv: ["claude", "--version"],
   buildInvocation(input) {
-    // no settings file and no MCP server of the repository or the user: a
-    // `.claude/settings.local.json` allowing Bash(node:*) would otherwise widen
-    // the phase's tool set (Claude Code 2.1.197 merges them into --allowedTools)
     const argv = ["claude", "-p", "--output-format", "stream-json", "--verbose", "--setting-sources=", "--strict-mcp-config"];
     if (input.agent.model) argv.push(`--model=${input.agent.model}`);
-    const allowed = claudeAllowedTools(input.tools, input.render);
-    if (input.tools) {
-      argv.push("--permission-mode", "dontAsk");
-      if (allowed.length) argv.push(`--allowedTools=${allowed.join(",")}`);
-    }
+    const p = claudePermissions(input.tools, input.workdir);
+    argv.push("--permission-mode", p.mode);
+    if (p.tools) argv.push(`--tools=${p.tools.join(",")}`);
+    if (p.allowed.length) argv.push(`--allowedTools=${p.allowed.join(",")}`);
+    // the structured answer comes back as the result text, JSON
+    if (input.outputSchema) argv.push(`--json-schema=${JSON.stringify(input.outputSchema)}`);
     argv.push(...(input.agent.args ?? []).map(input.render));
-    const env: Record<string, string> = {};
+    const env: Record<string, string> = { ...CLAUDE_ENV };
     for (const [k, v] of Object.entries(input.agent.env ?? {})) env[k] = input.render(v);
     return { argv, stdin: input.prompt, env, outputFormat: "claude-stream-json" };
   },
   createParser: createClaudeParser,
 };
 
-export function createClaudeParser(): StreamParser {
-  let result: Ev | undefined;
-  let lastText = "";
-  let lastLine: string | undefined;
-  let events = 0;
-  let sessionId: string | undefined;
-  const commands: string[] = [];
-  return {
-    push(line) {
-      let ev: Ev;
-      try {
-        ev = JSON.parse(line) as Ev;
-      } catch {
-        return; // not an event: stray output
-      }
-      if (!ev || typeof ev !== "object") return;
-      events++;
-      if (typeof ev.session_id === "string") sessionId = ev.session_id;
-      if (ev.type === "assistant") {
-        const content = ((ev.message as Ev | undefined)?.content ?? []) as Ev[];
-        if (Array.isArray(content)) {
-          for (const c of content) {
-            if (c?.type === "text" && typeof c.text === "string") {
-              lastText = c.text;
-              lastLine = c.text.trim().split("\n").pop();
-            } else if (c?.type === "tool_use") {
-              lastLine = `${String(c.name)} ${JSON.stringify(c.input ?? {}).slice(0, 80)}`;
-              const command = (c.input as Ev | undefined)?.command;
-              if (c.name === "Bash" && typeof command === "string" && commands.length < 50) commands.push(command.slice(0, 300));
-            }
-          }
+const READ_TOOLS = new Set(["Read", "Grep", "Glob", "LS", "NotebookRead"]);
+const WRITE_TOOLS = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"]);
+
+function toolCall(c: Ev): ToolCall {
+  const name = String(c.name ?? "?");
+  const input = (c.input && typeof c.input === "object" ? c.input : {}) as Ev;
+  const paths = [input.file_path, input.notebook_path, input.path].filter((p): p is string => typeof p === "string" && p !== "");
+  const kind = name === "Bash" ? "bash" : READ_TOOLS.has(name) ? "read" : WRITE_TOOLS.has(name) ? "write" : "other";
+  // Grep and Glob without a path search the workdir
+  const search = name === "Grep" || name === "Glob" || name === "LS";
+  if (search && paths.length === 0) paths.push(".");
+  return { tool: name, kind, paths, command: name === "Bash" ? str(input.command) : undefined, search: search || undefined, id: str(c.id), input };
+}
+
+function describeCall(call: ToolCall, input: Ev): string {
+  if (call.command !== undefined) return `$ ${brief(call.command, 140)}`;
+  const pattern = str(input.pattern);
+  return `${call.tool}${call.paths.length ? ` ${call.paths.join(" ")}` : ""}${pattern ? ` ${brief(pattern, 60)}` : ""}`;
+}
+
+export const claudeStream: StreamPreset = {
+  name: "claude",
+  decode(ev): Decoded | undefined {
+    const d: Decoded = { session: str(ev.session_id) };
+    if (ev.type === "system") {
+      if (ev.subtype === "init") d.display = [`claude ${str(ev.model) ?? ""} (${str(ev.permissionMode) ?? "default"} mode)`.replace("  ", " ")];
+      else if (ev.subtype === "api_retry") d.display = [`API retry ${num(ev.attempt)}${ev.error_status ? ` after HTTP ${num(ev.error_status)}` : ""}`];
+      return d;
+    }
+    if (ev.type === "assistant") {
+      const content = (ev.message as Ev | undefined)?.content;
+      if (!Array.isArray(content)) return d;
+      d.display = [];
+      d.tools = [];
+      for (const c of content as Ev[]) {
+        if (c?.type === "text" && typeof c.text === "string" && c.text.trim()) {
+          d.textDelta = (d.textDelta ?? "") + c.text;
+          d.display.push(...c.text.trim().split("\n").filter((l) => l.trim()).map((l) => brief(l, 200)));
+        } else if (c?.type === "tool_use") {
+          const call = toolCall(c);
+          d.tools.push(call);
+          d.display.push(`→ ${describeCall(call, (c.input ?? {}) as Ev)}`);
         }
       }
-      if (ev.type === "result") result = ev;
-    },
-    finish(): AgentRunReport {
-      if (!result) {
-        return { text: lastText, success: false, error: { class: "agent_error", message: "the agent ended without a result event" }, tokens: 0, costUsd: 0, sessionId, permissionDenials: [], lastLine, events };
+      return d;
+    }
+    if (ev.type === "user") {
+      const content = (ev.message as Ev | undefined)?.content;
+      if (!Array.isArray(content)) return d;
+      for (const c of content as Ev[]) {
+        if (c?.type !== "tool_result") continue;
+        const text = typeof c.content === "string" ? c.content : Array.isArray(c.content) ? (c.content as Ev[]).map((x) => str(x?.text) ?? "").join("") : "";
+        // claude says a refusal in the tool result: "Permission to use Write has been denied …", "… requested permissions …"
+        if (c.is_error === true && /\bpermission\b.*\b(?:denied|haven't granted|not granted)\b|\brequested permissions\b/i.test(text)) {
+          (d.refused ??= []).push({ id: str(c.tool_use_id), reason: brief(text.split("\n")[0] ?? text, 200) });
+          (d.display ??= []).push(`✗ refused: ${brief(text.split(".")[0] ?? text, 120)}`);
+        }
       }
-      const usage = (result.usage ?? {}) as Ev;
-      const tokens = num(usage.input_tokens) + num(usage.output_tokens) + num(usage.cache_creation_input_tokens) + num(usage.cache_read_input_tokens);
-      const costUsd = num(result.total_cost_usd) || num(result.cost_usd);
-      const denials = (Array.isArray(result.permission_denials) ? result.permission_denials : []) as Ev[];
-      const permissionDenials = denials.map((d) => ({ tool: String(d.tool_name ?? "?"), input: d.tool_input }));
-      const text = typeof result.result === "string" ? result.result : lastText;
-      const ok = result.subtype === "success" && result.is_error !== true;
-      let error: AgentRunReport["error"];
-      const status = num(result.api_error_status);
-      if (!ok) {
-        const transient = status === 429 || status === 529 || status >= 500;
-        error = { class: transient ? "transient" : "agent_error", message: `claude: ${String(result.subtype ?? "error")}${status ? ` (HTTP ${status})` : ""}` };
-      } else if (permissionDenials.length > 0) {
-        error = { class: "policy_violation", message: `claude was denied ${permissionDenials.map((d) => d.tool).join(", ")}` };
-      }
-      return { text, success: ok && !error, error, tokens, costUsd, sessionId, permissionDenials, commands, lastLine, events };
-    },
-  };
+      return d;
+    }
+    if (ev.type === "result") {
+      const usage = (ev.usage ?? {}) as Ev;
+      d.usage = { tokens: num(usage.input_tokens) + num(usage.output_tokens) + num(usage.cache_creation_input_tokens) + num(usage.cache_read_input_tokens), costUsd: num(ev.total_cost_usd) || num(ev.cost_usd), total: true };
+      d.terminal = true;
+      const status = num(ev.api_error_status);
+      d.display = [ev.is_error === true || ev.subtype !== "success" ? `✗ ${str(ev.subtype) ?? "error"}${status ? ` (HTTP ${status})` : ""}: ${brief(str(ev.result) ?? "", 160)}` : `✓ done in ${num(ev.num_turns)} turns`];
+      return d;
+    }
+    return d;
+  },
+  judge(result) {
+    if (!result) return { success: false, error: { class: "agent_error", message: "claude ended without a result event" } };
+    const text = result.structured_output !== undefined && result.structured_output !== null ? JSON.stringify(result.structured_output) : str(result.result);
+    const status = num(result.api_error_status);
+    const failed = result.is_error === true || result.subtype !== "success";
+    if (!failed) {
+      const denials = Array.isArray(result.permission_denials) ? (result.permission_denials as Ev[]) : [];
+      if (denials.length > 0) return { success: false, text, error: { class: "policy_violation", message: `claude was refused ${denials.map(describeDenial).join("; ")}` } };
+      return { success: true, text };
+    }
+    const why = claudeFailure(result);
+    const transient = status === 429 || status === 529 || (status >= 500 && status < 600) || /overloaded/i.test(str((result.errors as unknown[] | undefined)?.[0]) ?? "");
+    return { success: false, text, error: { class: transient ? "transient" : "agent_error", message: why } };
+  },
+};
+
+function describeDenial(d: Ev): string {
+  const input = (d.tool_input ?? {}) as Ev;
+  const what = str(input.command) ?? str(input.file_path) ?? str(input.path) ?? str(input.notebook_path);
+  return `${String(d.tool_name ?? "?")}${what ? ` ${brief(what, 120)}` : ""}`;
+}
+
+/** The failure in claude's own words: its message, the HTTP status, the subtype. */
+function claudeFailure(result: Ev): string {
+  const status = num(result.api_error_status);
+  const subtype = str(result.subtype) ?? "error";
+  const errors = Array.isArray(result.errors) ? (result.errors as unknown[]).map((e) => (typeof e === "string" ? e : str((e as Ev)?.message) ?? "")).filter(Boolean) : [];
+  const message = brief(str(result.result) || errors.join("; ") || "", 300);
+  if (subtype === "error_max_turns") return `claude stopped at its turn limit (max turns ${num(result.num_turns) || "?"})${message ? `: ${message}` : ""}`;
+  if (subtype === "error_max_budget_usd") return `claude stopped at its budget${message ? `: ${message}` : ""}`;
+  return `claude: ${message || subtype}${status ? ` (HTTP ${status})` : subtype !== "success" ? ` (${subtype})` : ""}`;
+}
+
+export function createClaudeParser() {
+  return createStreamParser(claudeStream);
 }

@@ -1,13 +1,11 @@
-import type { AgentAdapter, AgentRunReport, StreamParser } from "./agent-adapter.ts";
-
-type Ev = Record<string, unknown>;
-const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-
 /**
  * OpenAI Codex: `codex exec --json -C DIR -s SANDBOX -` with the prompt on
  * stdin. The terminal event decides: `turn.completed` is success; `turn.failed`
- * or `error` last (or no terminal event) is failure, whatever the exit code.
+ * (or an `error` and no completion) is failure, whatever the exit code.
  */
+import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
+import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
+
 export const codexAgent: AgentAdapter = {
   name: "codex",
   versionArgv: ["codex", "--version"],
@@ -23,52 +21,49 @@ export const codexAgent: AgentAdapter = {
   createParser: createCodexParser,
 };
 
-export function createCodexParser(): StreamParser {
-  let terminal: Ev | undefined;
-  let text = "";
-  let tokens = 0;
-  let events = 0;
-  let lastLine: string | undefined;
-  let sessionId: string | undefined;
-  const commands: string[] = [];
+function codexStream(): StreamPreset {
+  let lastError: string | undefined;
   return {
-    push(line) {
-      let ev: Ev;
-      try {
-        ev = JSON.parse(line) as Ev;
-      } catch {
-        return;
-      }
-      if (!ev || typeof ev !== "object") return;
-      events++;
-      // very old codex: {"id":..,"msg":{"type":...}} — pass through
-      const type = typeof ev.type === "string" ? ev.type : typeof (ev.msg as Ev | undefined)?.type === "string" ? String((ev.msg as Ev).type) : "";
-      if (type === "thread.started" && typeof ev.thread_id === "string") sessionId = ev.thread_id;
-      if (type === "item.completed" || type === "item.updated") {
+    name: "codex",
+    decode(ev): Decoded | undefined {
+      // very old codex: {"id":..,"msg":{"type":...}} — passed through
+      const type = str(ev.type) ?? str((ev.msg as Ev | undefined)?.type) ?? "";
+      if (type === "thread.started") return { session: str(ev.thread_id) };
+      if (type === "item.completed") {
         const item = (ev.item ?? {}) as Ev;
-        if ((item.type === "agent_message" || item.item_type === "assistant_message") && typeof item.text === "string") {
-          text = item.text;
-          lastLine = item.text.trim().split("\n").pop();
-        } else if (item.type === "command_execution") {
-          lastLine = `$ ${String(item.command ?? "")}`.slice(0, 120);
-          if (type === "item.completed" && typeof item.command === "string" && commands.length < 50) commands.push(item.command.slice(0, 300));
+        if ((item.type === "agent_message" || item.item_type === "assistant_message") && typeof item.text === "string") return { text: item.text, display: item.text.trim().split("\n").filter(Boolean).map((l) => brief(l, 200)) };
+        if (item.type === "command_execution" && typeof item.command === "string") {
+          const call: ToolCall = { tool: "command_execution", kind: "bash", paths: [], command: item.command, id: str(item.id) };
+          return { tools: [call], display: [`→ $ ${brief(item.command, 140)}`] };
         }
+        if (item.type === "file_change" && Array.isArray(item.changes)) {
+          const paths = (item.changes as Ev[]).map((c) => str(c?.path)).filter((p): p is string => !!p);
+          return { tools: [{ tool: "file_change", kind: "write", paths, id: str(item.id) }], display: [`→ edit ${paths.join(" ")}`] };
+        }
+        if (item.type === "error" && typeof item.message === "string") lastError = item.message;
+        return {};
       }
       if (type === "turn.completed") {
         const u = (ev.usage ?? {}) as Ev;
-        tokens += num(u.input_tokens) + num(u.output_tokens);
-        terminal = ev;
+        return { usage: { tokens: num(u.input_tokens) + num(u.output_tokens), costUsd: 0 }, terminal: true, display: ["✓ turn completed"] };
       }
-      if (type === "turn.failed" || type === "error") terminal = ev;
+      if (type === "turn.failed") return { terminal: true, display: [`✗ ${brief(str((ev.error as Ev | undefined)?.message) ?? "turn failed")}`] };
+      if (type === "error") {
+        lastError = str(ev.message) ?? lastError;
+        return { display: [`✗ ${brief(lastError ?? "error")}`] };
+      }
+      return {};
     },
-    finish(): AgentRunReport {
-      const base = { text, tokens, costUsd: 0, sessionId, permissionDenials: [], commands, lastLine, events };
-      if (!terminal) return { ...base, success: false, error: { class: "agent_error", message: "codex ended without a terminal event" } };
-      if (terminal.type === "turn.completed") return { ...base, success: true };
-      const err = (terminal.error ?? terminal) as Ev;
-      const message = String(err.message ?? terminal.message ?? "turn failed");
-      const transient = /\brate[ -]?limit|\b(?:429|5\d\d)\b|overloaded|ECONNRESET|timed? ?out/i.test(message);
-      return { ...base, success: false, error: { class: transient ? "transient" : "agent_error", message: `codex: ${message}` } };
+    judge(terminal) {
+      if (terminal?.type === "turn.completed") return { success: true };
+      const message = terminal ? (str((terminal.error as Ev | undefined)?.message) ?? str(terminal.message) ?? "turn failed") : lastError;
+      if (message === undefined) return { success: false, error: { class: "agent_error", message: "codex ended without a terminal event" } };
+      const transient = /\brate[ -]?limit|\b(?:429|5\d\d)\b|overloaded|high demand|ECONNRESET|timed? ?out/i.test(message);
+      return { success: false, error: { class: transient ? "transient" : "agent_error", message: `codex: ${message}` } };
     },
   };
+}
+
+export function createCodexParser() {
+  return createStreamParser(codexStream());
 }

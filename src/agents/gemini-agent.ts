@@ -1,13 +1,11 @@
-import type { AgentAdapter, AgentRunReport, StreamParser } from "./agent-adapter.ts";
-
-type Ev = Record<string, unknown>;
-const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-
 /**
  * Gemini CLI: `gemini -o stream-json -p ""` reads the prompt from stdin (a
  * non-TTY stdin is the prompt; `-p` text is appended to it). `--approval-mode
  * auto_edit` when the phase may write, `plan` when it may only read.
  */
+import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
+import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
+
 export const geminiAgent: AgentAdapter = {
   name: "gemini",
   versionArgv: ["gemini", "--version"],
@@ -23,56 +21,45 @@ export const geminiAgent: AgentAdapter = {
   createParser: createGeminiParser,
 };
 
-export function createGeminiParser(): StreamParser {
-  let result: Ev | undefined;
-  let text = "";
-  let events = 0;
-  let lastLine: string | undefined;
-  let sessionId: string | undefined;
-  // a tool call ends the assistant's turn: the next message starts the final text afresh
-  let turnEnded = false;
-  const denials: { tool: string; input?: unknown }[] = [];
-  const calls = new Map<string, { tool: string; input?: unknown }>();
-  return {
-    push(line) {
-      let ev: Ev;
-      try {
-        ev = JSON.parse(line) as Ev;
-      } catch {
-        return;
-      }
-      if (!ev || typeof ev !== "object") return;
-      events++;
-      if (ev.type === "init" && typeof ev.session_id === "string") sessionId = ev.session_id;
-      if (ev.type === "message" && ev.role === "assistant" && typeof ev.content === "string") {
-        text = ev.delta && !turnEnded ? text + ev.content : ev.content;
-        turnEnded = false;
-        lastLine = text.trim().split("\n").pop();
-      }
-      if (ev.type === "tool_use") {
-        turnEnded = true;
-        if (typeof ev.tool_id === "string") calls.set(ev.tool_id, { tool: String(ev.tool_name), input: ev.parameters });
-        lastLine = `${String(ev.tool_name)} ${JSON.stringify(ev.parameters ?? {}).slice(0, 80)}`;
-      }
-      if (ev.type === "tool_result") {
-        turnEnded = true;
-        // a call the CLI refused (not registered for this phase, or denied by its policy engine) is a denial
-        const err = (ev.error ?? {}) as Ev;
-        const kind = `${String(err.type ?? "")} ${String(err.message ?? "")}`;
-        if (ev.status === "error" && /tool_not_registered|policy|not (?:allowed|permitted)|denied/i.test(kind) && denials.length < 50) {
-          denials.push(calls.get(String(ev.tool_id)) ?? { tool: String(ev.tool_id ?? "unknown") });
-        }
-      }
-      if (ev.type === "result") result = ev;
-    },
-    finish(): AgentRunReport {
-      const stats = (result?.stats ?? {}) as Ev;
-      const base = { text, tokens: num(stats.total_tokens), costUsd: 0, sessionId, permissionDenials: denials, lastLine, events };
-      if (!result) return { ...base, success: false, error: { class: "agent_error", message: "gemini ended without a result event" } };
-      if (result.status === "success") return { ...base, success: true };
-      const message = String((result.error as Ev | undefined)?.message ?? result.error ?? result.status);
-      const transient = /\b(?:429|5\d\d)\b|rate[ -]?limit|quota|overloaded|unavailable/i.test(message);
-      return { ...base, success: false, error: { class: transient ? "transient" : "agent_error", message: `gemini: ${message}` } };
-    },
-  };
+const READS = new Set(["read_file", "read_many_files", "glob", "search_file_content", "grep", "list_directory"]);
+const WRITES = new Set(["write_file", "replace", "edit"]);
+
+export const geminiStream: StreamPreset = {
+  name: "gemini",
+  decode(ev): Decoded | undefined {
+    if (ev.type === "init") return { session: str(ev.session_id) };
+    if (ev.type === "message" && ev.role === "assistant" && typeof ev.content === "string") return ev.delta ? { textDelta: ev.content } : { text: ev.content };
+    if (ev.type === "tool_use") {
+      const name = String(ev.tool_name ?? "?");
+      const p = (ev.parameters ?? {}) as Ev;
+      const paths = [p.file_path, p.absolute_path, p.path, p.dir_path].filter((x): x is string => typeof x === "string" && x !== "");
+      const kind: ToolCall["kind"] = name === "run_shell_command" ? "bash" : READS.has(name) ? "read" : WRITES.has(name) ? "write" : "other";
+      const call: ToolCall = { tool: name, kind, paths, command: kind === "bash" ? str(p.command) : undefined, search: name === "glob" || name === "search_file_content" || name === "grep" || name === "list_directory" || undefined, id: str(ev.tool_id), input: ev.parameters };
+      if (call.search && paths.length === 0) paths.push(".");
+      return { tools: [call], display: [`→ ${call.command !== undefined ? `$ ${brief(call.command, 140)}` : `${name} ${paths.join(" ")}`}`] };
+    }
+    if (ev.type === "tool_result" && ev.status === "error") {
+      const err = (ev.error ?? {}) as Ev;
+      const reason = str(err.message) ?? str(ev.output) ?? "refused";
+      // a call the CLI refused: not registered for this phase, or denied by its policy engine
+      if (/tool_not_registered|policy|not (?:allowed|permitted)|denied/i.test(`${str(err.type) ?? ""} ${str(err.message) ?? ""}`)) return { refused: [{ id: str(ev.tool_id), reason }], display: [`✗ refused: ${brief(reason, 120)}`] };
+      return { display: [`✗ ${brief(reason, 120)}`] };
+    }
+    if (ev.type === "result") {
+      const stats = (ev.stats ?? {}) as Ev;
+      return { usage: { tokens: num(stats.total_tokens), costUsd: 0, total: true }, terminal: true, display: [ev.status === "success" ? "✓ done" : `✗ ${brief(str((ev.error as Ev | undefined)?.message) ?? String(ev.status))}`] };
+    }
+    return {};
+  },
+  judge(result) {
+    if (!result) return { success: false, error: { class: "agent_error", message: "gemini ended without a result event" } };
+    if (result.status === "success") return { success: true };
+    const message = String((result.error as Ev | undefined)?.message ?? result.error ?? result.status);
+    const transient = /\b(?:429|5\d\d)\b|rate[ -]?limit|quota|overloaded|unavailable/i.test(message);
+    return { success: false, error: { class: transient ? "transient" : "agent_error", message: `gemini: ${message}` } };
+  },
+};
+
+export function createGeminiParser() {
+  return createStreamParser(geminiStream);
 }

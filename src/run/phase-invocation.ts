@@ -72,7 +72,9 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       } catch (error) {
         return { ok: false, error: "spawn_error", message: (error as Error).message };
       }
-      const inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, workdir: info.workdir, render });
+      const structured = Object.values(phase.output).filter((o) => o.json === true && o.schema);
+      const outputSchema = structured.length === 1 ? (structured[0]!.schema as Record<string, unknown>) : undefined;
+      const inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, workdir: info.workdir, render });
       command = inv.argv;
       stdin = inv.stdin;
       Object.assign(env, inv.env);

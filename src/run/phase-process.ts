@@ -1,11 +1,16 @@
 /**
  * A phase's process: the invocation run in the workdir under the phase's
  * timeouts, its output logged to stdout.log and stderr.log, its stdout fed to
- * the agent's parser, its lines reported live as fast as they can be shown.
+ * the agent's parser, its lines reported live as fast as they can be shown
+ * (a structured agent's as the human lines its parser makes of them). A CLI
+ * that printed its terminal result gets a short grace, then it is ended; when
+ * the phase ends, every process carrying its run id and phase directory is
+ * gone, those that left the process group too.
  */
 import { join } from "node:path";
 import type { AgentRunReport } from "../agents/agent-adapter.ts";
 import type { CompiledPhase } from "../machine/types.ts";
+import { killPhaseProcesses } from "../runtime/orphans.ts";
 import { runProcess, type ProcessResult } from "../runtime/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
 import type { PhaseInvocation, PhaseRunEffect } from "./phase-invocation.ts";
@@ -17,9 +22,14 @@ export interface PhaseExecution {
   report: AgentRunReport;
 }
 
+/** How long an agent CLI may run on after its terminal result (a background task it waits for). */
+export const RESULT_GRACE_MS = 2000;
+
 export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, inv: PhaseInvocation, dir: string, ctx: RunContext): Promise<PhaseExecution> {
   const { parser } = inv;
   const live = new LiveOutput(ctx.emit, e.phase);
+  const runId = inv.env.PHASELOOP_RUN_ID;
+  const phaseDir = inv.env.PHASELOOP_PHASE_DIR;
   const r = await runProcess({
     command: inv.command,
     cwd: ctx.info.workdir,
@@ -30,9 +40,17 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
     signal: ctx.signal,
     stdoutFile: join(dir, "stdout.log"),
     stderrFile: join(dir, "stderr.log"),
+    resultGraceMs: RESULT_GRACE_MS,
+    sweep: runId && phaseDir ? () => void killPhaseProcesses(runId, phaseDir) : undefined,
     onLine: (stream, line) => {
-      if (stream === "stdout") parser.push(line);
-      live.push(stream, line);
+      if (stream === "stderr") {
+        live.push(stream, line);
+        return;
+      }
+      const info = parser.push(line);
+      if (info?.display) for (const l of info.display) live.push(stream, l);
+      else live.push(stream, line);
+      return info?.terminal ? "result" : undefined;
     },
   });
   live.end();

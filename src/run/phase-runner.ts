@@ -9,8 +9,11 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { PhaseResult } from "../machine/types.ts";
+import type { AgentRunReport } from "../agents/agent-adapter.ts";
+import { checkToolCalls, type GlobMatcher } from "../agents/tool-check.ts";
 import type { ErrorClass } from "../pipeline/spec.ts";
 import { classifyProcess } from "../runtime/classify-failure.ts";
+import type { ProcessResult } from "../runtime/run-process.ts";
 import { extractOutputs, type SchemaCheck } from "../runtime/extract-output.ts";
 import { renderTemplate } from "../expr/index.ts";
 import { readInside } from "../runtime/read-inside.ts";
@@ -62,12 +65,12 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   if (r.aborted && ctx.interrupted()) return undefined;
 
   const text = phase.kind === "agent" ? report.text : r.stdout;
-  let failure: { error: ErrorClass; message: string } | null = classifyProcess(r, phase.successExitCodes, phase.transient);
-  // a structured agent that said why it failed is believed over its bare exit code (a regex over its text is a guess)
-  if ((failure?.error === "exit_nonzero" || failure?.error === "transient") && report.success === false && report.error) failure = { error: report.error.class, message: report.error.message };
-  if (!failure && report.success === false) failure = { error: report.error?.class ?? "agent_error", message: report.error?.message ?? "the agent reported failure" };
-  if (!failure && report.error) failure = { error: report.error.class, message: report.error.message };
-  if (failure?.error === "policy_violation" && report.permissionDenials.length > 0 && toolSet?.on_violation === "warn") {
+  let failure: { error: ErrorClass; message: string } | null = judgeAgent(r, report, classifyProcess(r, phase.successExitCodes, phase.transient));
+  // reads and commands outside the tool set, whether the CLI enforced it or not
+  const outside = toolSet && report.toolCalls ? checkToolCalls(report.toolCalls, toolSet, workdir, await globMatcher()) : [];
+  if (outside.length > 0 && (!failure || failure.error !== "policy_violation")) failure = { error: "policy_violation", message: `${outside.slice(0, 5).join("; ")}${outside.length > 5 ? ` (and ${outside.length - 5} more)` : ""}` };
+  if (report.transcript) writeTranscript(dir, report.transcript);
+  if (failure?.error === "policy_violation" && (report.permissionDenials.length > 0 || outside.length > 0) && toolSet?.on_violation === "warn") {
     // the tool set asks only to hear of it
     ctx.emit({ type: "note", level: "warning", message: `${failure.message} (on_violation: warn)` });
     failure = null;
@@ -127,6 +130,37 @@ function finishedEvent(e: PhaseRunEffect, r: PhaseResult, changes: string[]): Re
     output: r.output,
     changes,
   };
+}
+
+/**
+ * A structured agent (one whose parser read a terminal event) is judged by
+ * that event, not by its exit code or a pattern over its output; only a
+ * process that could not start or ran out of time fails first.
+ */
+function judgeAgent(r: ProcessResult, report: AgentRunReport, byProcess: { error: ErrorClass; message: string } | null): { error: ErrorClass; message: string } | null {
+  if (report.success === null) return byProcess ?? (report.error ? { error: report.error.class, message: report.error.message } : null);
+  if (r.spawnError || r.timedOut || r.idleTimedOut) return byProcess;
+  if (report.success === false) return { error: report.error?.class ?? "agent_error", message: report.error?.message ?? "the agent reported failure" };
+  if (report.error) return { error: report.error.class, message: report.error.message };
+  // a success result: the exit code still counts, unless phaseloop ended the CLI after its result
+  return r.endedAfterResult ? null : byProcess;
+}
+
+function writeTranscript(dir: string, transcript: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "transcript.md"), transcript.endsWith("\n") ? transcript : `${transcript}\n`);
+  } catch {
+    // the transcript is a convenience: the stdout log has everything
+  }
+}
+
+let globMatch: GlobMatcher | undefined;
+async function globMatcher(): Promise<GlobMatcher> {
+  if (globMatch) return globMatch;
+  const { default: picomatch } = await import("picomatch");
+  globMatch = (globs) => picomatch(globs, { dot: true });
+  return globMatch;
 }
 
 let ajvCheck: SchemaCheck | undefined;

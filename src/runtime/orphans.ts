@@ -10,8 +10,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { isProcessAlive } from "./run-lock.ts";
 
-/** The pids whose environment says they belong to this run. */
-export function findRunProcesses(runId: string): number[] {
+/** The pids whose environment says they belong to this run (and, given `phaseDir`, to that phase run). */
+export function findRunProcesses(runId: string, phaseDir?: string): number[] {
   if (process.platform !== "linux") return [];
   let entries: string[];
   try {
@@ -20,13 +20,15 @@ export function findRunProcesses(runId: string): number[] {
     return [];
   }
   const marker = `\0PHASELOOP_RUN_ID=${runId}\0`;
+  const phaseMarker = phaseDir === undefined ? "" : `\0PHASELOOP_PHASE_DIR=${phaseDir}\0`;
   const found: number[] = [];
   for (const name of entries) {
     if (!/^\d+$/.test(name)) continue;
     const pid = Number(name);
     if (pid === process.pid) continue;
     try {
-      if (`\0${readFileSync(`/proc/${name}/environ`, "latin1")}`.includes(marker)) found.push(pid);
+      const environ = `\0${readFileSync(`/proc/${name}/environ`, "utf8")}\0`;
+      if (environ.includes(marker) && environ.includes(phaseMarker)) found.push(pid);
     } catch {
       // gone, or another user's
     }
@@ -54,5 +56,23 @@ export async function stopRunProcesses(runId: string, graceMs = 2000): Promise<n
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline && pids.some(isProcessAlive)) await new Promise((r) => setTimeout(r, 50));
   for (const pid of pids) if (isProcessAlive(pid)) signalGroup(pid, "SIGKILL");
+  return pids;
+}
+
+/**
+ * End every process of a phase run at once (SIGKILL), wherever it went: the
+ * ones that left the phase's process group (setsid, a daemonising tool) are
+ * found by the run id and phase directory in their environment. Returns the
+ * pids found.
+ */
+export function killPhaseProcesses(runId: string, phaseDir: string): number[] {
+  const pids = findRunProcesses(runId, phaseDir);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
   return pids;
 }

@@ -17,9 +17,14 @@ export interface ProcessSpec {
   signal?: AbortSignal;
   stdoutFile?: string;
   stderrFile?: string;
-  onLine?: (stream: "stdout" | "stderr", line: string) => void;
+  /** Each line; returning "result" says the program printed its terminal result: it gets `resultGraceMs`, then it is ended. */
+  onLine?: (stream: "stdout" | "stderr", line: string) => unknown;
   /** Grace period between SIGTERM and SIGKILL. Default 2 s. */
   killGraceMs?: number;
+  /** How long a program that printed its terminal result may go on. Default 2 s. */
+  resultGraceMs?: number;
+  /** Ends the processes that left the group (called when the process is stopped and when it has ended). */
+  sweep?: () => void;
 }
 
 /** A finished process, whatever happened: failures are results, not exceptions. */
@@ -29,6 +34,8 @@ export interface ProcessResult {
   timedOut: boolean;
   idleTimedOut: boolean;
   aborted: boolean;
+  /** The program was ended after the grace that followed its terminal result. */
+  endedAfterResult?: boolean;
   /** The program could not be started ("command not found: x"). */
   spawnError?: string;
   durationMs: number;
@@ -166,6 +173,9 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     let timedOut = false;
     let idleTimedOut = false;
     let aborted = false;
+    let endedAfterResult = false;
+    let resultTimer: ReturnType<typeof setTimeout> | undefined;
+    let exitTimer: ReturnType<typeof setTimeout> | undefined;
     let settled = false;
     let killTimer: ReturnType<typeof setTimeout> | undefined;
     let wallTimer: ReturnType<typeof setTimeout> | undefined;
@@ -208,7 +218,10 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       clearTimeout(wallTimer);
       clearTimeout(idleTimer);
       clearTimeout(killTimer);
+      clearTimeout(resultTimer);
+      clearTimeout(exitTimer);
       spec.signal?.removeEventListener("abort", onAbort);
+      sweep();
       outLines.push(outText.end());
       errLines.push(errText.end());
       outLines.flush();
@@ -221,6 +234,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
           timedOut,
           idleTimedOut,
           aborted,
+          endedAfterResult,
           durationMs: Date.now() - started,
           stdout: stdoutTruncated ? stdout + "\n…\n" + stdoutTail.value() : stdout,
           stdoutTail: stdoutTail.value(),
@@ -233,8 +247,15 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       for (const f of files) f.end(() => --pending === 0 && done());
     };
 
-    const outLines = new LineSplitter((l) => spec.onLine?.("stdout", l));
-    const errLines = new LineSplitter((l) => spec.onLine?.("stderr", l));
+    const onResult = () => {
+      if (resultTimer !== undefined || settled) return;
+      resultTimer = setTimeout(() => {
+        endedAfterResult = true;
+        stop();
+      }, spec.resultGraceMs ?? 2000);
+    };
+    const outLines = new LineSplitter((l) => spec.onLine?.("stdout", l) === "result" && onResult());
+    const errLines = new LineSplitter((l) => spec.onLine?.("stderr", l) === "result" && onResult());
 
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: spec.cwd,
@@ -243,8 +264,16 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       detached: true,
     });
 
+    const sweep = () => {
+      try {
+        spec.sweep?.();
+      } catch {
+        // nothing to end
+      }
+    };
     const stop = () => {
       killGroup(child.pid, "SIGTERM");
+      sweep();
       killTimer = setTimeout(() => killGroup(child.pid, "SIGKILL"), spec.killGraceMs ?? 2000);
     };
     const onAbort = () => {
@@ -297,9 +326,21 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       });
       child.stdin.end(spec.stdin);
     }
+    // a process that left the group may hold stdout open after the program exited: it is ended, and the output closed
+    child.on("exit", (code, signal) => {
+      exitTimer = setTimeout(() => {
+        killGroup(child.pid, "SIGKILL");
+        sweep();
+        exitTimer = setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          finish({ exitCode: code, signal: signal ?? null });
+        }, 500);
+      }, spec.killGraceMs ?? 2000);
+    });
     child.on("close", (code, signal) => {
       // make sure nothing of the group outlives a killed phase
-      if (timedOut || idleTimedOut || aborted) killGroup(child.pid, "SIGKILL");
+      if (timedOut || idleTimedOut || aborted || endedAfterResult) killGroup(child.pid, "SIGKILL");
       finish({ exitCode: code, signal: signal ?? null });
     });
   });

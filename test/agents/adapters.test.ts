@@ -14,14 +14,19 @@ const feed = (parser: StreamParser, lines: unknown[]) => {
 const input = { prompt: "do it", promptFile: "/tmp/p.md", workdir: "/w", render: (t: string) => t.replace("{{ params.x }}", "X") };
 
 describe("claude", () => {
-  it("translates the neutral allowlist to --allowedTools in the = form", () => {
-    const inv = claudeAgent.buildInvocation({ ...input, agent: { preset: "claude", model: "sonnet" }, tools: { read: ["**"], write: ["src/**"], bash: ["npm test"], mcp: ["phaseloop/report"] } });
+  it("compiles the tool set to tools that exist, absolute brace-expanded rules and dontAsk, with nothing from the repository", () => {
+    const inv = claudeAgent.buildInvocation({ ...input, agent: { preset: "claude", model: "sonnet" }, tools: { read: ["**"], write: ["./src/{a,b}.ts"], bash: ["npm test"], mcp: ["phaseloop/report"] } });
     expect(inv.argv).toContain("--model=sonnet");
-    expect(inv.argv).toContain("--allowedTools=Read,Grep,Glob,Edit(./src/**),Write(./src/**),Bash(npm test),mcp__phaseloop__report");
-    expect(inv.argv).toEqual(expect.arrayContaining(["--permission-mode", "dontAsk"]));
-    // no settings of the repository or the user, no MCP server but those given
-    expect(inv.argv).toEqual(expect.arrayContaining(["--setting-sources=", "--strict-mcp-config"]));
+    expect(inv.argv).toEqual(expect.arrayContaining(["--setting-sources=", "--strict-mcp-config", "--permission-mode", "dontAsk"]));
+    expect(inv.argv).toContain("--tools=Read,Grep,Glob,Edit,Write,NotebookEdit,Bash,mcp__phaseloop__report");
+    expect(inv.argv).toContain("--allowedTools=Read(//w/**),Read(//w/src/a.ts),Read(//w/src/b.ts),Edit(//w/src/a.ts),Edit(//w/src/b.ts),Bash(npm test),mcp__phaseloop__report");
+    expect(inv.env.CLAUDE_CODE_MAX_RETRIES).toBe("0");
     expect(inv.stdin).toBe("do it");
+  });
+  it("without a tool set, writes headless inside the workdir (acceptEdits) and may run commands", () => {
+    const inv = claudeAgent.buildInvocation({ ...input, agent: { preset: "claude" } });
+    expect(inv.argv).toEqual(expect.arrayContaining(["--permission-mode", "acceptEdits"]));
+    expect(inv.argv.find((a) => a.startsWith("--allowedTools="))).toContain("Bash");
   });
   const init = { type: "system", subtype: "init", session_id: "s1", model: "sonnet" };
   const text = { type: "assistant", message: { content: [{ type: "text", text: "working\nSTATUS: COMPLETE" }] } };

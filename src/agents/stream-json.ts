@@ -1,0 +1,151 @@
+/**
+ * The plumbing every JSON-lines agent CLI shares: a line is parsed leniently
+ * (anything that is not a JSON object is stray output, passed over), a
+ * preset's decoder says what the event means, and this accumulates it: the
+ * session id, the assistant's turns (all kept for the phase log, the last
+ * one is the text), tool calls and refusals, tokens and cost, the human
+ * lines for the live view, and the terminal event that the preset's judge
+ * reads at the end.
+ */
+import type { AgentRunReport, LineInfo, StreamParser, ToolCall } from "./agent-adapter.ts";
+
+export type Ev = Record<string, unknown>;
+
+/** What one event means, as a preset decodes it. Every field optional. */
+export interface Decoded {
+  session?: string;
+  /** A complete assistant message (one turn's text). */
+  text?: string;
+  /** A piece of the current assistant message (streamed deltas). */
+  textDelta?: string;
+  /** The assistant message in progress ended (a tool call or a new turn follows). */
+  endTurn?: boolean;
+  tools?: ToolCall[];
+  /** Tool results that tell the CLI refused a call (by the call's id). */
+  refused?: { id?: string; tool?: string; reason: string; input?: unknown }[];
+  /** Usage to add; `total` replaces what was counted (a terminal event's totals). */
+  usage?: { tokens: number; costUsd: number; total?: boolean };
+  /** This is the terminal event. */
+  terminal?: boolean;
+  /** Human lines for the live view; undefined = none. */
+  display?: string[];
+}
+
+export interface Judgement {
+  success: boolean;
+  error?: AgentRunReport["error"];
+  /** The final message, when the terminal event carries it. */
+  text?: string;
+}
+
+export interface StreamPreset {
+  /** The CLI's name, used in messages ("claude ended without …"). */
+  name: string;
+  decode(ev: Ev): Decoded | undefined;
+  /** The terminal event (undefined when none came) and what was accumulated. */
+  judge(terminal: Ev | undefined, seen: StreamSummary): Judgement;
+}
+
+export interface StreamSummary {
+  toolCalls: ToolCall[];
+  denials: AgentRunReport["permissionDenials"];
+  events: number;
+}
+
+const MAX_CALLS = 500;
+const MAX_COMMANDS = 50;
+const MAX_TRANSCRIPT = 1024 * 1024;
+
+export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** One line of JSON, or undefined for anything else (stray output, a torn line). */
+export function parseEventLine(line: string): Ev | undefined {
+  const t = line.trim();
+  if (t[0] !== "{") return undefined;
+  try {
+    const v = JSON.parse(t) as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Ev) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createStreamParser(preset: StreamPreset): StreamParser {
+  let events = 0;
+  let sessionId: string | undefined;
+  let terminal: Ev | undefined;
+  const turns: string[] = [];
+  let current = "";
+  let tokens = 0;
+  let costUsd = 0;
+  let lastLine: string | undefined;
+  const toolCalls: ToolCall[] = [];
+  const denials: AgentRunReport["permissionDenials"] = [];
+  let transcriptLength = 0;
+  const closeTurn = () => {
+    if (current.trim() === "") return;
+    if (transcriptLength < MAX_TRANSCRIPT) {
+      turns.push(current);
+      transcriptLength += current.length;
+    } else turns[turns.length - 1] = current;
+    current = "";
+  };
+  return {
+    push(line): LineInfo | void {
+      const ev = parseEventLine(line);
+      if (!ev) return line.trim() ? { display: [line] } : { display: [] };
+      events++;
+      const d = preset.decode(ev);
+      if (!d) return { display: [] };
+      if (d.session) sessionId = d.session;
+      if (d.textDelta !== undefined) current += d.textDelta;
+      if (d.text !== undefined) {
+        closeTurn();
+        current = d.text;
+        closeTurn();
+      }
+      if (d.endTurn) closeTurn();
+      for (const call of d.tools ?? []) {
+        closeTurn();
+        if (toolCalls.length < MAX_CALLS) toolCalls.push(call);
+      }
+      for (const r of d.refused ?? []) {
+        const call = r.id !== undefined ? toolCalls.find((c) => c.id === r.id) : undefined;
+        if (call) call.refused = r.reason;
+        denials.push({ tool: call?.tool ?? r.tool ?? "?", input: r.input ?? call?.input });
+      }
+      if (d.usage && !terminal) {
+        if (d.usage.total) {
+          tokens = d.usage.tokens || tokens;
+          costUsd = d.usage.costUsd || costUsd;
+        } else {
+          tokens += d.usage.tokens;
+          costUsd += d.usage.costUsd;
+        }
+      }
+      const display = d.display ?? [];
+      if (display.length) lastLine = display[display.length - 1];
+      // the first terminal event decides: what a CLI prints after it (a killed session's extra turn) is not charged
+      if (d.terminal && !terminal) {
+        terminal = ev;
+        return { display, terminal: true };
+      }
+      return { display };
+    },
+    finish(): AgentRunReport {
+      closeTurn();
+      const commands = toolCalls.filter((c) => c.command !== undefined && !c.refused).map((c) => c.command!.slice(0, 300)).slice(0, MAX_COMMANDS);
+      const j = preset.judge(terminal, { toolCalls, denials, events });
+      const text = j.text ?? turns[turns.length - 1] ?? "";
+      const transcript = turns.join("\n\n---\n\n");
+      return { text, success: j.success, error: j.error, tokens, costUsd, sessionId, permissionDenials: denials, commands, toolCalls, transcript, lastLine, events };
+    },
+  };
+}
+
+/** A short display of a value: one line, at most `max` characters. */
+export function brief(text: string, max = 160): string {
+  const one = text.replace(/\s+/g, " ").trim();
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
