@@ -1,99 +1,268 @@
-// The claude preset against the real Claude Code binary (pinned in versions.json),
-// talking to a loopback mock of the Anthropic API that scripts the model's turns.
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+/**
+ * Claude Code's contract: phaseloop drives the real, pinned `claude` through
+ * its CLI, in a temporary git workdir, against a loopback Anthropic API that
+ * each test scripts turn by turn.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliAsync, ensureBuilt, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
 import { agentBinDir } from "./agent-bins.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
 
+const CLAUDE_VERSION = (JSON.parse(readFileSync(join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "versions.json"), "utf8")) as Record<string, { version: string }>)["@anthropic-ai/claude-code"]!.version;
 const bin = agentBinDir("@anthropic-ai/claude-code");
-const suite = bin ? describe : describe.skip;
+const installed = bin !== undefined;
 
-beforeAll(() => ensureBuilt(), 120_000);
-
-let mock: AnthropicMock | undefined;
-afterEach(async () => {
-  await mock?.close();
-  mock = undefined;
-});
-
-const PIPELINE = `phaseloop: 1
-name: claude-contract
-agents:
-  worker: { preset: claude, model: claude-sonnet-4-5 }
-tools:
-  build: { read: ["**"], write: ["src/**"] }
-phases:
-  work:
-    agent: worker
-    tools: build
-    prompt: Do the task.
-    timeout: 2m
-    next:
-      - if: status == 'succeeded'
-        stop: complete
-      - stop: failed
-stop: { max_iterations: 1 }
-`;
-
-/** A git workdir inside a folder that also holds a file outside it, run through phaseloop against the mock. */
-async function drive(turns: Turn[], files: Record<string, string> = {}, homeFiles: Record<string, string> = {}) {
-  mock = await startAnthropicMock(turns);
-  const top = tempDir("phaseloop-claude-");
-  const dir = join(top, "work");
-  const home = join(top, "home");
-  mkdirSync(dir);
-  mkdirSync(home);
-  write(dir, { "p.yaml": PIPELINE, "src/a.ts": "export {};\n", ...files });
-  write(home, homeFiles);
-  git(dir, "init", "-q");
-  const env = {
-    PATH: `${bin}:${process.env.PATH}`,
+/** Offline: a fake key, the loopback API, a private HOME and config directory (with `userSettings`, if any), no telemetry. */
+function claudeEnv(apiUrl: string, userSettings?: unknown): Record<string, string> {
+  const home = mkdtempSync(join(tmpdir(), "phaseloop-claude-home-"));
+  if (userSettings) {
+    mkdirSync(join(home, ".claude"));
+    writeFileSync(join(home, ".claude/settings.json"), JSON.stringify(userSettings));
+  }
+  return {
+    PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
     HOME: home,
     CLAUDE_CONFIG_DIR: join(home, ".claude"),
-    ANTHROPIC_BASE_URL: mock.url,
-    ANTHROPIC_API_KEY: "sk-test",
+    ANTHROPIC_BASE_URL: apiUrl,
+    ANTHROPIC_API_KEY: "sk-ant-phaseloop-test",
     DISABLE_TELEMETRY: "1",
-    DISABLE_AUTOUPDATER: "1",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_ERROR_REPORTING: "1",
+    NO_COLOR: "1",
+    CI: "true",
   };
-  // not cli(): a synchronous spawn would block the mock, which answers from this process
-  const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, env).done;
-  return { r, dir, top, ev: events(dir) };
+}
+const mocks: AnthropicMock[] = [];
+beforeAll(() => ensureBuilt(), 120_000);
+afterAll(async () => {
+  for (const m of mocks) await m.close();
+});
+
+interface Setup {
+  tools?: string;
+  args?: string[];
+  phase?: string;
+  files?: Record<string, string>;
+  output?: string;
+  /** The user's own ~/.claude/settings.json. */
+  userSettings?: unknown;
 }
 
-suite("claude preset against the real Claude Code", () => {
-  it("completes when the model answers, with its text and the CLI's version recorded", async () => {
-    const { r, ev, dir } = await drive([{ text: "All done. STATUS: COMPLETE" }]);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const info = JSON.parse(readFileSync(join(runDir(dir), "run.json"), "utf8")) as { agents: Record<string, string> };
-    expect(info.agents.worker).toContain("2.1.197");
-    const finished = ev.find((e) => e.type === "phase.finished");
-    expect(finished).toMatchObject({ status: "succeeded", error: null });
-    expect(mock!.requests.at(-1)).toMatchObject({ model: "claude-sonnet-4-5" });
-  }, 120_000);
+function pipeline(s: Setup): string {
+  return `phaseloop: 1
+name: contract
+agents:
+  claude: { preset: claude, model: claude-sonnet-4-5${s.args ? `, args: ${JSON.stringify(s.args)}` : ""} }
+${s.tools ? `tools:\n  t: ${s.tools}\n` : ""}phases:
+  work:
+    agent: claude
+${s.tools ? "    tools: t\n" : ""}    prompt: "Do the task."
+    retry: { max_attempts: 1 }
+${s.phase ?? ""}    output:
+${s.output ?? "      status: { match: 'STATUS: (\\w+)' }"}
+    next:
+      - stop: complete
+stop: { max_iterations: 1 }
+`;
+}
 
-  it("a repository's .claude settings cannot widen the tool set: a Bash rule there is refused, nothing is written outside", async () => {
-    const outside = "../outside.txt";
-    const { r, top, ev } = await drive(
-      [{ tool: "Bash", input: { command: `node -e "require('fs').writeFileSync('${outside}','x')"`, description: "write" } }, { text: "done" }],
-      {
-        ".claude/settings.local.json": JSON.stringify({ permissions: { allow: ["Bash(node:*)", "Bash"] } }),
-        ".claude/settings.json": JSON.stringify({ permissions: { allow: ["Bash(node:*)"], defaultMode: "bypassPermissions" } }),
-      },
-    );
-    expect(existsSync(join(top, "outside.txt"))).toBe(false);
-    expect(r.code).not.toBe(0);
-    expect(ev.find((e) => e.type === "phase.finished")).toMatchObject({ status: "failed", error: "policy_violation" });
-  }, 120_000);
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  finished: Record<string, unknown>;
+  dir: string;
+  mock: AnthropicMock;
+  ms: number;
+  leftovers: number[];
+}
 
-  it("the user's own settings cannot widen it either", async () => {
-    const { top, ev } = await drive([{ tool: "Bash", input: { command: "touch ../user-widened", description: "x" } }, { text: "done" }], {}, {
-      ".claude/settings.json": JSON.stringify({ permissions: { allow: ["Bash(touch:*)"] } }),
+/** Run the pipeline once against a mock scripted with `turns` ("W" in a path is the workdir). */
+async function run(turns: Turn[] | ((dir: string) => Turn[]), s: Setup = {}): Promise<Outcome> {
+  const dir = tempDir("phaseloop-claude-");
+  const script = typeof turns === "function" ? turns(dir) : turns;
+  const mock = await startAnthropicMock(script);
+  mocks.push(mock);
+  write(dir, { "p.yaml": pipeline(s), "src/a.ts": "export const a = 1;\n", ...(s.files ?? {}) });
+  git(dir, "init", "-q");
+  git(dir, "add", "-A");
+  git(dir, "commit", "-qm", "start");
+  const started = Date.now();
+  const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, claudeEnv(mock.url, s.userSettings)).done;
+  const ms = Date.now() - started;
+  const rd = runDir(dir);
+  const events = readFileSync(join(rd, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const finished = events.find((e) => e.type === "phase.finished") ?? {};
+  const runId = (JSON.parse(readFileSync(join(rd, "run.json"), "utf8")) as { run_id: string }).run_id;
+  return { ...r, finished, dir, mock, ms, leftovers: processesOf(runId) };
+}
+
+function processesOf(runId: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, "utf8").includes(`PHASELOOP_RUN_ID=${runId}\0`)) found.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+const say = (text: string): Turn => ({ blocks: [{ text }] });
+const tool = (name: string, input: Record<string, unknown>, text?: string): Turn => ({ blocks: [...(text ? [{ text }] : []), { tool: name, input }] });
+const writeFile = (path: string, content = "x\n") => tool("Write", { file_path: path, content });
+const bash = (command: string, extra: Record<string, unknown> = {}) => tool("Bash", { command, description: "run", ...extra });
+const done = say("Finished.\nSTATUS: COMPLETE");
+
+describe.skipIf(!installed)(`Claude Code ${CLAUDE_VERSION} through phaseloop`, { timeout: 120_000 }, () => {
+  it("succeeds: writes inside its tool set, shows human lines, records the version, keeps every turn", async () => {
+    const o = await run((d) => [writeFile(`${d}/src/b.ts`, "export const b = 2;\n"), done], { tools: '{ read: ["src/**"], write: ["src/**"] }' });
+    expect(o.finished).toMatchObject({ status: "succeeded", output: { status: "COMPLETE" }, changes: ["src/b.ts"] });
+    expect(readFileSync(join(o.dir, "src/b.ts"), "utf8")).toBe("export const b = 2;\n");
+    expect(o.stdout).toContain("→ Write");
+    expect(o.stdout).not.toContain('{"type":');
+    const rd = runDir(o.dir);
+    expect(JSON.parse(readFileSync(join(rd, "run.json"), "utf8")).agents.claude).toContain(CLAUDE_VERSION);
+    expect(readFileSync(join(rd, "phases/0001-work/stdout.log"), "utf8")).toContain('"type":"result"');
+    expect(o.mock.requests[0]!.tools).toBeDefined();
+  });
+
+  it("refuses a write outside the write globs and says which", async () => {
+    const o = await run((d) => [writeFile(`${d}/NOTES.md`), done], { tools: '{ read: ["src/**"], write: ["src/**"] }' });
+    expect(o.finished).toMatchObject({ status: "failed", error: "policy_violation" });
+    expect(String(o.finished.message)).toContain("NOTES.md");
+    expect(existsSync(join(o.dir, "NOTES.md"))).toBe(false);
+  });
+
+  it("expands braces: both alternatives are writable, nothing else", async () => {
+    const o = await run((d) => [writeFile(`${d}/src/a.ts`), writeFile(`${d}/src/b.ts`), done], { tools: '{ read: ["src/**"], write: ["src/{a,b}.ts"] }' });
+    expect(o.finished).toMatchObject({ status: "succeeded" });
+    const c = await run((d) => [writeFile(`${d}/src/c.ts`), done], { tools: '{ read: ["src/**"], write: ["src/{a,b}.ts"] }' });
+    expect(c.finished).toMatchObject({ status: "failed", error: "policy_violation" });
+  });
+
+  it("anchors ./ at the workdir: ./NOTES.md does not reach docs/NOTES.md", async () => {
+    const ok = await run((d) => [writeFile(`${d}/NOTES.md`), done], { tools: '{ write: ["./NOTES.md"] }' });
+    expect(ok.finished).toMatchObject({ status: "succeeded", changes: ["NOTES.md"] });
+    const deep = await run((d) => [writeFile(`${d}/docs/NOTES.md`), done], { tools: '{ write: ["./NOTES.md"] }' });
+    expect(deep.finished).toMatchObject({ status: "failed", error: "policy_violation" });
+    expect(existsSync(join(deep.dir, "docs/NOTES.md"))).toBe(false);
+  });
+
+  it("writes nested paths and dotfiles under a ** glob", async () => {
+    const o = await run((d) => [writeFile(`${d}/src/deep/er/.hidden`), done], { tools: '{ write: ["src/**"] }' });
+    expect(o.finished).toMatchObject({ status: "succeeded", changes: ["src/deep/er/.hidden"] });
+  });
+
+  it("a read outside the workdir is refused by claude; one inside but outside the read globs is caught afterwards", async () => {
+    const out = await run((d) => [tool("Read", { file_path: `${d}/../outside-${d.split("/").pop()}.txt` }), done], { tools: '{ read: ["src/**"] }' });
+    expect(out.finished).toMatchObject({ status: "failed", error: "policy_violation" });
+    const inside = await run((d) => [tool("Read", { file_path: `${d}/.env` }), done], { tools: '{ read: ["src/**"] }', files: { ".env": "SECRET=1\n" } });
+    expect(inside.finished).toMatchObject({ status: "failed", error: "policy_violation" });
+    expect(String(inside.finished.message)).toContain("read .env");
+    const allowed = await run((d) => [tool("Read", { file_path: `${d}/src/a.ts` }), done], { tools: '{ read: ["src/**"] }' });
+    expect(allowed.finished).toMatchObject({ status: "succeeded" });
+  });
+
+  it("runs an allowed command and refuses another", async () => {
+    const ok = await run([bash("echo hello > /dev/null; echo hi"), done], { tools: '{ read: ["**"], bash: ["echo *"] }' });
+    expect(ok.finished).toMatchObject({ status: "failed", error: "policy_violation" }); // the redirection is outside `echo *`
+    const plain = await run([bash("echo hi"), done], { tools: '{ read: ["**"], bash: ["echo *"] }' });
+    expect(plain.finished).toMatchObject({ status: "succeeded" });
+    const refused = await run([bash("node -e \"require('fs').writeFileSync('/tmp/phaseloop-contract-node', 'x')\""), done], { tools: '{ read: ["**"], bash: ["echo *"] }' });
+    expect(refused.finished).toMatchObject({ status: "failed", error: "policy_violation" });
+    expect(String(refused.finished.message)).toContain("node");
+  });
+
+  it("repository-local .claude settings and .mcp.json do not widen the tool set", async () => {
+    const files = {
+      ".claude/settings.local.json": JSON.stringify({ permissions: { allow: ["Bash(node:*)", "Bash", "Edit", "Write"], defaultMode: "bypassPermissions" } }),
+      ".claude/settings.json": JSON.stringify({ permissions: { allow: ["Bash(node:*)", "Edit(**)"] } }),
+      ".mcp.json": JSON.stringify({ mcpServers: { evil: { command: "node", args: ["-e", "1"] } } }),
+    };
+    const o = await run((d) => [bash(`node -e "require('fs').writeFileSync('${d}/../widened-${d.split("/").pop()}', 'x')"`), writeFile(`${d}/README.md`), done], { tools: '{ read: ["**"], write: ["src/**"], bash: ["echo *"] }', files });
+    expect(o.finished).toMatchObject({ status: "failed", error: "policy_violation" });
+    expect(existsSync(join(o.dir, `../widened-${o.dir.split("/").pop()}`))).toBe(false);
+    expect(existsSync(join(o.dir, "README.md"))).toBe(false);
+    expect((o.mock.requests[0]!.tools as { name: string }[]).map((t) => t.name).some((n) => n.startsWith("mcp__evil"))).toBe(false);
+  });
+
+  it("the user's own settings do not widen it either", async () => {
+    const o = await run((d) => [bash(`touch ${d}/../user-widened-${d.split("/").pop()}`), done], { tools: '{ read: ["**"], bash: ["echo *"] }', userSettings: { permissions: { allow: ["Bash(touch:*)", "Bash"] } } });
+    expect(o.finished).toMatchObject({ status: "failed", error: "policy_violation" });
+    expect(existsSync(join(o.dir, `../user-widened-${o.dir.split("/").pop()}`))).toBe(false);
+  });
+
+  for (const [status, type, message, cls] of [
+    [400, "invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum", "agent_error"],
+    [401, "authentication_error", "invalid x-api-key", "agent_error"],
+    [429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", "transient"],
+    [500, "api_error", "Internal server error", "transient"],
+    [529, "overloaded_error", "Overloaded", "transient"],
+  ] as const) {
+    it(`HTTP ${status} fails as ${cls}, in claude's words, without claude's own retries`, async () => {
+      const o = await run([{ status, type, message }, { status, type, message }, { status, type, message }, done]);
+      expect(o.finished).toMatchObject({ status: "failed", error: cls });
+      expect(String(o.finished.message)).toMatch(/^claude: /);
+      expect(String(o.finished.message)).toContain(String(status));
+      expect(o.mock.requests.length).toBeLessThanOrEqual(2);
+      expect(o.ms).toBeLessThan(60_000);
     });
-    expect(existsSync(join(top, "user-widened"))).toBe(false);
-    expect(ev.find((e) => e.type === "phase.finished")).toMatchObject({ status: "failed", error: "policy_violation" });
-  }, 120_000);
+  }
+
+  it("max turns: stops as an agent error even when a tool printed 'status 503'", async () => {
+    const o = await run([bash("echo status 503"), bash("echo again"), bash("echo more"), done], { tools: '{ read: ["**"], bash: ["echo *"] }', args: ["--max-turns=2"] });
+    expect(o.finished).toMatchObject({ status: "failed", error: "agent_error" });
+    expect(String(o.finished.message)).toContain("turn limit");
+  });
+
+  // a full tool set (none declared): claude runs the commands as they are
+  const alive = (dir: string, file: string) => {
+    const pid = Number(readFileSync(join(dir, file), "utf8").trim());
+    expect(pid).toBeGreaterThan(1);
+    return existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+  };
+
+  it("idle timeout: a command that left the process group is ended with the phase", async () => {
+    const o = await run([bash("setsid sh -c 'echo $$ > escaped.pid; exec sleep 300' > /dev/null 2>&1 < /dev/null &"), bash("sleep 1"), { hangMs: 60_000 }], { phase: "    idle_timeout: 4s\n" });
+    expect(o.finished).toMatchObject({ status: "failed", error: "idle_timeout" });
+    expect(alive(o.dir, "escaped.pid")).toBe(false);
+    expect(o.leftovers).toEqual([]);
+    expect(o.ms).toBeLessThan(45_000);
+  });
+
+  it("wall timeout: a nohup'd command is ended with the phase", async () => {
+    const o = await run([bash("nohup sh -c 'echo $$ > nohup.pid; exec sleep 300' > /dev/null 2>&1 &"), bash("sleep 20"), done], { phase: "    timeout: 6s\n" });
+    expect(o.finished).toMatchObject({ status: "failed", error: "timeout" });
+    expect(alive(o.dir, "nohup.pid")).toBe(false);
+    expect(o.leftovers).toEqual([]);
+  });
+
+  it("a result followed by a wait on a background task: ended after a short grace, judged and charged by the result", async () => {
+    const o = await run([bash("sh -c 'echo $$ > bg.pid; exec sleep 60'", { run_in_background: true }), say("Started it.\nSTATUS: COMPLETE")]);
+    expect(o.finished).toMatchObject({ status: "succeeded", output: { status: "COMPLETE" } });
+    expect(o.ms).toBeLessThan(30_000);
+    expect(alive(o.dir, "bg.pid")).toBe(false);
+    expect(o.leftovers).toEqual([]);
+    expect(Number(o.finished.cost_usd)).toBeGreaterThan(0);
+    expect(o.mock.requests.length).toBe(2);
+  });
+
+  it("structured output: a json output with a schema is claude's --json-schema answer", async () => {
+    const output = "      verdict: { json: true, schema: { type: object, properties: { verdict: { type: string }, score: { type: number } }, required: [verdict] } }";
+    const o = await run([tool("StructuredOutput", { verdict: "pass", score: 3 }), say("done")], { tools: '{ read: ["**"] }', output });
+    expect(o.finished).toMatchObject({ status: "succeeded", output: { verdict: { verdict: "pass", score: 3 } } });
+    expect((o.mock.requests[0]!.tools as { name: string }[]).map((t) => t.name)).toContain("StructuredOutput");
+  });
+
+  it("without a tool set, writes headless inside the workdir", async () => {
+    const o = await run((d) => [writeFile(`${d}/docs/new.md`), bash("echo ok"), done]);
+    expect(o.finished).toMatchObject({ status: "succeeded" });
+    expect(readFileSync(join(o.dir, "docs/new.md"), "utf8")).toBe("x\n");
+  });
 });
