@@ -4,6 +4,7 @@
  * (or an `error` and no completion) is failure, whatever the exit code.
  */
 import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
+import { splitCommand } from "./openai/command-words.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
 
 export const codexAgent: AgentAdapter = {
@@ -33,7 +34,7 @@ function codexStream(): StreamPreset {
         const item = (ev.item ?? {}) as Ev;
         if ((item.type === "agent_message" || item.item_type === "assistant_message") && typeof item.text === "string") return { text: item.text, display: item.text.trim().split("\n").filter(Boolean).map((l) => brief(l, 200)) };
         if (item.type === "command_execution" && typeof item.command === "string") {
-          const call: ToolCall = { tool: "command_execution", kind: "bash", paths: [], command: item.command, id: str(item.id) };
+          const call: ToolCall = { tool: "command_execution", kind: "bash", paths: [], command: unwrapShell(item.command), id: str(item.id) };
           return { tools: [call], display: [`→ $ ${brief(item.command, 140)}`] };
         }
         if (item.type === "file_change" && Array.isArray(item.changes)) {
@@ -66,4 +67,12 @@ function codexStream(): StreamPreset {
 
 export function createCodexParser() {
   return createStreamParser(codexStream());
+}
+
+/** codex reports a command as its shell ran it (`bash -lc 'npm test'`): the command is the script. */
+export function unwrapShell(command: string): string {
+  const words = splitCommand(command);
+  if (!words.ok || words.argv.length !== 3) return command;
+  const [shell, flag, script] = words.argv as [string, string, string];
+  return /^(?:\/(?:usr\/)?bin\/)?(?:ba|z)?sh$/.test(shell) && /^-l?c$/.test(flag) ? script : command;
 }

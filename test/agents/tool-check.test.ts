@@ -3,6 +3,7 @@ import picomatch from "picomatch";
 import { describe, expect, it } from "vitest";
 import type { ToolCall } from "../../src/agents/agent-adapter.ts";
 import { createClaudeParser } from "../../src/agents/claude-agent.ts";
+import { unwrapShell } from "../../src/agents/codex-agent.ts";
 import { checkToolCalls, commandOutside } from "../../src/agents/tool-check.ts";
 import { anchorGlob, expandBraces } from "../../src/agents/tool-globs.ts";
 
@@ -70,6 +71,8 @@ describe("the after-check of tool calls", () => {
     expect(commandOutside("git diff 'a;b'", ["git diff *"])).toBeUndefined();
     expect(commandOutside("npm test > x", ["npm test"])).toBe("npm test > x");
     expect(commandOutside("npm test | sh", ["npm test"])).toBe("sh");
+    expect(unwrapShell("/bin/bash -lc 'npm test && git diff'")).toBe("npm test && git diff");
+    expect(unwrapShell("node -e 1")).toBe("node -e 1");
   });
 });
 
