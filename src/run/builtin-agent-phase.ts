@@ -31,7 +31,10 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
       appendFileSync(stdoutLog, `${line}\n`);
       live.push("stdout", line);
     },
-    glob: (patterns) => picomatch(patterns, { dot: true }),
+    glob: (patterns) => {
+      const nonEmpty = patterns.filter((g) => g !== ""); // an empty pattern (an empty param) allows nothing
+      return picomatch(nonEmpty.length ? nonEmpty : ["\0"], { dot: true });
+    },
     runCommand: async (argv, signal) => {
       // a command has the phase's idle timeout; the phase's own timeout and interrupts stop it through the signal
       const p = await runProcess({ command: argv, cwd: workdir, env, signal, idleTimeoutMs: phase.idleTimeoutMs ?? undefined });

@@ -5,6 +5,7 @@
  * undefined. Pure: reading the files is read-run-state.ts's job.
  */
 import type { Machine } from "../machine/types.ts";
+import type { ParamSpec } from "../pipeline/spec.ts";
 import { arrayOf, bool, count, json, literal, nullable, num, obj, optional, recordOf, str, tagged, type Check } from "../runtime/check-shape.ts";
 
 export const checkRunInfo: Check = obj({
@@ -188,6 +189,10 @@ export function checkCheckpoint(value: unknown, machine: Machine): string | unde
   if ((a?.kind === "phase" || a?.kind === "retry") && a.attempt < 1) return "snapshot.awaiting.attempt: expected a whole number of at least 1";
   if (a?.kind === "hook" && !(a.hook in machine.hooks)) return `snapshot.awaiting.hook: names no hook of the pipeline ("${a.hook}")`;
   if (a?.kind === "tasks" && !machine.tasks) return "snapshot.awaiting: waits for tasks, but the pipeline has no task source";
+  for (const [name, spec] of Object.entries(machine.params)) {
+    const problem = checkParam(s.params[name], spec);
+    if (problem) return `snapshot.params.${name}: ${problem}`;
+  }
   if (machine.tasks && s.tasks === null && s.iteration > 0) return "snapshot.tasks: null after the first iteration of a pipeline with tasks";
   if (s.status === "done" && s.outcome === null) return "snapshot.outcome: null in a finished run";
   for (let i = 1; i < cp.pending.length; i++) {
@@ -195,5 +200,16 @@ export function checkCheckpoint(value: unknown, machine: Machine): string | unde
   }
   const last = cp.pending[cp.pending.length - 1];
   if (last && last.seq > cp.seq) return `seq: ${cp.seq} is before the pending event ${last.seq}`;
+  return undefined;
+}
+
+/** A param's value as the run resolved it: present, of its declared type, in its enum. */
+function checkParam(value: unknown, spec: ParamSpec): string | undefined {
+  if (value === undefined) return "missing, but the pipeline declares it";
+  const fits = spec.type === "string" ? typeof value === "string" : spec.type === "boolean" ? typeof value === "boolean" : spec.type === "integer" ? Number.isInteger(value) : typeof value === "number" && Number.isFinite(value);
+  if (!fits) return `expected ${spec.type === "integer" ? "an integer" : `a ${spec.type}`}, found ${JSON.stringify(value)}`;
+  // an optional param left out holds its type's empty value, which the enum need not list
+  const leftOut = spec.required === false && (value === "" || value === 0 || value === false);
+  if (spec.enum && !leftOut && !spec.enum.includes(value as string | number)) return `${JSON.stringify(value)} is not one of ${spec.enum.map((v) => JSON.stringify(v)).join(", ")}`;
   return undefined;
 }

@@ -39,7 +39,9 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
   if (!scope) return { changes };
   const phaseChanges = scopeChangesSince(workdir, scope.baseline);
   const { default: picomatch } = await import("picomatch");
-  const allowed = picomatch(scope.globs.length ? scope.globs : ["\0"], { dot: true });
+  // a glob rendered empty (an empty param) allows nothing; picomatch refuses empty patterns
+  const globs = scope.globs.filter((g) => g !== "");
+  const allowed = picomatch(globs.length ? globs : ["\0"], { dot: true });
   // the repository's own files (hooks, config, refs, the index) are outside every write scope
   const outside = [...phaseChanges.paths.filter((p) => !allowed(p)), ...phaseChanges.internals].sort();
   if (outside.length === 0) return { changes };

@@ -14,6 +14,7 @@ import { stopRunProcesses } from "../runtime/orphans.ts";
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
 import { RunStore, runPath, writeFileAtomic } from "../runtime/run-store.ts";
 import { listRunIds } from "../reporters/run-log.ts";
+import { checkCheckpoint } from "./check-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { checkBaselineFile, checkPhasesDir, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type IterationLogScan, type JsonlScan, type StateProblem, forceHint } from "./read-run-state.ts";
 import { readLoggedEvents, rebuildCheckpoint, runInfoFromLog } from "./rebuild-checkpoint.ts";
@@ -91,6 +92,11 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     notes.push(`state.json could not be used (${why}); the checkpoint was rebuilt from events.jsonl up to iteration ${cp.snapshot.iteration}${rebuilt.unmatched > 0 ? `; ${rebuilt.unmatched} logged phase run${rebuilt.unmatched === 1 ? "" : "s"} did not replay and will run again` : ""} (--force)`);
   } else {
     return stateProblem(read.kind === "invalid" ? read.problem : { file: join(dir, "state.json"), message: "is missing, but the run has logged events", hint: forceHint(runId, "rebuilds the checkpoint from events.jsonl", info.file) });
+  }
+  if (read.kind !== "ok") {
+    // a first or rebuilt checkpoint takes its params from run.json
+    const problem = checkCheckpoint(cp, machine);
+    if (problem) return stateProblem({ file: join(dir, "run.json"), message: `cannot start the run again from it: ${problem}`, hint: startOverHint(runId, info.file) });
   }
   if (cp.snapshot.status === "done") {
     // the rebuilt checkpoint says the run had ended

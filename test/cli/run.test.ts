@@ -157,6 +157,15 @@ function require_hostname(): string {
   return readFileSync("/proc/sys/kernel/hostname", "utf8").trim();
 }
 
+describe("params", () => {
+  it("an empty param in a write glob allows nothing, and never crashes", () => {
+    const dir = tempDir();
+    const r = cli(["run", join(ROOT, "pipelines/hailstone.yaml"), "--param", "file=", "--reporter", "plain"], dir);
+    expect(r.stderr).not.toMatch(/INTERNAL/);
+    expect(r.code).toBe(1);
+  });
+});
+
 describe("interruption and resume", () => {
   const slowHailstone = (dir: string) =>
     write(dir, {
