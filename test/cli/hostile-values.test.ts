@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { cli, ensureBuilt, events, runDir, tempDir, write } from "./cli-helpers.ts";
+import { cli, cliAsync, ensureBuilt, events, runDir, tempDir, write } from "./cli-helpers.ts";
 
 beforeAll(() => ensureBuilt(), 120_000);
 
@@ -96,4 +96,60 @@ stop: { max_iterations: 1, consecutive_failures: 5 }
     const again = cli(["resume"], dir);
     expect(again.stderr).not.toMatch(/INTERNAL/);
   });
+});
+
+describe("a NUL byte in an agent's output", () => {
+  it("reaches a prompt on stdin as it is, fails a prompt argument, an argv and an env, and an interrupted run resumes to its end", async () => {
+    const dir = tempDir();
+    write(dir, {
+      "echo-stdin.js": `let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => process.stdout.write("OUT=a\\u0000b|" + JSON.stringify(s) + "\\n"));`,
+      "echo-argv.js": `process.stdout.write("ARGV=" + JSON.stringify(process.argv.slice(2)) + "\\n");`,
+      "p.yaml": `phaseloop: 1
+name: nul-agent
+agents:
+  stdin: { command: [node, echo-stdin.js] }
+  arg: { command: [node, echo-argv.js], prompt_via: arg }
+phases:
+  first:
+    agent: stdin
+    prompt: "hello"
+    output:
+      x: { match: "OUT=([^|]*)" }
+  on-stdin:
+    agent: stdin
+    prompt: "got {{ phases.first.output.x }}"
+  on-arg:
+    agent: arg
+    prompt: "got {{ phases.first.output.x }}"
+  as-argv:
+    run: ["printf", "%s", "{{ phases.first.output.x }}"]
+  as-env:
+    run: ["true"]
+    env: { V: "{{ phases.first.output.x }}" }
+  slow:
+    run: "if [ -e started ]; then exit 0; fi; touch started; sleep 30"
+    next:
+      - if: exit_code == 0
+        stop: complete
+stop: { max_iterations: 2, consecutive_failures: 9 }
+`,
+    });
+    const first = cliAsync(["run", "p.yaml", "--reporter", "plain"], dir);
+    while (!existsSync(join(dir, "started"))) await new Promise((r) => setTimeout(r, 50));
+    first.child.kill("SIGINT");
+    const stopped = await first.done;
+    expect(stopped.stderr).not.toMatch(/INTERNAL/);
+    expect(stopped.code, "the first run was interrupted, not finished").not.toBe(0);
+    const again = cli(["resume", "--reporter", "plain"], dir);
+    expect(again.stderr + again.stdout).not.toMatch(/INTERNAL/);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    const state = JSON.parse(readFileSync(join(runDir(dir), "state.json"), "utf8")) as { snapshot: { results: Record<string, { status: string; error?: string }> } };
+    const results = state.snapshot.results;
+    expect(results["on-stdin"]).toMatchObject({ status: "succeeded" });
+    for (const p of ["on-arg", "as-argv", "as-env"]) expect(results[p], p).toMatchObject({ status: "failed", error: "spawn_error" });
+    expect(results["slow"]).toMatchObject({ status: "succeeded" });
+    const phases = join(runDir(dir), "phases");
+    expect(readFileSync(join(phases, "0002-on-stdin", "prompt.md"), "utf8")).toBe("got a\u0000b");
+    expect(readFileSync(join(phases, "0002-on-stdin", "stdout.log"), "utf8")).toContain(JSON.stringify("got a\u0000b"));
+  }, 60_000);
 });

@@ -43,6 +43,25 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     lines[i] = lines[i]!.replace(/: .*$/, `: ${v}`);
     return lines.join("\n");
   }),
+  // replace a scalar value by an expression nested hundreds or thousands deep
+  fc.tuple(fc.nat(), fc.constantFrom(".a", " && x", " || x", "[0]"), fc.integer({ min: 200, max: 4000 })).map(([n, step, depth]): Mutation => (t) => {
+    const lines = t.split("\n");
+    const i = n % lines.length;
+    lines[i] = lines[i]!.replace(/: .*$/, `: "{{ x${step.repeat(depth)} }}"`);
+    return lines.join("\n");
+  }),
+  // replace a scalar value by a recursive alias, or add an alias bomb
+  fc.tuple(fc.nat(), fc.boolean()).map(([n, bomb]): Mutation => (t) => {
+    const lines = t.split("\n");
+    const i = n % lines.length;
+    if (!bomb) lines[i] = lines[i]!.replace(/: .*$/, ": &r [ *r, *r ]");
+    else {
+      const levels = ["b0: &b0 [x, x, x, x, x, x, x, x, x, x]"];
+      for (let k = 1; k < 10; k++) levels.push(`b${k}: &b${k} [${Array(10).fill(`*b${k - 1}`).join(", ")}]`);
+      lines.splice(i, 0, ...levels);
+    }
+    return lines.join("\n");
+  }),
 );
 
 describe("validation of mutated pipelines", () => {
