@@ -4,12 +4,13 @@
 //   node bench/run.mjs            measure and print
 //   node bench/run.mjs --check    also fail when a bar of the brief is missed
 //   node bench/run.mjs --quick    fewer repetitions, shorter runs
-//   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, long run, output, status, measure)
+//   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, long run, output, status, measure, sandbox)
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { benchSandbox } from "./sandbox.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const cli = join(root, "dist/cli.cjs");
@@ -225,6 +226,11 @@ try {
     rmSync(data, { force: true });
   }
   if (wanted("measure")) (await import("./measure-changes.mjs")).benchMeasure({ work, quick, report, time, median, node, cli });
+  if (wanted("sandbox")) {
+    const r = await benchSandbox(work, quick ? 10 : 30, median);
+    if (r === undefined) console.log("skip sandbox: no OS sandbox on this machine (bubblewrap, socat)");
+    else report("sandbox: per-phase overhead (sandboxed minus plain)", r.sandboxedMs - r.plainMs, undefined, { max: 50 });
+  }
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
