@@ -149,6 +149,11 @@ const schema = {
       reason: ref("template", "Why, shown to the user and recorded in the run: the stop reason with `stop`, the task's with `task`; on a rule that goes on while a task is current, why this attempt did not finish it (a [REJECTED] note on the task)."),
       task: d("Mark the current task done or blocked.", { enum: ["done", "blocked"] }),
     }, { oneOf: [{ required: ["goto"] }, { required: ["stop"] }] }),
+    exhausted: closed("What happens when a phase with `max_visits` would be entered once more in the same iteration. Default: stop blocked.", {
+      goto: d("The phase to go to instead. Going to the loop head starts the next iteration.", { type: "string", pattern: NAME }),
+      stop: ref("outcome", "End the run with this outcome."),
+      reason: ref("template", "Why, shown to the user and recorded in the run."),
+    }, { oneOf: [{ required: ["goto"] }, { required: ["stop"] }] }),
     phase: closed("A phase: an agent with a prompt (agent phase) or a command (run phase).", {
       description: d("What the phase does.", { type: "string" }),
       agent: d("The agent that runs this phase (a name under `agents`).", { type: "string", pattern: NAME }),
@@ -175,9 +180,12 @@ const schema = {
       success_exit_codes: d("Exit codes that count as success. Default [0].", { type: "array", items: { type: "integer" }, minItems: 1 }),
       consecutive_failures: d("Stop when this phase fails this many times in a row (transient failures excluded).", { type: "integer", minimum: 1 }),
       transient: ref("transient"),
+      max_visits: d("How many times control may enter this phase in one iteration (runs and `when` skips alike; retries and a resumed run do not count). When it would enter once more, `exhausted` decides. Bounds a cycle that does not pass through the loop head.", { type: "integer", minimum: 1, examples: [3] }),
+      exhausted: ref("exhausted"),
     }, {
       allOf: [
         { not: { required: ["agent", "run"] }, description: "A phase has either `agent` or `run`, not both." },
+        { if: { not: { required: ["max_visits"] } }, then: { properties: { exhausted: false } }, description: "`exhausted` needs `max_visits`." },
         { anyOf: [{ required: ["agent"] }, { required: ["run"] }] },
         { if: { required: ["agent"] }, then: { required: ["prompt"] } },
         { if: { required: ["run"] }, then: { properties: { prompt: false, tools: false } } },

@@ -210,5 +210,14 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
     successExitCodes: spec.success_exit_codes ?? [...DEFAULTS.successExitCodes],
     consecutiveFailures: spec.consecutive_failures ?? null,
     transient: [agent?.transient, spec.transient].filter((x) => x !== undefined),
+    maxVisits: spec.max_visits ?? null,
+    exhausted:
+      spec.max_visits === undefined
+        ? null
+        : {
+            goto: spec.exhausted?.goto,
+            stop: spec.exhausted?.goto === undefined ? (spec.exhausted?.stop ?? "blocked") : undefined,
+            reason: spec.exhausted?.reason !== undefined ? t.template(spec.exhausted.reason, `${where}.exhausted.reason`) : undefined,
+          },
   };
 }

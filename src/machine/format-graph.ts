@@ -21,6 +21,7 @@ export function machineEdges(machine: Machine): Edge[] {
     }
     if (p.rules.length === 0 || p.rules.every((r) => r.if)) edges.push({ from: p.name, to: fall, label: p.rules.length ? "otherwise" : "", kind: "fall" });
     if (p.when) edges.push({ from: p.name, to: fall, label: `skip unless ${p.whenText}`, kind: "skip" });
+    if (p.exhausted) edges.push({ from: p.name, to: p.exhausted.goto ?? p.exhausted.stop!, label: `after ${p.maxVisits} visit${p.maxVisits === 1 ? "" : "s"}`, kind: p.exhausted.goto ? "skip" : "stop" });
   }
   if (machine.tasks?.finalGate) {
     edges.push({ from: machine.tasks.finalGate, to: "complete", label: "gate passes", kind: "gate" });
@@ -117,6 +118,7 @@ export function describeMachine(machine: Machine): string {
   for (const p of machine.phases) {
     out.push(`  ${p.index + 1}. ${p.name} — ${p.kind === "agent" ? `agent ${p.agent}${p.tools ? ` with tools ${p.tools}` : ""}, prompt ${p.promptSource}` : "command"}; timeout ${Math.round(p.timeoutMs / 1000)}s${p.idleTimeoutMs ? `, idle ${Math.round(p.idleTimeoutMs / 1000)}s` : ""}; retry ${p.retry.maxAttempts} attempts on ${p.retry.on.join(", ")}`);
     if (p.whenText) out.push(`     runs only when ${p.whenText}`);
+    if (p.exhausted) out.push(`     at most ${p.maxVisits} visit${p.maxVisits === 1 ? "" : "s"} per iteration, then ${p.exhausted.goto ? `go to ${p.exhausted.goto}` : `stop: ${p.exhausted.stop}`}`);
     const fall = machine.phases[p.index + 1]?.name ?? `${machine.head} (next iteration)`;
     for (const r of p.rules) {
       const target = r.goto ? `go to ${r.goto === machine.head ? `${r.goto} (next iteration)` : r.goto}` : `stop: ${r.stop}`;

@@ -42,6 +42,7 @@ export function initialSnapshot(machine: Machine, options: InitialOptions): Snap
     results: {},
     iterationPhases: {},
     iterationChanges: [],
+    visits: {},
     history: [],
     filesChanged: {},
     lastFailure: null,

@@ -22,6 +22,7 @@ export function beginIteration(d: Draft): void {
   s.iteration += 1;
   s.iterationPhases = {};
   s.iterationChanges = [];
+  s.visits = {};
   s.iterationOpen = true;
   d.fx.push({ type: "iteration.begin", iteration: s.iteration, task: s.currentTask });
   if (d.m.hooks.before_iteration && runHook(d, "before_iteration", d.m.hooks.before_iteration.onFailure === "block", "iteration")) return;

@@ -15,7 +15,14 @@ import type { CompiledPhase, PhaseResult } from "./types.ts";
 /** Enter a phase, skipping those whose `when` does not hold. */
 export function enterPhase(d: Draft, name: string): void {
   let phase = phaseNamed(d, name);
-  for (let hops = 0; hops <= d.m.phases.length; hops++) {
+  for (let hops = 0; hops <= 2 * d.m.phases.length; hops++) {
+    const visit = countVisit(d, phase);
+    if (visit === "head") return nextIteration(d);
+    if (visit === "stopped") return;
+    if (visit !== phase) {
+      phase = visit;
+      continue;
+    }
     if (!phase.when) return runPhase(d, phase, 1);
     const r = evaluateExpression(phase.when, contextOf(d));
     if (r.ok && isTruthy(r.value)) return runPhase(d, phase, 1);
@@ -27,7 +34,35 @@ export function enterPhase(d: Draft, name: string): void {
     if (!next) return nextIteration(d);
     phase = next;
   }
-  nextIteration(d);
+  // every phase on the way was exhausted or skipped: nothing can run in this iteration
+  stop(d, "blocked", { code: "max_visits", message: `no phase can be entered: every way from "${name}" is exhausted` });
+}
+
+/**
+ * Count an entry into `phase` against its `max_visits`. Returns the phase to
+ * enter (itself), or where its `exhausted` rule leads: another phase, the
+ * loop head (the next iteration), or a stop.
+ */
+function countVisit(d: Draft, phase: CompiledPhase): CompiledPhase | "head" | "stopped" {
+  if (phase.maxVisits === null) return phase;
+  const visits = (d.s.visits ??= {});
+  const n = visits[phase.name] ?? 0;
+  if (n < phase.maxVisits) {
+    visits[phase.name] = n + 1;
+    return phase;
+  }
+  const rule = phase.exhausted!;
+  const ctx = contextOf(d, phase.name);
+  const fallback = `phase "${phase.name}" reached max_visits (${phase.maxVisits}) in iteration ${d.s.iteration}`;
+  const rr = rule.reason ? renderIn(d, rule.reason, ctx) : undefined;
+  const reason = rr?.ok && rr.value.trim() !== "" ? rr.value : fallback;
+  d.fx.push({ type: "phase.exhausted", phase: phase.name, iteration: d.s.iteration, visits: n, reason, ...(rule.goto ? { goto: rule.goto } : { stop: rule.stop! }) });
+  if (rule.stop) {
+    stop(d, rule.stop, { code: "max_visits", message: reason });
+    return "stopped";
+  }
+  if (rule.goto === d.m.head) return "head";
+  return phaseNamed(d, rule.goto!);
 }
 
 export function runPhase(d: Draft, phase: CompiledPhase, attempt: number): void {

@@ -61,6 +61,10 @@ export interface CompiledPhase {
   /** Per-phase breaker: stop after this many failures in a row. */
   consecutiveFailures: number | null;
   transient: TransientSpec[];
+  /** Entries allowed per iteration, or null for no limit. */
+  maxVisits: number | null;
+  /** Taken instead of entering once more (goto or stop; no `if`). */
+  exhausted: CompiledRule | null;
 }
 
 /** A limit: a number, or a template resolved from params when the run starts. */
@@ -126,7 +130,8 @@ export type StopCode =
   | "phase_failures"
   | "tasks_done"
   | "tasks_blocked"
-  | "hook_blocked";
+  | "hook_blocked"
+  | "max_visits";
 
 export interface StopReason {
   code: StopCode;
@@ -171,6 +176,8 @@ export interface Snapshot {
   /** Phases of the current iteration, for its history entry. */
   iterationPhases: HistoryEntry["phases"];
   iterationChanges: string[];
+  /** Entries into each phase this iteration, for `max_visits` (absent in older checkpoints). */
+  visits?: Record<string, number>;
   history: HistoryEntry[];
   /** Every file changed so far, with the iteration that last changed it (capped; absent in older checkpoints). */
   filesChanged?: Record<string, number>;
@@ -276,6 +283,8 @@ export type Effect =
     }
   /** A phase whose `when` did not hold. */
   | { type: "phase.skipped"; phase: string; iteration: number; reason: string }
+  /** A phase whose `max_visits` was used up: its `exhausted` rule is taken instead. */
+  | { type: "phase.exhausted"; phase: string; iteration: number; visits: number; reason: string; goto?: string; stop?: Outcome }
   /** A phase that could not start (a template did not render). It is recorded as failed. */
   | { type: "phase.error"; phase: string; iteration: number; message: string }
   /** Wait, then answer with retry.fired. */

@@ -179,6 +179,17 @@ export interface PhaseSpec {
   /** Breaker for this phase alone: stop when it fails this many times in a row. */
   consecutive_failures?: number;
   transient?: TransientSpec;
+  /** Entries into this phase allowed per iteration (runs and `when` skips); one more takes `exhausted`. */
+  max_visits?: number;
+  /** Where control goes when `max_visits` is used up. Default: stop blocked. */
+  exhausted?: ExhaustedRule;
+}
+
+/** The rule taken instead of entering a phase whose `max_visits` is used up. */
+export interface ExhaustedRule {
+  goto?: string;
+  stop?: Outcome;
+  reason?: string;
 }
 
 export interface StopRule {

@@ -17,6 +17,7 @@ import {
 import { buildScope, type ScopeKind } from "./context-scope.ts";
 import { parseDuration } from "./duration.ts";
 import { nodeAtPointer, spanOfPointer, valueOffsetMapper } from "./parse-pipeline-text.ts";
+import { checkCycles } from "./check-cycles.ts";
 import { emptyCommand } from "./empty-command.ts";
 import { dirnameOf, isPromptPath, joinPath } from "./paths.ts";
 import type { PhaseSpec, PipelineDoc, TransitionRule } from "./spec.ts";
@@ -68,6 +69,7 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
     checkDeadRules,
     checkDurations,
     checkEmptyCommands,
+    checkCycles,
   ];
   const out: Diagnostic[] = [];
   for (const rule of rules) {
@@ -80,19 +82,19 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
   return out;
 }
 
-function diag(ctx: RuleContext, code: DiagnosticCode, pointer: string, message: string, extra: Partial<Diagnostic> & { mode?: "key" | "value" } = {}): Diagnostic {
+export function diag(ctx: RuleContext, code: DiagnosticCode, pointer: string, message: string, extra: Partial<Diagnostic> & { mode?: "key" | "value" } = {}): Diagnostic {
   const { mode, ...rest } = extra;
   const span = spanOfPointer(ctx.document, ctx.text, pointer, mode ?? "value");
   return { code, severity: "error", message, file: ctx.file, pointer, ...span, ...rest };
 }
 
-const esc = (s: string) => s.replace(/~/g, "~0").replace(/\//g, "~1");
+export const esc = (s: string) => s.replace(/~/g, "~0").replace(/\//g, "~1");
 
 function phaseEntries(doc: PipelineDoc): [string, PhaseSpec][] {
   return Object.entries(doc.phases ?? {}).filter(([, p]) => p && typeof p === "object");
 }
 
-function rulesOf(phase: PhaseSpec): TransitionRule[] {
+export function rulesOf(phase: PhaseSpec): TransitionRule[] {
   return Array.isArray(phase.next) ? phase.next.filter((r) => r && typeof r === "object") : [];
 }
 
@@ -125,6 +127,7 @@ function checkReferences(ctx: RuleContext): Diagnostic[] {
     rulesOf(phase).forEach((r, i) => {
       if (typeof r.goto === "string") phaseRef(r.goto, `${base}/next/${i}/goto`);
     });
+    if (typeof phase.exhausted?.goto === "string") phaseRef(phase.exhausted.goto, `${base}/exhausted/goto`);
   }
   if (doc.tasks && typeof doc.tasks.final_gate === "string") phaseRef(doc.tasks.final_gate, "/tasks/final_gate");
   return out;
@@ -147,6 +150,7 @@ export function phaseSuccessors(doc: PipelineDoc): Map<string, Set<string>> {
       if (!rules.some((r) => r.if === undefined)) next.add(fallThrough); // no rule may hold
     } else next.add(fallThrough);
     if (phase?.when !== undefined) next.add(fallThrough); // a skipped phase falls through
+    if (typeof phase?.exhausted?.goto === "string") next.add(phase.exhausted.goto);
     edges.set(name, next);
   });
   return edges;
@@ -185,6 +189,7 @@ function checkStopPath(ctx: RuleContext): Diagnostic[] {
   const reach = reachablePhases(doc);
   for (const [name, phase] of phaseEntries(doc)) {
     if (reach.has(name) && rulesOf(phase).some((r) => r.stop !== undefined)) return [];
+    if (reach.has(name) && typeof phase.max_visits === "number" && phase.exhausted?.goto === undefined) return []; // exhausted stops
   }
   return [
     diag(ctx, "NO_STOP_PATH", "/phases", "the loop has no way to stop except by hitting a limit", {
@@ -243,6 +248,7 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
     for (const [out, spec] of Object.entries(phase.output ?? {})) {
       if (typeof spec?.file === "string") tpl(`${base}/output/${esc(out)}/file`, "phase-input", name);
     }
+    if (typeof phase.exhausted?.reason === "string") tpl(`${base}/exhausted/reason`, "phase-result", name);
     rulesOf(phase).forEach((r, i) => {
       if (typeof r.if === "string") sites.push({ pointer: `${base}/next/${i}/if`, kind: "expression", scope: "phase-result", phase: name });
       if (typeof r.reason === "string") tpl(`${base}/next/${i}/reason`, "phase-result", name);

@@ -89,6 +89,7 @@ const snapshotShape = obj({
   iterationChanges: stringList,
   history: arrayOf(historyEntry),
   filesChanged: optional(recordOf(count)),
+  visits: optional(recordOf(count)),
   lastFailure: nullable(obj({ phase: str, iteration: count, error: str, exit_code: nullable(num), output_tail: str, message: str })),
   counters: obj({ consecutiveFailures: count, noProgress: count, phaseFailures: recordOf(count), phasesRun: count, retries: count }),
   tokens: num,

@@ -8,6 +8,8 @@ export function eventForEffect(e: Effect, s: Snapshot): EventInput | undefined {
   switch (e.type) {
     case "phase.skipped":
       return { type: "phase.skipped", iteration: e.iteration, phase: e.phase, reason: e.reason };
+    case "phase.exhausted":
+      return { type: "note", level: "warning", message: `phase "${e.phase}" was entered ${e.visits} time${e.visits === 1 ? "" : "s"} this iteration (max_visits): ${e.goto ? `going to "${e.goto}"` : `stopping ${e.stop}`}: ${e.reason}` };
     case "phase.error":
       return { type: "note", level: "warning", message: e.message };
     case "note":

@@ -1,0 +1,79 @@
+/**
+ * Every cycle of the phase graph must be bounded. `max_iterations` is counted
+ * at the loop head only, so a cycle that can repeat without passing through
+ * the head (`fix → test → fix`, `implement → implement`) needs `max_visits`
+ * on one of its phases, or nothing but `max_duration` or a breaker ends it.
+ */
+import type { Diagnostic } from "../diagnostics/diagnostic.ts";
+import type { PipelineDoc } from "./spec.ts";
+import { diag, esc, phaseSuccessors, rulesOf, type RuleContext } from "./validate-pipeline.ts";
+
+/** Cycles that avoid the loop head and every phase with `max_visits`, one per phase that would bound it. */
+export function unboundedCycles(doc: PipelineDoc): string[][] {
+  const names = Object.keys(doc.phases ?? {});
+  if (names.length === 0) return [];
+  const edges = phaseSuccessors(doc);
+  const bounded = new Set<string>([names[0]!]);
+  for (const [name, phase] of Object.entries(doc.phases)) if (typeof phase?.max_visits === "number") bounded.add(name);
+  const order = new Map(names.map((n, i) => [n, i]));
+  const found: string[][] = [];
+  // report a cycle, count its first phase as bounded, look again: the phases named bound them all
+  for (;;) {
+    const cycle = firstCycle(names, edges, bounded, order);
+    if (!cycle) return found;
+    found.push(cycle);
+    bounded.add(cycle[0]!);
+  }
+}
+
+/** The shortest cycle through the earliest phase (in file order) that lies on any cycle of the unbounded phases. */
+function firstCycle(names: string[], edges: Map<string, Set<string>>, bounded: Set<string>, order: Map<string, number>): string[] | undefined {
+  const next = (n: string) => [...(edges.get(n) ?? [])].filter((m) => order.has(m) && !bounded.has(m)).sort((a, b) => order.get(a)! - order.get(b)!);
+  for (const start of names) {
+    if (bounded.has(start)) continue;
+    // breadth-first from start back to start
+    const parent = new Map<string, string>();
+    const queue = [start];
+    for (let i = 0; i < queue.length; i++) {
+      const n = queue[i]!;
+      for (const m of next(n)) {
+        if (m === start) {
+          const path = [n];
+          while (path[0] !== start) path.unshift(parent.get(path[0]!)!);
+          return path;
+        }
+        if (!parent.has(m)) {
+          parent.set(m, n);
+          queue.push(m);
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+export function checkCycles(ctx: RuleContext): Diagnostic[] {
+  const { doc } = ctx;
+  const head = Object.keys(doc.phases ?? {})[0];
+  return unboundedCycles(doc).map((cycle) => {
+    const first = cycle[0]!;
+    const last = cycle[cycle.length - 1]!;
+    const shown = [...cycle, first].map((n) => `"${n}"`).join(" → ");
+    const pointer = edgePointer(doc, last, first);
+    return diag(ctx, "UNBOUNDED_CYCLE", pointer.pointer, `the cycle ${shown} can repeat without passing through the loop head "${head}", and no phase on it has max_visits`, {
+      mode: pointer.mode,
+      hint: `bound it: give "${first}" \`max_visits: 3\` and \`exhausted: { stop: blocked }\` (or \`exhausted: { goto: PHASE }\`), or route the cycle through "${head}"`,
+    });
+  });
+}
+
+/** Where the edge from `from` to `to` is written: the rule's goto, the `next` string, or the phase itself (fall-through). */
+function edgePointer(doc: PipelineDoc, from: string, to: string): { pointer: string; mode: "key" | "value" } {
+  const phase = doc.phases[from]!;
+  const base = `/phases/${esc(from)}`;
+  if (typeof phase.next === "string" && phase.next === to) return { pointer: `${base}/next`, mode: "value" };
+  const i = rulesOf(phase).findIndex((r) => r.goto === to);
+  if (Array.isArray(phase.next) && i >= 0) return { pointer: `${base}/next/${i}/goto`, mode: "value" };
+  if (phase.exhausted?.goto === to) return { pointer: `${base}/exhausted/goto`, mode: "value" };
+  return { pointer: base, mode: "key" };
+}
