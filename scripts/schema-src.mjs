@@ -11,14 +11,22 @@ const errorClasses = ["timeout", "idle_timeout", "exit_nonzero", "output_invalid
 
 const schema = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
-  $id: "https://phaseloop.dev/schemas/pipeline.schema.json",
   title: "phaseloop pipeline (format v1)",
   description: "An agentic coding loop: its phases, the agent or command each runs, tool allowlists, how results are read, where control goes next, and when to stop.",
   type: "object",
   additionalProperties: false,
-  required: ["phaseloop", "name", "phases", "stop"],
+  required: ["phaseloop", "name"],
+  // a pipeline that extends another takes its phases and stop from it
+  if: { not: { required: ["extends"] } },
+  then: { required: ["phases", "stop"] },
   properties: {
     $schema: d("The JSON Schema this file follows, for editors.", { type: "string" }),
+    extends: d("A pipeline this one is built on: \"./base.yaml\" (relative to this file) or a file of an installed package (\"@acme/loops/execute-review.yaml\"). Maps merge key by key and this file wins; lists are replaced whole; `null` removes a phase, agent, tool set or param.", {
+      type: "string", minLength: 1, examples: ["./shared/execute-review.yaml", "phaseloop/execute-review.yaml"],
+    }),
+    include: d("Files whose `agents`, `tools` and `params` are merged into this pipeline (this file wins; a name defined by two of them is an error).", {
+      type: "array", items: { type: "string", minLength: 1 }, examples: [["./shared/agents.yaml"]],
+    }),
     phaseloop: d("Format version of this file. Always 1.", { const: 1, examples: [1] }),
     name: d("The pipeline's name, in kebab-case. Shown in progress output and recorded in each run.", {
       type: "string", pattern: "^[a-z][a-z0-9]*(-[a-z0-9]+)*$", examples: ["execute-review"],

@@ -13,6 +13,7 @@
  * Everything not exported here is internal and may change.
  */
 import { readFile } from "node:fs/promises";
+import process from "node:process";
 import type { ReadHost } from "./pipeline/load-pipeline.ts";
 
 // ── the format ───────────────────────────────────────────────────────────────
@@ -27,6 +28,9 @@ export { formatDiagnostic, toJsonDiagnostic, sortDiagnostics, SourceMap, type Co
 
 /** Reads files from disk for `loadPipeline` (undefined when a file does not exist). */
 export const nodeReadHost: ReadHost = {
+  get cwd() {
+    return process.cwd();
+  },
   async readFile(path: string) {
     try {
       return await readFile(path, "utf8");

@@ -1,7 +1,7 @@
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { compilePipeline } from "../machine/compile-pipeline.ts";
 import { formatDot, formatMermaid } from "../machine/format-graph.ts";
-import { loadPipeline } from "../pipeline/load-pipeline.ts";
+import { loadPipeline, sourceTexts } from "../pipeline/load-pipeline.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 import { fsReadHost } from "./validate.ts";
@@ -28,7 +28,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   const loaded = await loadPipeline(parsed.args.positionals[0]!, fsReadHost);
-  await printDiagnostics(io, loaded.diagnostics, { [loaded.file]: loaded.text, ...loaded.promptFiles });
+  await printDiagnostics(io, loaded.diagnostics, sourceTexts(loaded));
   if (hasErrors(loaded.diagnostics) || !loaded.doc) return 2;
   const compiled = compilePipeline(loaded.doc, { promptFiles: loaded.promptFiles, file: loaded.file });
   if (!compiled.machine) {

@@ -3,6 +3,7 @@ import { createReporter, REPORTER_KINDS, type ReporterKind } from "../reporters/
 import type { StartOutcome } from "../run/start-run.ts";
 import type { CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
+import { sourceTexts } from "../pipeline/load-pipeline.ts";
 
 /**
  * SIGINT, SIGTERM and SIGHUP (a closed terminal) abort the run: the phase's
@@ -43,7 +44,7 @@ export function parseReporter(value: string | undefined): ReporterKind | undefin
 export async function finish(io: CliIo, outcome: StartOutcome, command: string): Promise<number> {
   switch (outcome.kind) {
     case "invalid":
-      await printDiagnostics(io, outcome.diagnostics, outcome.loaded ? { [outcome.loaded.file]: outcome.loaded.text, ...outcome.loaded.promptFiles } : {});
+      await printDiagnostics(io, outcome.diagnostics, outcome.loaded ? sourceTexts(outcome.loaded) : {});
       return 2;
     case "usage":
       io.stderr(`phaseloop ${command}: ${outcome.message}\n`);

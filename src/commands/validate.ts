@@ -1,6 +1,7 @@
+import process from "node:process";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { SourceMap, sortDiagnostics, toJsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
-import { loadPipeline, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
+import { loadPipeline, sourceTexts, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
@@ -12,7 +13,9 @@ express) and prints every problem as file:line:col: error CODE message.
 Exit 0 when all are valid (warnings allowed), 2 when any has an error.
 `;
 
-export const fsReadHost = { readFile: async (path: string) => readSourceFile(path) };
+export const fsReadHost = { readFile: async (path: string) => readSourceFile(path), get cwd() {
+    return process.cwd();
+  } };
 
 /** `phaseloop validate PIPELINE...` */
 export async function main(argv: string[], io: CliIo): Promise<number> {
@@ -35,14 +38,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const failed = results.some((r) => hasErrors(r.diagnostics));
   if (parsed.args.flags.has("--json")) {
     const out = results.map((r) => {
-      const sources = new SourceMap({ [r.file]: r.text, ...definedOnly(r.promptFiles) });
+      const sources = new SourceMap(definedOnly(sourceTexts(r)));
       return { file: r.file, valid: !hasErrors(r.diagnostics), diagnostics: sortDiagnostics(r.diagnostics).map((d) => toJsonDiagnostic(d, sources)) };
     });
     io.stdout(JSON.stringify(out, null, 2) + "\n");
     return failed ? 2 : 0;
   }
   for (const r of results) {
-    await printDiagnostics(io, r.diagnostics, { [r.file]: r.text, ...r.promptFiles });
+    await printDiagnostics(io, r.diagnostics, sourceTexts(r));
     const errors = r.diagnostics.filter((d) => d.severity === "error").length;
     const warnings = r.diagnostics.length - errors;
     if (errors === 0) io.stdout(`${r.file}: valid${warnings ? ` (${warnings} warning${warnings === 1 ? "" : "s"})` : ""}\n`);

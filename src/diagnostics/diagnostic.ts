@@ -41,6 +41,12 @@ export const DIAGNOSTIC_CODES = [
   "FILE_NOT_FOUND",
   "YAML_SYNTAX",
   "YAML_DUPLICATE_KEY",
+  // extends and include
+  "EXTENDS_NOT_FOUND",
+  "EXTENDS_CYCLE",
+  "INCLUDE_KEY",
+  "INCLUDE_CONFLICT",
+  "OVERRIDE_UNKNOWN",
   // the schema
   "SCHEMA_VERSION",
   "SCHEMA_REQUIRED",

@@ -1,6 +1,7 @@
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { parsePipelineText, type ParsedText } from "./parse-pipeline-text.ts";
+import { composePipeline, locate, namesOtherFiles, type SourceFile } from "./resolve-extends.ts";
 import type { PipelineDoc } from "./spec.ts";
 import { validateSchema } from "./validate-schema.ts";
 import { promptFilesOf, validatePipeline } from "./validate-pipeline.ts";
@@ -14,12 +15,25 @@ export interface LoadedPipeline {
   diagnostics: Diagnostic[];
   /** Prompt files by resolved path (undefined when missing). */
   promptFiles: Record<string, string | undefined>;
+  /** The pipeline file and every file it extends or includes, the pipeline first. */
+  files?: SourceFile[];
+  /** The merged document as data, when the pipeline extends or includes other files. */
+  merged?: unknown;
+}
+
+/** The texts of every file a loaded pipeline's diagnostics may point into. */
+export function sourceTexts(loaded: LoadedPipeline): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { [loaded.file]: loaded.text, ...loaded.promptFiles };
+  for (const f of loaded.files ?? []) out[f.file] ??= f.text;
+  return out;
 }
 
 /** What loading needs from the world: reading a file (undefined when it does not exist). */
 export interface ReadHost {
   /** `problem`: the file exists but cannot be a pipeline or prompt (a FIFO, a device, too large). */
   readFile(path: string): Promise<string | undefined | { problem: string }>;
+  /** The current directory (absolute): packages named by `extends:` are looked up from it upward. */
+  cwd?: string;
 }
 
 /**
@@ -50,6 +64,7 @@ export async function loadPipeline(file: string, host: ReadHost): Promise<Loaded
     return { file, text: "", diagnostics: [{ code: text === undefined ? "FILE_NOT_FOUND" : "FILE_UNREADABLE", severity: "error", message, file, start: 0, end: 0 }], promptFiles: {} };
   }
   const parsed = parsePipelineText(text, file);
+  if (!hasErrors(parsed.diagnostics) && namesOtherFiles(parsed.value) && parsed.document) return loadComposed(file, text, parsed, host);
   const promptFiles: Record<string, string | undefined> = {};
   const problems = new Map<string, string>();
   for (const path of promptFilesOf(parsed.value, file)) {
@@ -58,11 +73,35 @@ export async function loadPipeline(file: string, host: ReadHost): Promise<Loaded
     promptFiles[path] = typeof read === "string" ? read : undefined;
   }
   const loaded = validateParsed(parsed, text, file, promptFiles);
+  explainUnreadable(loaded, problems);
+  return loaded;
+}
+
+/** A pipeline that extends or includes other files: merge them, validate the result, locate each problem in its own file. */
+async function loadComposed(file: string, text: string, parsed: ParsedText, host: ReadHost): Promise<LoadedPipeline> {
+  const composed = await composePipeline(file, text, parsed.document!, host);
+  const result: LoadedPipeline = { file, text, diagnostics: [...parsed.diagnostics, ...composed.diagnostics], promptFiles: {}, files: composed.files };
+  if (hasErrors(composed.diagnostics) || composed.value === undefined) return result;
+  result.merged = composed.value;
+  const problems = new Map<string, string>();
+  for (const path of promptFilesOf(composed.value, file)) {
+    const read = await host.readFile(path);
+    if (typeof read === "object") problems.set(path, read.problem);
+    result.promptFiles[path] = typeof read === "string" ? read : undefined;
+  }
+  const merged: ParsedText = { document: composed.document, value: composed.value, diagnostics: [] };
+  const checked = validateParsed(merged, composed.text, file, result.promptFiles);
+  result.doc = checked.doc;
+  result.diagnostics.push(...checked.diagnostics.map((d) => locate(d, composed, file)));
+  explainUnreadable(result, problems);
+  return result;
+}
+
+function explainUnreadable(loaded: LoadedPipeline, problems: Map<string, string>): void {
   // a prompt that exists but cannot be read says so, where the missing one would
   for (const d of loaded.diagnostics) {
     if (d.code !== "PROMPT_NOT_FOUND") continue;
     const path = [...problems.keys()].find((p) => d.message.includes(`"${p}"`));
     if (path !== undefined) Object.assign(d, { code: "FILE_UNREADABLE", message: `prompt file: ${problems.get(path)}`, hint: "a prompt file is a regular text file of at most 2 MB" });
   }
-  return loaded;
 }

@@ -34,6 +34,10 @@ export type ErrorClass =
 export interface PipelineDoc {
   /** Format version; always 1. */
   phaseloop: 1;
+  /** A base pipeline this file extends (merged away: absent from a loaded document). */
+  extends?: string;
+  /** Files whose agents, tools and params are merged in (merged away, like `extends`). */
+  include?: string[];
   /** kebab-case name. */
   name: string;
   description?: string;

@@ -19,7 +19,7 @@ const validateFn = validateGenerated as unknown as ((data: unknown) => boolean) 
 // would need the schema at run time; the generated validator only names the
 // offending key, so the allowed keys for did-you-mean come from this table.
 const ALLOWED: Record<string, string[]> = {
-  "#": ["$schema", "phaseloop", "name", "description", "params", "agents", "tools", "env", "phases", "stop", "tasks", "hooks"],
+  "#": ["$schema", "phaseloop", "extends", "include", "name", "description", "params", "agents", "tools", "env", "phases", "stop", "tasks", "hooks"],
   param: ["type", "default", "description", "enum", "required"],
   agent: ["preset", "command", "prompt_via", "prompt_flag", "model", "args", "env", "output_format", "timeout", "idle_timeout", "base_url", "api_key_env", "transient", "description"],
   toolSet: ["read", "write", "bash", "mcp", "on_violation", "description"],

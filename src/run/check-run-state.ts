@@ -19,6 +19,7 @@ export const checkRunInfo: Check = obj({
   started_at: str,
   agents: optional(recordOf(str)),
   max_iterations: count,
+  files: optional(arrayOf(obj({ path: str, role: str, sha256: str, package: optional(str), version: optional(str) }))),
 });
 
 const stringList = arrayOf(str);

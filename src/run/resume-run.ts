@@ -19,7 +19,7 @@ import type { Checkpoint } from "./checkpoint.ts";
 import { checkBaselineFile, checkPhasesDir, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type IterationLogScan, type JsonlScan, type StateProblem, forceHint } from "./read-run-state.ts";
 import { readLoggedEvents, rebuildCheckpoint, runInfoFromLog } from "./rebuild-checkpoint.ts";
 import type { Reporter } from "./run-events.ts";
-import { pipelineHash, type RunInfo } from "./run-info.ts";
+import { changedFiles, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
 import { Runner } from "./run-pipeline.ts";
 import { compileFile, leftoverNote, pickEnv, type StartOutcome } from "./start-run.ts";
 
@@ -70,9 +70,11 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
 
   const { loaded, machine, diagnostics } = await compileFile(info.file);
   if (!machine) return { kind: "invalid", diagnostics, loaded };
-  const hash = pipelineHash(loaded.file, loaded.text, loaded.promptFiles);
+  const hash = pipelineHash(loaded.file, loaded.text, loaded.promptFiles, (loaded.files ?? []).slice(1));
   if (hash !== info.hash && !o.force) {
-    return { kind: "usage", message: `the pipeline ${info.file} changed since run ${runId} started; resume with --force to continue with the new version` };
+    const which = changedFiles(info.files, runFiles(loaded));
+    const detail = which && which.length ? ` (${which.join("; ")})` : "";
+    return { kind: "usage", message: `the pipeline ${info.file} changed since run ${runId} started${detail}; resume with --force to continue with the new version` };
   }
   const read = readCheckpoint(dir, runId, machine, info.file);
   let cp: Checkpoint;

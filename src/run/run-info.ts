@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { dirname, relative, resolve } from "node:path";
 import type { JsonValue } from "../expr/index.ts";
+import type { LoadedPipeline } from "../pipeline/load-pipeline.ts";
 
 /** What run.json records. */
 export interface RunInfo {
@@ -15,11 +16,54 @@ export interface RunInfo {
   started_at: string;
   agents: Record<string, string>;
   max_iterations: number;
+  /** Every file the pipeline was read from: the pipeline, what it extends and includes, its prompts. */
+  files?: RunFile[];
 }
 
-/** Hash of the pipeline and its prompt files: resume refuses a changed pipeline. */
-export function pipelineHash(file: string, text: string, promptFiles: Record<string, string | undefined>): string {
+/** One file a run's pipeline was read from. */
+export interface RunFile {
+  /** Absolute path. */
+  path: string;
+  role: "pipeline" | "extends" | "include" | "prompt";
+  sha256: string;
+  /** The package the file came from, and its version, for a file named by package. */
+  package?: string;
+  version?: string;
+}
+
+/** The files a loaded pipeline was read from, each with its hash. */
+export function runFiles(loaded: LoadedPipeline): RunFile[] {
+  const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+  const out: RunFile[] = [];
+  const sources = loaded.files ?? [{ path: loaded.file, text: loaded.text, role: "pipeline" as const }];
+  for (const f of sources) {
+    out.push({ path: resolve(f.path), role: f.role, sha256: sha(f.text), ...("package" in f && f.package ? { package: f.package.name, ...(f.package.version ? { version: f.package.version } : {}) } : {}) });
+  }
+  for (const [path, text] of Object.entries(loaded.promptFiles)) out.push({ path: resolve(path), role: "prompt", sha256: text === undefined ? "missing" : sha(text) });
+  return out;
+}
+
+/** Which of a run's files changed since, in words; undefined when none did (or the run recorded none). */
+export function changedFiles(before: RunFile[] | undefined, now: RunFile[]): string[] | undefined {
+  if (!before) return undefined;
+  const out: string[] = [];
+  const byPath = new Map(now.map((f) => [f.path, f]));
+  for (const f of before) {
+    const n = byPath.get(f.path);
+    const pkg = f.package ? ` (${f.package}${f.version ? ` ${f.version}` : ""}${n?.version && n.version !== f.version ? ` → ${n.version}` : ""})` : "";
+    if (!n) out.push(`${f.path}${pkg} is no longer used`);
+    else if (n.sha256 !== f.sha256) out.push(`${f.path}${pkg} changed`);
+  }
+  const known = new Set(before.map((f) => f.path));
+  for (const f of now) if (!known.has(f.path)) out.push(`${f.path} is now used too`);
+  return out;
+}
+
+/** Hash of the pipeline, its prompt files and the files it extends or includes: resume refuses a changed pipeline. */
+export function pipelineHash(file: string, text: string, promptFiles: Record<string, string | undefined>, others: readonly { path: string; text: string }[] = []): string {
   const h = createHash("sha256").update(text);
+  // a base or include by its path relative to the pipeline, as prompts are
+  for (const o of others) h.update(`\0extends\0${relative(dirname(resolve(file)), resolve(o.path))}\0${o.text}`);
   // prompt files by their path relative to the pipeline, however the pipeline was named
   const base = dirname(resolve(file));
   const entries = Object.entries(promptFiles).map(([k, v]) => [relative(base, resolve(k)), v ?? ""] as const);

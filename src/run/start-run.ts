@@ -4,6 +4,7 @@
  * (resume-run.ts continues them).
  */
 import { existsSync, statSync } from "node:fs";
+import process from "node:process";
 import { dirname, join, resolve } from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
@@ -20,11 +21,11 @@ import { loadTasks, TaskSourceError } from "./load-tasks.ts";
 import type { Reporter } from "./run-events.ts";
 import { agentVersions } from "./agent-versions.ts";
 import type { Checkpoint } from "./checkpoint.ts";
-import { pipelineHash, type RunInfo } from "./run-info.ts";
+import { pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
 import { Runner, type RunResult } from "./run-pipeline.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 
-const readHost = { readFile: async (path: string) => readSourceFile(path) };
+const readHost = { readFile: async (path: string) => readSourceFile(path), get cwd() { return process.cwd(); } };
 
 export type StartOutcome =
   | { kind: "invalid"; diagnostics: Diagnostic[]; loaded?: LoadedPipeline; message?: string }
@@ -102,13 +103,14 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       run_id: runId,
       pipeline: machine.name,
       file,
-      hash: pipelineHash(loaded.file, loaded.text, loaded.promptFiles),
+      hash: pipelineHash(loaded.file, loaded.text, loaded.promptFiles, (loaded.files ?? []).slice(1)),
       version: VERSION,
       params: resolved.params,
       workdir,
       started_at: new Date().toISOString(),
       agents: agentVersions(machine),
       max_iterations: snapshot.limits.maxIterations,
+      files: runFiles(loaded),
     };
     // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
     const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
