@@ -6,11 +6,14 @@ import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 
-const USAGE = `Usage: phaseloop validate PIPELINE... [--json]
+const USAGE = `Usage: phaseloop validate PIPELINE... [--json] [--print]
 
 Checks each pipeline (YAML, the schema, and the rules the schema cannot
 express) and prints every problem as file:line:col: error CODE message.
 Exit 0 when all are valid (warnings allowed), 2 when any has an error.
+
+  --print   print each pipeline as phaseloop reads it: with the files it
+            extends and includes merged in (YAML, on stdout)
 `;
 
 export const fsReadHost = { readFile: async (path: string) => readSourceFile(path), get cwd() {
@@ -23,7 +26,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stdout(USAGE);
     return 0;
   }
-  const parsed = parseCommandArgs(argv, ["--json"], []);
+  const parsed = parseCommandArgs(argv, ["--json", "--print"], []);
   if (!parsed.ok) {
     io.stderr(`phaseloop validate: ${parsed.message}\n${USAGE}`);
     return 2;
@@ -44,8 +47,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stdout(JSON.stringify(out, null, 2) + "\n");
     return failed ? 2 : 0;
   }
+  const print = parsed.args.flags.has("--print");
   for (const r of results) {
     await printDiagnostics(io, r.diagnostics, sourceTexts(r));
+    if (print && (r.merged ?? r.doc) !== undefined) {
+      const { stringify } = await import("yaml");
+      io.stdout(`${results.length > 1 ? `# ${r.file}\n` : ""}${stringify(r.merged ?? r.doc, { lineWidth: 0 })}`);
+      continue;
+    }
     const errors = r.diagnostics.filter((d) => d.severity === "error").length;
     const warnings = r.diagnostics.length - errors;
     if (errors === 0) io.stdout(`${r.file}: valid${warnings ? ` (${warnings} warning${warnings === 1 ? "" : "s"})` : ""}\n`);

@@ -76,6 +76,8 @@ export interface JsonDiagnostic {
   message: string;
   hint: string | null;
   pointer: string | null;
+  /** Notes at other places: the files that led to this one (extends, include), a first definition. */
+  related?: { file: string | null; line: number; column: number; message: string }[];
 }
 
 /** Diagnostics as data, for `--json`. */
@@ -94,6 +96,14 @@ export function toJsonDiagnostic(d: Diagnostic, sources: SourceMap): JsonDiagnos
     message: d.message,
     hint: d.hint ?? null,
     pointer: d.pointer ?? null,
+    ...(d.related?.length
+      ? {
+          related: d.related.map((r) => {
+            const p = sources.counter(r.file ?? d.file)?.position(r.start) ?? { line: 1, col: 1 };
+            return { file: r.file ?? d.file ?? null, line: p.line, column: p.col, message: r.message };
+          }),
+        }
+      : {}),
   };
 }
 

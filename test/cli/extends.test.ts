@@ -1,0 +1,92 @@
+import { readFileSync, readdirSync, writeFileSync, appendFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cli, ensureBuilt, tempDir, write } from "./cli-helpers.ts";
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+/** A recipe package in node_modules, as a team would publish it. */
+function acme(dir: string, version = "1.4.2") {
+  write(dir, {
+    "node_modules/@acme/loops/package.json": JSON.stringify({ name: "@acme/loops", version, exports: { "./*.yaml": "./pipelines/*.yaml", "./package.json": "./package.json" }, phaseloop: { recipes: "pipelines" } }),
+    "node_modules/@acme/loops/pipelines/check-loop.yaml": [
+      "phaseloop: 1",
+      "name: check-loop",
+      "description: Run a check until it passes",
+      "include: [./catalogue.yaml]",
+      "params:",
+      "  marker: { type: string, default: .once }",
+      "phases:",
+      "  check:",
+      '    run: [sh, "{{ pipeline.dir }}/scripts/check.sh", "{{ params.marker }}"]',
+      "    next:",
+      '      - if: "phases.check.exit_code == 0"',
+      "        stop: complete",
+      "stop: { max_iterations: 3 }",
+      "",
+    ].join("\n"),
+    "node_modules/@acme/loops/pipelines/catalogue.yaml": "agents:\n  worker: { command: [sh, -c, 'echo hi'] }\ntools:\n  edit: { read: ['**'], write: ['src/**'] }\n",
+    // the first time it runs it interrupts phaseloop (its parent), as a closed terminal would
+    "node_modules/@acme/loops/pipelines/scripts/check.sh": 'test -f "$1" || { touch "$1"; kill -TERM $PPID; sleep 5; }\n',
+  });
+}
+
+describe("extends from a package and from relative paths, on the CLI", () => {
+  it("validates, prints the merged pipeline, and locates a problem in the base with the chain", () => {
+    const dir = tempDir();
+    acme(dir);
+    write(dir, { "pipelines/ours.yaml": 'phaseloop: 1\nname: ours\nextends: "@acme/loops/check-loop.yaml"\nparams: { marker: { default: .done } }\nstop: { max_iterations: 5 }\n' });
+    const ok = cli(["validate", "pipelines/ours.yaml"], dir);
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    const printed = cli(["validate", "--print", "pipelines/ours.yaml"], dir);
+    expect(printed.code).toBe(0);
+    expect(printed.stdout).toContain("name: ours");
+    expect(printed.stdout).toContain("default: .done");
+    expect(printed.stdout).toContain("max_iterations: 5");
+    expect(printed.stdout).toContain("{{ pipeline.dir }}/../node_modules/@acme/loops/pipelines/scripts/check.sh");
+    expect(printed.stdout).toMatch(/worker:/);
+
+    const base = join(dir, "node_modules/@acme/loops/pipelines/check-loop.yaml");
+    writeFileSync(base, readFileSync(base, "utf8").replace("phases.check.exit_code", "phases.chek.exit_code"));
+    const bad = cli(["validate", "pipelines/ours.yaml"], dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^node_modules\/@acme\/loops\/pipelines\/check-loop\.yaml:11:21: error EXPR_UNKNOWN_PHASE unknown phase "chek"/m);
+    expect(bad.stderr).toContain("note: extended by pipelines/ours.yaml (pipelines/ours.yaml:3:10)");
+    const json = JSON.parse(cli(["validate", "--json", "pipelines/ours.yaml"], dir).stdout);
+    expect(json[0].diagnostics[0]).toMatchObject({ file: "node_modules/@acme/loops/pipelines/check-loop.yaml", line: 11, related: [{ file: "pipelines/ours.yaml", line: 3, column: 10 }] });
+  });
+
+  it("a problem in an included file, two levels down, names both files that led there", () => {
+    const dir = tempDir();
+    acme(dir);
+    appendFileSync(join(dir, "node_modules/@acme/loops/pipelines/catalogue.yaml"), "  lok: { red: ['**'] }\n");
+    write(dir, { "ours.yaml": 'phaseloop: 1\nname: ours\nextends: "@acme/loops/check-loop.yaml"\n' });
+    const r = cli(["validate", "ours.yaml"], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^node_modules\/@acme\/loops\/pipelines\/catalogue\.yaml:5:10: error SCHEMA_UNKNOWN_KEY/m);
+    expect(r.stderr).toContain("note: included by node_modules/@acme/loops/pipelines/check-loop.yaml (node_modules/@acme/loops/pipelines/check-loop.yaml:4:11)");
+    expect(r.stderr).toContain("note: extended by ours.yaml (ours.yaml:3:10)");
+  });
+
+  it("records every file with its hash and package version; resume refuses when a base changed", () => {
+    const dir = tempDir();
+    acme(dir);
+    write(dir, { "ours.yaml": 'phaseloop: 1\nname: ours\nextends: "@acme/loops/check-loop.yaml"\n' });
+    expect(cli(["run", "ours.yaml", "--reporter", "plain"], dir).code).toBe(130);
+    const runs = readdirSync(join(dir, ".phaseloop/runs"));
+    const info = JSON.parse(readFileSync(join(dir, ".phaseloop/runs", runs[0]!, "run.json"), "utf8"));
+    expect(info.files.map((f: { role: string; package?: string; version?: string }) => [f.role, f.package, f.version])).toEqual([
+      ["pipeline", undefined, undefined],
+      ["extends", "@acme/loops", "1.4.2"],
+      ["include", "@acme/loops", "1.4.2"],
+    ]);
+    expect(info.files[1].sha256).toMatch(/^[0-9a-f]{64}$/);
+
+    appendFileSync(join(dir, "node_modules/@acme/loops/pipelines/catalogue.yaml"), "# a new version\n");
+    const refused = cli(["resume"], dir);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/changed since run .* started \(.*catalogue\.yaml \(@acme\/loops 1\.4\.2\) changed\); resume with --force/);
+    expect(cli(["resume", "--force", "--reporter", "plain"], dir).code).toBe(0);
+  });
+});
