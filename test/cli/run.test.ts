@@ -272,7 +272,7 @@ stop: { max_iterations: 1 }
     writeFileSync(join(dir, "step.md"), "Changed prompt for {{ params.file }}.\n");
     const refused = cli(["resume"], dir);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/changed since run .* started; resume with --force/);
+    expect(refused.stderr).toMatch(/changed since run .* started \(.*step\.md changed\); resume with --force/);
     expect(cli(["resume", "--force"], dir).code).toBe(0);
   }, 60_000);
 });
