@@ -11,6 +11,8 @@ import { resolve, dirname } from "node:path";
 import type { CliIo } from "./cli-io.ts";
 import { finish, interruptSignal, parseReporter, reporterFactory } from "./run-common.ts";
 import { keepHeapSteady } from "../runtime/steady-heap.ts";
+import { hasErrors } from "../diagnostics/diagnostic.ts";
+import { printDiagnostics } from "./print-diagnostics.ts";
 
 const USAGE = `Usage: phaseloop run PIPELINE [options]
 
@@ -86,7 +88,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, env: io.env, reporter: reporterFactory(kind, io), signal });
     if (outcome.kind === "dry-run") {
       io.stdout(dryRunText(outcome.machine, outcome.params, resolve(io.cwd, workdir), maxIterations));
-      return 0;
+      // what preflight found, as a run would report it before starting
+      await printDiagnostics(io, outcome.diagnostics, { [outcome.loaded.file]: outcome.loaded.text });
+      return hasErrors(outcome.diagnostics) ? 2 : 0;
     }
     return await finish(io, outcome, "run");
   } finally {

@@ -89,6 +89,7 @@ export const DIAGNOSTIC_CODES = [
   "TASK_SOURCE",
   "EMPTY_COMMAND",
   // running
+  "AGENT_NOT_FOUND",
   "PARAM_INVALID",
   "RUN_STATE_INVALID",
   "LOCK_INVALID",

@@ -21,7 +21,8 @@ import { readLoggedEvents, rebuildCheckpoint, runInfoFromLog } from "./rebuild-c
 import type { Reporter } from "./run-events.ts";
 import { changedFiles, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
 import { Runner } from "./run-pipeline.ts";
-import { compileFile, leftoverNote, pickEnv, type StartOutcome } from "./start-run.ts";
+import { compileFile, leftoverNote, pickEnv, preflightRun, type StartOutcome } from "./start-run.ts";
+import { hasErrors } from "../diagnostics/diagnostic.ts";
 
 export interface ResumeOptions {
   runId?: string;
@@ -76,6 +77,8 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     const detail = which && which.length ? ` (${which.join("; ")})` : "";
     return { kind: "usage", message: `the pipeline ${info.file} changed since run ${runId} started${detail}; resume with --force to continue with the new version` };
   }
+  const preflight = await preflightRun(machine, loaded, info.params, info.workdir, o.env);
+  if (hasErrors(preflight.diagnostics)) return { kind: "invalid", diagnostics: preflight.diagnostics, loaded };
   const read = readCheckpoint(dir, runId, machine, info.file);
   let cp: Checkpoint;
   const notes: string[] = [];

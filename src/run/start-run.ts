@@ -19,7 +19,8 @@ import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
 import { stopRunProcesses } from "../runtime/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
 import type { Reporter } from "./run-events.ts";
-import { agentVersions } from "./agent-versions.ts";
+import { runPreflight, type PreflightResult } from "./preflight.ts";
+import { createPreflightHost } from "../runtime/preflight-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
 import { Runner, type RunResult } from "./run-pipeline.ts";
@@ -32,7 +33,8 @@ export type StartOutcome =
   | { kind: "usage"; message: string }
   /** resume of a run that had already ended: nothing to do; its exit code stands */
   | { kind: "finished"; runId: string; message: string; exitCode: number }
-  | { kind: "dry-run"; machine: Machine; loaded: LoadedPipeline; params: Record<string, import("../pipeline/spec.ts").JsonValue> }
+  /** `diagnostics`: what preflight found (a run would stop on its errors before starting) */
+  | { kind: "dry-run"; machine: Machine; loaded: LoadedPipeline; params: Record<string, import("../pipeline/spec.ts").JsonValue>; diagnostics: Diagnostic[] }
   | { kind: "ran"; result: RunResult; runId: string }
   /** a file of the run's state, or the lock, cannot be used: printed as it is, exit 2 */
   | { kind: "state"; text: string };
@@ -68,7 +70,9 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
   if (!machine) return { kind: "invalid", diagnostics, loaded };
   const resolved = resolveParams(machine, o.params);
   if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: resolved.diagnostics.map((d) => ({ ...d, file: loaded.file })), loaded };
-  if (o.dryRun) return { kind: "dry-run", machine, loaded, params: resolved.params };
+  const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env);
+  if (o.dryRun) return { kind: "dry-run", machine, loaded, params: resolved.params, diagnostics: preflight.diagnostics };
+  if (hasErrors(preflight.diagnostics)) return { kind: "invalid", diagnostics: preflight.diagnostics, loaded };
 
   // read the task queue before anything is written: a bad source is an input error
   let tasks: TaskItem[] | undefined;
@@ -108,7 +112,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       params: resolved.params,
       workdir,
       started_at: new Date().toISOString(),
-      agents: agentVersions(machine),
+      agents: {},
       max_iterations: snapshot.limits.maxIterations,
       files: runFiles(loaded),
     };
@@ -120,6 +124,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     } catch (error) {
       return { kind: "state", text: `${runPath(workdir, runId)}: error RUN_STATE_INVALID cannot be created: ${(error as Error).message}\n  hint: phaseloop keeps its runs under ${join(workdir, ".phaseloop", "runs")}; make that a writable directory\n` };
     }
+    const versionsWritten = recordAgentVersions(store, info, preflight.versions);
     const reporter = o.reporter();
     const runner = new Runner({ machine, store, info, reporter, env: o.env, tasks, signal: o.signal }, snapshot, 0);
     const preface = [
@@ -141,12 +146,45 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(lock.tookOver.run_id, left) } as never);
     }
     const result = await runner.run({ type: "start", at: Date.now() }, preface);
+    await versionsWritten();
     store.close();
     await reporter.close();
     return { kind: "ran", result, runId };
   } finally {
     lock.release();
   }
+}
+
+/** Preflight on this machine: every agent's program can be found (see preflight.ts). */
+export function preflightRun(machine: Machine, loaded: LoadedPipeline, params: Record<string, import("../pipeline/spec.ts").JsonValue>, workdir: string, env: Record<string, string | undefined>): Promise<PreflightResult> {
+  return runPreflight({ machine, file: loaded.file, text: loaded.text, params, workdir }, createPreflightHost(env));
+}
+
+/** How long the end of a run waits for version reads still going (they never hold up its start). */
+const VERSION_WAIT_MS = 5_000;
+
+/**
+ * Writes the agents' versions into run.json as they arrive (`info` is
+ * updated in place). The returned function, called at the end of the run,
+ * waits a few seconds at most for reads still going, then stops writing.
+ */
+export function recordAgentVersions(store: RunStore, info: RunInfo, versions: Promise<Record<string, string>>): () => Promise<void> {
+  let closed = false;
+  const written = versions
+    .then((agents) => {
+      info.agents = agents;
+      if (!closed) store.writeRunInfo(info);
+    })
+    .catch(() => undefined);
+  return async () => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((r) => {
+      timer = setTimeout(r, VERSION_WAIT_MS);
+    });
+    await Promise.race([written, late]);
+    closed = true;
+    clearTimeout(timer);
+  };
 }
 
 export function leftoverNote(runId: string, pids: number[]): string {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { spawnSync } from "node:child_process";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { findRunProcesses } from "../../src/runtime/orphans.ts";
@@ -59,6 +60,54 @@ describe("phaseloop run: the hailstone recipe", () => {
     expect(r.stdout).toMatch(/loop head: step/);
     expect(r.stdout).toMatch(/step: \["node",".*hailstone\/agent\.mjs","hailstone\.txt","6"\] \(prompt on stdin\)/);
     expect(existsSync(join(dir, ".phaseloop"))).toBe(false);
+  });
+});
+
+describe("phaseloop run: preflight", () => {
+  const readme = `phaseloop: 1
+name: fix-the-tests
+agents:
+  worker: { preset: claude, model: sonnet }
+tools:
+  build: { read: ["**"], write: ["src/**", "test/**"], bash: ["npm test"] }
+phases:
+  execute:
+    agent: worker
+    tools: build
+    prompt: Make the tests pass.
+  verify:
+    run: npm test
+    next:
+      - if: exit_code == 0
+        stop: complete
+      - goto: execute
+stop:
+  max_iterations: 5
+  no_progress: 2
+`;
+  // a PATH with sh and node but no agent CLI
+  const bare = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin` };
+
+  it("stops a pipeline whose agent is not installed before anything runs: exit 2, located, no run folder", () => {
+    const dir = tempDir();
+    write(dir, { "fix.yaml": readme });
+    for (const args of [["run", "fix.yaml"], ["run", "fix.yaml", "--dry-run"]]) {
+      const r = cli(args, dir, bare);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^fix\.yaml:4:21: error AGENT_NOT_FOUND agent "worker" cannot start: the claude preset runs "claude"/m);
+      expect(r.stderr).toMatch(/hint: install Claude Code/);
+      expect(existsSync(join(dir, ".phaseloop"))).toBe(false);
+    }
+  });
+
+  it("runs once the program is on PATH, and records its version in run.json", () => {
+    const dir = tempDir();
+    write(dir, { "fix.yaml": readme.replace("    tools: build\n", "").replace("run: npm test", "run: 'true'"), "bin/claude.sh": "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '9.9.9 (Claude Code)'; exit 0; fi\necho '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\"}'\n" });
+    spawnSync("mv", [join(dir, "bin/claude.sh"), join(dir, "bin/claude")]);
+    const r = cli(["run", "fix.yaml", "--reporter", "plain"], dir, { PATH: `${join(dir, "bin")}:${bare.PATH}` });
+    expect(r.stderr).toBe("");
+    const info = JSON.parse(readFileSync(join(runDir(dir), "run.json"), "utf8")) as { agents: Record<string, string> };
+    expect(info.agents).toEqual({ worker: "9.9.9 (Claude Code)" });
   });
 });
 

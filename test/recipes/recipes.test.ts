@@ -1,5 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cli, ensureBuilt, events, git, ROOT, tempDir, write } from "../cli/cli-helpers.ts";
 
@@ -205,13 +207,20 @@ describe("generator-evaluator", () => {
 });
 
 describe("every recipe", () => {
+  // the recipes' default agents are Claude Code and Codex: a dry run checks that they are installed
+  const bin = tempDir();
+  for (const name of ["claude", "codex"]) {
+    write(bin, { [`${name}.sh`]: "#!/bin/sh\necho 1.0.0\n" });
+    spawnSync("mv", [join(bin, `${name}.sh`), join(bin, name)]);
+  }
+  const withClaude = { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` };
   for (const f of readdirSync(join(ROOT, "pipelines")).filter((x) => x.endsWith(".yaml"))) {
     it(`${f} documents itself and shows its commands on a dry run`, () => {
       const text = readFileSync(join(ROOT, "pipelines", f), "utf8");
       expect(text).toMatch(/^# yaml-language-server/);
       expect(text).toMatch(/# Params:/);
       expect(text).toMatch(/# Run:/);
-      const r = cli(["run", join(ROOT, "pipelines", f), "--dry-run", "--param", "goal=x"].filter((a, i, all) => !(f !== "plan-execute-review.yaml" && (a === "goal=x" || (a === "--param" && all[i + 1] === "goal=x")))), tempDir());
+      const r = cli(["run", join(ROOT, "pipelines", f), "--dry-run", "--param", "goal=x"].filter((a, i, all) => !(f !== "plan-execute-review.yaml" && (a === "goal=x" || (a === "--param" && all[i + 1] === "goal=x")))), tempDir(), withClaude);
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
     });

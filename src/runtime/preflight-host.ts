@@ -1,0 +1,53 @@
+/** The preflight host on a real machine: PATH lookups and version commands, all asynchronous. */
+import { execFile } from "node:child_process";
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
+import type { PreflightHost } from "../run/preflight.ts";
+
+/** How long a version command may take before it is recorded as unavailable. */
+const VERSION_TIMEOUT_MS = 15_000;
+
+export function createPreflightHost(env: Record<string, string | undefined>): PreflightHost {
+  return {
+    env,
+    findProgram: (program, cwd) => findProgram(program, cwd, env.PATH ?? ""),
+    readVersion: (argv, cwd) =>
+      new Promise((done) => {
+        try {
+          const child = execFile(argv[0]!, argv.slice(1), { cwd, timeout: VERSION_TIMEOUT_MS, encoding: "utf8", env: env as NodeJS.ProcessEnv, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+            const first = `${stdout}`.trim().split("\n")[0] || `${stderr}`.trim().split("\n")[0];
+            done(error || !first ? null : first.trim());
+          });
+          child.stdin?.end();
+          // a slow version command never keeps phaseloop alive once the run is over
+          child.unref();
+        } catch {
+          done(null);
+        }
+      }),
+  };
+}
+
+async function isExecutableFile(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.X_OK);
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** As a spawn finds a program: a name with a slash from `cwd`, otherwise along PATH. */
+export async function findProgram(program: string, cwd: string, path: string): Promise<string | null> {
+  if (program.includes("/")) {
+    const full = isAbsolute(program) ? program : resolve(cwd, program);
+    return (await isExecutableFile(full)) ? full : null;
+  }
+  for (const dir of path.split(delimiter)) {
+    if (dir === "") continue;
+    const full = join(resolve(cwd, dir), program);
+    if (await isExecutableFile(full)) return full;
+  }
+  return null;
+}
