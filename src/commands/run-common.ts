@@ -32,7 +32,28 @@ export function interruptSignal(): { signal: AbortSignal; dispose: () => void } 
 }
 
 export function reporterFactory(kind: ReporterKind, io: CliIo) {
-  return () => createReporter(kind, { stdout: { write: (s: string) => io.stdout(s) }, stderr: { write: (s: string) => io.stderr(s) }, isTTY: io.isTTY, columns: io.columns, color: io.color, env: io.env });
+  return () =>
+    createReporter(kind, {
+      stdout: { write: (s: string) => io.stdout(s) },
+      stderr: { write: (s: string) => io.stderr(s) },
+      isTTY: io.isTTY,
+      columns: io.columns,
+      color: io.color,
+      env: io.env,
+      terminal: io.isTTY ? liveTerminal() : undefined,
+    });
+}
+
+/** The terminal's size as it is now and word of a resize (the view follows it). */
+function liveTerminal() {
+  const stdout = process.stdout;
+  return {
+    size: () => ({ columns: stdout.columns || 80, rows: stdout.rows || 24 }),
+    onResize(listener: () => void): () => void {
+      stdout.on("resize", listener);
+      return () => stdout.off("resize", listener);
+    },
+  };
 }
 
 export function parseReporter(value: string | undefined): ReporterKind | undefined {

@@ -8,6 +8,7 @@ import { parseCommandArgs, writerOf } from "../reporters/command-io.ts";
 import type { CommandIo } from "../reporters/command-io.ts";
 import { formatClock, formatCost, formatCount, formatDuration, formatOutcome, paintFor, plural } from "../reporters/format-event-line.ts";
 import { readBreakers } from "../reporters/read-breakers.ts";
+import { formatFailure, formatReason } from "../reporters/format-reason.ts";
 import type { Breakers } from "../reporters/read-breakers.ts";
 import { isRunLive, readEvents, readLock, runDir } from "../reporters/run-log.ts";
 import { addToRunSummary, emptyRunSummary, runStateOf } from "../reporters/run-summary.ts";
@@ -15,6 +16,8 @@ import type { RunState, RunSummary } from "../reporters/run-summary.ts";
 import { selectRun } from "../reporters/select-run.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { runStateProblems, type StateProblem } from "../run/read-run-state.ts";
+import type { RunEvent } from "../run/run-events.ts";
+import { readCheckpointFile } from "../runtime/run-store.ts";
 
 const USAGE = "usage: phaseloop status [RUN_ID] [--json] [--workdir DIR]";
 
@@ -30,7 +33,13 @@ export interface RunStatus {
   last_event_at: string | null;
   iteration: number;
   max_iterations: number | null;
+  /** The phase in flight (running or interrupted in it), its attempt, and how long it has run. */
   phase: string | null;
+  phase_attempt: number | null;
+  phase_started_at: string | null;
+  phase_elapsed_ms: number | null;
+  /** How long the run has taken: until now while it runs, until its last event otherwise. */
+  elapsed_ms: number | null;
   counters: {
     phases_run: number;
     succeeded: number;
@@ -67,11 +76,20 @@ export class UnreadableLogError extends Error {
 }
 
 /** Reads one run's directory and sums it up. */
-export async function readRunStatus(workdir: string, runId: string): Promise<RunStatus> {
+export async function readRunStatus(workdir: string, runId: string, now = Date.now()): Promise<RunStatus> {
   const dir = runDir(workdir, runId);
   const summary = emptyRunSummary();
   const log = await readEvents(join(dir, "events.jsonl"), (event) => addToRunSummary(summary, event));
   if (log.problem !== undefined) throw new UnreadableLogError(join(dir, "events.jsonl"), log.problem);
+  // the checkpoint holds the last transition's events until they are appended (the phase just started, say)
+  const checkpoint = readCheckpointSummary(dir);
+  for (const event of checkpoint.pending) if (event.seq > summary.last_seq) addToRunSummary(summary, event);
+  // a phase's start is logged with its end: while it runs, the checkpoint says which phase the run awaits
+  if (summary.phase === null && summary.finished === null && checkpoint.awaiting !== null) {
+    summary.phase = checkpoint.awaiting.phase;
+    summary.phase_attempt = checkpoint.awaiting.attempt;
+    summary.phase_started_at = checkpoint.awaiting.since;
+  }
   const host = machineName();
   const lock = await readLock(workdir);
   const live = lock !== null && lock.run === runId ? await isRunLive(workdir, runId, host) : false;
@@ -92,6 +110,10 @@ export async function readRunStatus(workdir: string, runId: string): Promise<Run
     iteration: summary.finished?.iterations ?? summary.iteration,
     max_iterations: summary.max_iterations,
     phase: summary.phase,
+    phase_attempt: summary.phase === null ? null : summary.phase_attempt,
+    phase_started_at: summary.phase === null ? null : summary.phase_started_at,
+    phase_elapsed_ms: summary.phase === null || summary.phase_started_at === null ? null : Math.max(0, (state === "running" ? now : Date.parse(summary.last_event_at ?? summary.phase_started_at)) - Date.parse(summary.phase_started_at)),
+    elapsed_ms: summary.finished?.elapsed_ms ?? (summary.started_at === null ? null : Math.max(0, (state === "running" ? now : Date.parse(summary.last_event_at ?? summary.started_at)) - Date.parse(summary.started_at))),
     counters: {
       phases_run: summary.phases_run,
       succeeded: summary.succeeded,
@@ -122,6 +144,33 @@ export async function readRunStatus(workdir: string, runId: string): Promise<Run
   };
 }
 
+interface CheckpointSummary {
+  /** Events the checkpoint carries that the log may not hold yet. */
+  pending: RunEvent[];
+  /** The phase the run waits on (running, or waiting to retry), and since when. */
+  awaiting: { phase: string; attempt: number; since: string | null } | null;
+}
+
+/** What status needs of state.json; a missing or damaged one gives nothing (resume reports it). */
+function readCheckpointSummary(dir: string): CheckpointSummary {
+  const none: CheckpointSummary = { pending: [], awaiting: null };
+  const text = readCheckpointFile(join(dir, "state.json"));
+  if (text === undefined) return none;
+  try {
+    const cp = JSON.parse(text) as { pending?: unknown; snapshot?: { status?: unknown; lastAt?: unknown; awaiting?: { kind?: unknown; phase?: unknown; attempt?: unknown } | null } };
+    const pending = Array.isArray(cp.pending) ? cp.pending.filter((e): e is RunEvent => typeof e === "object" && e !== null && typeof (e as RunEvent).seq === "number" && typeof (e as RunEvent).type === "string") : [];
+    const a = cp.snapshot?.awaiting;
+    const lastAt = cp.snapshot?.lastAt;
+    const awaiting =
+      a && (a.kind === "phase" || a.kind === "retry") && typeof a.phase === "string" && cp.snapshot?.status !== "done"
+        ? { phase: a.phase, attempt: typeof a.attempt === "number" ? a.attempt : 1, since: typeof lastAt === "number" && Number.isFinite(lastAt) ? new Date(lastAt).toISOString() : null }
+        : null;
+    return { pending, awaiting };
+  } catch {
+    return none;
+  }
+}
+
 function headlineOf(state: RunState, summary: RunSummary, runId: string): string {
   const where = `iteration ${summary.iteration}${summary.phase === null ? "" : `, phase ${summary.phase}`}`;
   switch (state) {
@@ -139,8 +188,7 @@ function headlineOf(state: RunState, summary: RunSummary, runId: string): string
     default: {
       const finished = summary.finished;
       if (finished === null) return state;
-      const reason = finished.reason.message === "" ? finished.reason.code : `${finished.reason.message} (${finished.reason.code})`;
-      return `${finished.outcome}: ${reason}`;
+      return `${finished.outcome}: ${formatReason(finished.reason)}`;
     }
   }
 }
@@ -163,11 +211,16 @@ function formatStatus(status: RunStatus, color: boolean): string {
           : paint.yellow(status.headline);
   row("status", stateWord + (status.outcome === null ? "" : paint.dim(` · exit ${status.outcome.exit_code}`)));
   if (status.started_at !== null) {
-    const elapsed = status.outcome?.elapsed_ms ?? (status.last_event_at === null ? null : Date.parse(status.last_event_at) - Date.parse(status.started_at));
+    const elapsed = status.elapsed_ms;
     const last = status.last_event_at === null ? "" : ` · last event ${formatClock(status.last_event_at)}`;
     row("started", `${status.started_at.replace("T", " ").replace(/\.\d+Z$|Z$/, "")} UTC${last}${elapsed === null || Number.isNaN(elapsed) ? "" : ` · ${formatDuration(elapsed)}`}`);
   }
-  row("iteration", `${status.iteration}${status.max_iterations === null ? "" : ` of ${status.max_iterations}`}${status.state === "running" && status.phase !== null ? ` · phase ${status.phase}` : ""}`);
+  row("iteration", `${status.iteration}${status.max_iterations === null ? "" : ` of ${status.max_iterations}`}`);
+  if (status.phase !== null && status.outcome === null) {
+    const attempt = status.phase_attempt !== null && status.phase_attempt > 1 ? ` (attempt ${status.phase_attempt})` : "";
+    const took = status.phase_elapsed_ms === null ? "" : ` · ${status.state === "running" ? "running for" : "ran for"} ${formatDuration(status.phase_elapsed_ms)}`;
+    row("phase", `${paint.cyan(status.phase)}${attempt}${took}`);
+  }
   const c = status.counters;
   const counts = [`${formatCount(c.phases_run)} run`, `${formatCount(c.succeeded)} succeeded`, c.failed > 0 ? paint.red(`${formatCount(c.failed)} failed`) : "0 failed"];
   if (c.skipped > 0) counts.push(`${formatCount(c.skipped)} skipped`);
@@ -188,8 +241,7 @@ function formatStatus(status: RunStatus, color: boolean): string {
   if (status.tasks.total > 0) row("tasks", `${status.tasks.done} done · ${status.tasks.blocked} blocked · ${status.tasks.pending} pending`);
   const e = status.last_error;
   if (e !== null) {
-    const why = [e.error ?? "failed", e.message].filter((p) => p !== null && p !== "").join(": ");
-    row("last error", `iteration ${e.iteration} · ${e.phase}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ""}: ${paint.red(why)}${e.exit_code !== null && e.exit_code !== 0 ? ` · exit ${e.exit_code}` : ""}`);
+    row("last error", `iteration ${e.iteration} · ${e.phase}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ""}: ${paint.red(formatFailure(e))}`);
   }
   for (const p of status.problems) row("damaged", paint.red(`${basename(p.file)}${p.line === undefined ? "" : `:${p.line}`}: ${p.message}`) + paint.dim(` (${p.hint})`));
   if (status.log.torn_last_line) row("log", paint.yellow("the last line of events.jsonl is torn (a crash mid-write); it was skipped"));

@@ -5,6 +5,7 @@
  */
 import kleur from "kleur";
 import type { RunEvent } from "../run/run-events.ts";
+import { formatFailure, formatReason } from "./format-reason.ts";
 
 export interface EventLineOptions {
   color: boolean;
@@ -160,7 +161,7 @@ export function formatEventText(event: RunEvent, paint: Paint): string {
     case "run.started":
       return `${paint.bold(`run ${event.run}`)} started · ${event.pipeline} (${event.file}) · up to ${plural(event.max_iterations, "iteration")}`;
     case "run.resumed":
-      return `${paint.bold(`run ${event.run}`)} resumed at iteration ${event.iteration}${event.phase === null ? "" : `, phase ${event.phase}`}`;
+      return `${paint.bold(`run ${event.run}`)} resumed at iteration ${event.iteration}${event.max_iterations === undefined ? "" : ` of ${event.max_iterations}`}${event.phase === null ? "" : `, phase ${event.phase}`}`;
     case "iteration.started":
       return paint.bold(`iteration ${event.iteration}`) + " started" + (event.task === null ? "" : ` · task ${event.task}`);
     case "phase.started": {
@@ -174,16 +175,12 @@ export function formatEventText(event: RunEvent, paint: Paint): string {
     case "phase.finished": {
       const head = `iteration ${event.iteration} · ${paint.cyan(event.phase)}`;
       const usage = formatUsage(event.tokens, event.cost_usd);
-      if (event.status === "failed") {
-        const why = [event.error ?? "failed", event.message].filter((p) => p !== null && p !== "").join(": ");
-        const exit = event.exit_code !== null && event.exit_code !== 0 ? ` · exit ${event.exit_code}` : "";
-        return `${head} ${paint.red("failed")} in ${formatDuration(event.duration_ms)} (${why})${exit}${usage}`;
-      }
+      if (event.status === "failed") return `${head} ${paint.red("failed")} in ${formatDuration(event.duration_ms)}: ${formatFailure(event)}${usage}`;
       const status = event.status === "succeeded" ? paint.green("succeeded") : paint.dim(event.status);
       return `${head} ${status} in ${formatDuration(event.duration_ms)}${usage}`;
     }
     case "phase.retry": {
-      const why = event.message === null || event.message === "" ? event.error : `${event.error}: ${event.message}`;
+      const why = formatFailure({ error: event.error, message: event.message, exit_code: null });
       return `${paint.cyan(event.phase)} · ${paint.yellow(`retrying in ${formatDelay(event.delay_ms)}`)} (${why}) · attempt ${event.attempt} next`;
     }
     case "policy.violation":
@@ -207,7 +204,7 @@ export function formatEventText(event: RunEvent, paint: Paint): string {
     case "run.interrupted":
       return `${paint.yellow(paint.bold("interrupted"))} by ${event.signal} at iteration ${event.iteration}${event.phase === null ? "" : `, phase ${event.phase}`} · resume with phaseloop resume ${event.run}`;
     case "run.finished": {
-      const reason = event.reason.message === "" ? event.reason.code : `${event.reason.message} (${event.reason.code})`;
+      const reason = formatReason(event.reason);
       return `run ${formatOutcome(event.outcome, paint)}: ${reason} · ${plural(event.iterations, "iteration")} in ${formatDuration(event.elapsed_ms)}${formatUsage(event.tokens, event.cost_usd)}`;
     }
   }

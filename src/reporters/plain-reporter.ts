@@ -1,6 +1,7 @@
 import type { Reporter, RunEvent } from "../run/run-events.ts";
 import { formatEventLine, paintFor, plural } from "./format-event-line.ts";
 import type { TextSink } from "./reporter-io.ts";
+import { runFolderLines } from "./run-folder.ts";
 
 export { formatEventLine } from "./format-event-line.ts";
 export type { EventLineOptions } from "./format-event-line.ts";
@@ -28,6 +29,7 @@ export function createPlainReporter(stdout: TextSink, options: PlainReporterOpti
 
   // Output belongs to the phase run in flight; phase.output carries no sequence number.
   let runId = "";
+  let workdir: string | null = null;
   let dir: string | null = null;
   let shown = 0;
   let omitted = 0;
@@ -68,7 +70,10 @@ export function createPlainReporter(stdout: TextSink, options: PlainReporterOpti
       // Whatever comes next closes the phase run's output.
       if (shown > 0 || tail.length > 0 || omitted > 0) flushOutput();
       if (event.type === "phase.started") dir = event.dir;
+      if (event.type === "run.started") workdir = event.workdir;
+      if (event.type === "run.resumed") workdir = event.workdir ?? workdir;
       print(event);
+      if (event.type === "run.finished") for (const line of runFolderLines(workdir, event.run)) stdout.write(`         ${paint.dim(line)}\n`);
     },
     close(): Promise<void> {
       flushOutput();

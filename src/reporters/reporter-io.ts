@@ -12,5 +12,16 @@ export interface ReporterIo {
   columns?: number;
   /** Colour wanted: a terminal, no NO_COLOR, no --no-color (the CLI decides). */
   color: boolean;
+  /** The live terminal, for the tty view: its size as it is now, and word of a resize. */
+  terminal?: {
+    size(): TerminalSize;
+    /** Calls the listener on every resize; returns what stops it. */
+    onResize(listener: () => void): () => void;
+  };
   env: Record<string, string | undefined>;
+}
+
+export interface TerminalSize {
+  columns: number;
+  rows: number;
 }

@@ -30,6 +30,10 @@ export interface RunSummary {
   /** The phase in flight: started and not yet finished. */
   phase: string | null;
   phase_attempt: number | null;
+  /** When the phase in flight started. */
+  phase_started_at: string | null;
+  /** seq of the last event folded in. */
+  last_seq: number;
   phases_run: number;
   succeeded: number;
   failures: number;
@@ -70,6 +74,8 @@ export function emptyRunSummary(): RunSummary {
     iteration: 0,
     phase: null,
     phase_attempt: null,
+    phase_started_at: null,
+    last_seq: 0,
     phases_run: 0,
     succeeded: 0,
     failures: 0,
@@ -94,6 +100,7 @@ export function addToRunSummary(summary: RunSummary, event: RunEvent): RunSummar
   summary.events += 1;
   summary.run ??= event.run;
   summary.last_event_at = event.at;
+  if (event.seq > summary.last_seq) summary.last_seq = event.seq;
   switch (event.type) {
     case "run.started":
       summary.pipeline = event.pipeline;
@@ -118,6 +125,7 @@ export function addToRunSummary(summary: RunSummary, event: RunEvent): RunSummar
       summary.iteration = Math.max(summary.iteration, event.iteration);
       summary.phase = event.phase;
       summary.phase_attempt = event.attempt;
+      summary.phase_started_at = event.at;
       break;
     case "phase.finished":
       summary.phases_run += 1;

@@ -1,35 +1,19 @@
 /**
- * The terminal view: listr2's default renderer, one task group per iteration,
- * phases as tasks with the agent's last line live beneath them.
- *
- * listr2 9 fixes a list's tasks when `run()` starts (`add()` is then ignored,
- * and every `enabled` is awaited before the first task runs), yet a loop's
- * iterations and an iteration's phases are only known as they happen. So each
- * iteration gets its own Listr, run after the previous one has ended (two live
- * renderers would garble the screen), and its group holds one untitled "slot".
- * A slot waits for the next step of the iteration (a phase run, a retry wait,
- * a note) and returns a list of two: that step, and the next slot. An untitled
- * task draws nothing and its subtasks draw at its own level, so the chain of
- * slots stays invisible, the steps line up under the iteration, and the last
- * slot simply ends with the iteration. (Async `enabled` cannot do this: listr2
- * awaits every task's `enabled` before running the first.) Lines outside iterations (the run header, the outcome)
- * are written between lists, never while one is drawing.
+ * The terminal view: one listr2 group per iteration, phases as tasks with the
+ * agent's last line live beneath them, timers in the titles; the run header
+ * and the outcome are plain lines between the groups. Iterations are drawn
+ * one after another (two live renderers would garble the screen): each gets
+ * its own list once the previous one has ended (tty-list.ts), fed from the
+ * model in tty-iteration.ts.
  */
-import { Listr, ListrDefaultRendererLogLevels, ListrLogger, ProcessOutput } from "listr2";
-import type { DefaultRenderer, ListrTaskWrapper } from "listr2";
 import type { Reporter, RunEvent } from "../run/run-events.ts";
-import {
-  formatDelay,
-  formatDuration,
-  formatEventText,
-  formatList,
-  formatOutcome,
-  formatUsage,
-  paintFor,
-  plural,
-} from "./format-event-line.ts";
+import { formatDelay, formatDuration, formatEventText, formatList, formatOutcome, formatUsage, paintFor, plural } from "./format-event-line.ts";
 import type { Paint } from "./format-event-line.ts";
+import { formatFailure, formatReason } from "./format-reason.ts";
 import type { ReporterIo } from "./reporter-io.ts";
+import { runFolderLines } from "./run-folder.ts";
+import { addStep, cleanLine, endStep, endView, instantStep, newIterationView, openPhaseStep, type IterationView, type Step, type StepEnd } from "./tty-iteration.ts";
+import { runIterationList } from "./tty-list.ts";
 
 export interface TtyReporterOptions {
   /** Steps drawn per iteration before the rest are summed up in one line (default 500). */
@@ -40,63 +24,11 @@ export interface TtyReporterOptions {
   now?: () => number;
 }
 
-type Wrapper = ListrTaskWrapper<unknown, typeof DefaultRenderer, typeof DefaultRenderer>;
 type PhaseStarted = Extract<RunEvent, { type: "phase.started" }>;
 type PhaseFinished = Extract<RunEvent, { type: "phase.finished" }>;
 
-type StepEnd = { kind: "ok"; title: string } | { kind: "failed"; title: string } | { kind: "skipped"; title: string };
-
-/** One line of an iteration: open until `end` is set, then drawn as it ended. */
-interface Step {
-  /** What the line says while it is open (timers are appended live). */
-  title: () => string;
-  output: string | null;
-  end: StepEnd | null;
-  /** Resolves the listr task waiting on this step. */
-  settle: (() => void) | null;
-  /** Steps that end when anything else happens next (retry waits). */
-  closesOnNext: boolean;
-  /** The words for such a step once the next thing has happened. */
-  passedTitle?: () => string;
-  /** The listr task drawing this step, once its slot has started. */
-  task: { title: string | undefined; output: string | undefined } | null;
-}
-
-interface IterationView {
-  iteration: number;
-  task: string | null;
-  startedAt: number;
-  steps: Step[];
-  /** Slot index → resolver waiting for that step (or for the end of the iteration). */
-  waiters: Map<number, () => void>;
-  ended: boolean;
-  endedAt: number | null;
-  changes: number | null;
-  tokens: number;
-  costUsd: number;
-  failures: number;
-  /** The group's listr task, to retitle it as the iteration goes. */
-  group: { title: string | undefined } | null;
-}
-
-interface Deferred {
-  promise: Promise<void>;
-  resolve: () => void;
-}
-
-function deferred(): Deferred {
-  let resolve: () => void = () => {};
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
-
-/** Strips terminal escapes and control characters an agent may print, so a live line cannot move the cursor. */
-function cleanLine(line: string): string {
-  // eslint-disable-next-line no-control-regex
-  return line.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-_]/g, "").replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, "").replace(/\t/g, "  ");
-}
+/** Events that belong to the iteration a resumed run continues (notes before them stay plain lines). */
+const RESUMED_STEP: ReadonlySet<RunEvent["type"]> = new Set(["phase.started", "phase.finished", "phase.skipped", "phase.retry", "policy.violation"]);
 
 /** How often at most a phase's latest output line is redrawn. */
 const OUTPUT_MS = 50;
@@ -108,10 +40,11 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
   const paint: Paint = paintFor(io.color);
 
   let maxIterations: number | null = null;
+  let workdir: string | null = null;
   let runStartedAt: number | null = null;
-  let runTokens = 0;
-  let runCost = 0;
   let current: IterationView | null = null;
+  /** A resumed run continues an iteration that has started already: its view opens with its first step. */
+  let resumedIteration: number | null = null;
   let chain: Promise<void> = Promise.resolve();
   let closed = false;
   let ticker: ReturnType<typeof setInterval> | null = null;
@@ -164,205 +97,59 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     ticker = null;
   };
 
-  const addStep = (view: IterationView, step: Step): void => {
-    // A retry wait ends when the next thing happens.
-    const last = view.steps[view.steps.length - 1];
-    if (last !== undefined && last.end === null && last.closesOnNext) endStep(last, { kind: "skipped", title: (last.passedTitle ?? last.title)() });
-    view.steps.push(step);
-    const index = view.steps.length - 1;
-    const slot = Math.min(index, maxSteps - 1);
-    view.waiters.get(slot)?.();
-    view.waiters.delete(slot);
-  };
-
-  const endStep = (step: Step, end: StepEnd): void => {
-    if (step.end !== null) return;
-    step.end = end;
-    step.settle?.();
-  };
-
-  const endView = (view: IterationView, reason: string): void => {
-    if (view.ended) return;
-    for (const step of view.steps) {
-      if (step.end === null) endStep(step, step.closesOnNext ? { kind: "skipped", title: step.title() } : { kind: "failed", title: `${step.title()} (${reason})` });
-    }
-    view.ended = true;
-    view.endedAt = now();
-    for (const wake of view.waiters.values()) wake();
-    view.waiters.clear();
+  const closeView = (view: IterationView, reason: string): void => {
+    endView(view, reason, now());
     if (view.group) view.group.title = iterationTitle(view);
   };
 
-  const waitForStep = (view: IterationView, index: number): Promise<Step | null> => {
-    if (index < view.steps.length) return Promise.resolve(view.steps[index] ?? null);
-    if (view.ended) return Promise.resolve(null);
-    return new Promise((resolve) => {
-      view.waiters.set(index, () => resolve(view.steps[index] ?? null));
-    });
-  };
-
-  /** Runs one step as a listr task: live while open, then ✔, ✖ or ↓. */
-  const runStep = async (step: Step, task: Wrapper): Promise<void> => {
-    if (step.end === null) {
-      const done = deferred();
-      step.settle = done.resolve;
-      step.task = task;
-      if (step.output !== null) task.output = step.output;
-      await done.promise;
-      step.task = null;
-    }
-    const end = step.end ?? { kind: "ok", title: step.title() };
-    if (end.kind === "failed") throw new Error(end.title);
-    if (end.kind === "skipped") {
-      task.skip(end.title);
-      return;
-    }
-    task.title = end.title;
-  };
-
-  /** The slot that shows step `index`, or, for the last slot, every step from there on. */
-  const runSlot = async (view: IterationView, index: number, task: Wrapper): Promise<unknown> => {
-    const step = await waitForStep(view, index);
-    if (step === null) return;
-    if (index < maxSteps - 1) {
-      return task.newListr(
-        [{ title: step.title(), task: (_ctx, inner) => runStep(step, inner) }, { task: (_ctx, next) => runSlot(view, index + 1, next) }],
-        { concurrent: false, exitOnError: false },
-      );
-    }
-    // Out of slots: one line stands for the rest of the iteration.
-    task.title = paint.dim("more steps…");
-    let seen = index;
-    for (;;) {
-      const next = await waitForStep(view, seen);
-      if (next === null) break;
-      task.title = `${paint.dim(`+${seen - index + 1}`)} ${next.title()}`;
-      if (next.end === null) {
-        const done = deferred();
-        next.settle = done.resolve;
-        await done.promise;
+  const openView = (iteration: number, task: string | null): IterationView => {
+    const view = newIterationView(iteration, task, now());
+    current = view;
+    resumedIteration = null;
+    enqueue(async () => {
+      startTicker();
+      try {
+        await runIterationList(view, { io, paint, maxSteps, title: iterationTitle });
+      } finally {
+        stopTicker();
       }
-      seen += 1;
-    }
-    task.title = paint.dim(`${plural(seen - index, "more step")}`);
-    return;
-  };
-
-  const noColor = Object.fromEntries(Object.values(ListrDefaultRendererLogLevels).map((level) => [level, (s: string) => s]));
-
-  const runIteration = async (view: IterationView): Promise<void> => {
-    const logger = new ListrLogger({
-      useIcons: true,
-      toStderr: [],
-      processOutput: new ProcessOutput(io.stdout as NodeJS.WriteStream, io.stderr as NodeJS.WriteStream),
     });
-    const rendererOptions = {
-      logger,
-      collapseSubtasks: false,
-      collapseErrors: true,
-      showErrorMessage: true,
-      formatOutput: "truncate" as const,
-      ...(io.color ? {} : { color: noColor }),
-    };
-    const list = new Listr(
-      [
-        {
-          title: iterationTitle(view),
-          task: (_ctx: unknown, group: Wrapper) => {
-            view.group = group;
-            return group.newListr([{ task: (_c: unknown, slot: Wrapper) => runSlot(view, 0, slot) }], { concurrent: false, exitOnError: false });
-          },
-        },
-      ],
-      {
-        concurrent: false,
-        exitOnError: false,
-        // The runner owns SIGINT: it saves state and exits 130.
-        registerSignalListeners: false,
-        renderer: "default",
-        // The caller chose this view; do not second-guess it from process.stdout.
-        fallbackRenderer: "default",
-        rendererOptions,
-        fallbackRendererOptions: rendererOptions,
-      },
-    );
-    startTicker();
-    try {
-      await list.run();
-    } finally {
-      view.group = null;
-      stopTicker();
-    }
+    return view;
   };
 
   const phaseStep = (event: PhaseStarted): Step => {
     const startedAt = now();
     const attempt = event.attempt > 1 ? ` ${paint.dim(`(attempt ${event.attempt})`)}` : "";
-    const step: Step = {
-      title: () => `${paint.cyan(event.phase)}${attempt} · ${formatDuration(now() - startedAt)}`,
-      output: null,
-      end: null,
-      settle: null,
-      closesOnNext: false,
-      task: null,
-    };
-    return step;
+    return { title: () => `${paint.cyan(event.phase)}${attempt} · ${formatDuration(now() - startedAt)}`, output: null, end: null, settle: null, closesOnNext: false, task: null };
   };
 
   const finishPhase = (view: IterationView, event: PhaseFinished): void => {
     view.tokens += event.tokens;
     view.costUsd += event.cost_usd;
-    runTokens += event.tokens;
-    runCost += event.cost_usd;
-    const step = [...view.steps].reverse().find((s) => s.end === null && !s.closesOnNext);
+    const step = openPhaseStep(view);
     const usage = formatUsage(event.tokens, event.cost_usd);
     const attempt = event.attempt > 1 ? ` ${paint.dim(`(attempt ${event.attempt})`)}` : "";
     const head = `${paint.cyan(event.phase)}${attempt}`;
     let end: StepEnd;
     if (event.status === "failed") {
       view.failures += 1;
-      const why = [event.error ?? "failed", event.message].filter((p) => p !== null && p !== "").join(": ");
-      const exit = event.exit_code !== null && event.exit_code !== 0 ? ` · exit ${event.exit_code}` : "";
-      end = { kind: "failed", title: `${head} ${paint.red("failed")} in ${formatDuration(event.duration_ms)} (${why})${exit}${usage}` };
+      end = { kind: "failed", title: `${head} ${paint.red("failed")} in ${formatDuration(event.duration_ms)}: ${formatFailure(event)}${usage}` };
     } else if (event.status === "skipped") {
       end = { kind: "skipped", title: `${head} skipped` };
     } else {
       end = { kind: "ok", title: `${head} · ${formatDuration(event.duration_ms)}${usage}` };
     }
-    if (step === undefined) {
-      addStep(view, { title: () => end.title, output: null, end, settle: null, closesOnNext: false, task: null });
-      return;
-    }
-    endStep(step, end);
+    if (step === undefined) addStep(view, instantStep(end.title, end.kind), maxSteps);
+    else endStep(step, end);
   };
 
   /** An instant line in the iteration: ✖ for problems, ↓ for notes. */
   const noteStep = (view: IterationView, title: string, kind: "failed" | "skipped"): void => {
-    addStep(view, { title: () => title, output: null, end: { kind, title }, settle: null, closesOnNext: false, task: null });
-  };
-
-  const openView = (iteration: number, task: string | null): IterationView => {
-    const view: IterationView = {
-      iteration,
-      task,
-      startedAt: now(),
-      steps: [],
-      waiters: new Map(),
-      ended: false,
-      endedAt: null,
-      changes: null,
-      tokens: 0,
-      costUsd: 0,
-      failures: 0,
-      group: null,
-    };
-    current = view;
-    enqueue(() => runIteration(view));
-    return view;
+    addStep(view, instantStep(title, kind), maxSteps);
   };
 
   const showOutput = (view: IterationView, line: string): void => {
-    const step = [...view.steps].reverse().find((s) => s.end === null && !s.closesOnNext);
+    const step = openPhaseStep(view);
     if (step === undefined) return;
     const text = cleanLine(line).trim();
     if (text === "") return;
@@ -387,8 +174,71 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     outputTimer ??= setTimeout(drawOutput, OUTPUT_MS);
   };
 
-  const outsideLine = (event: RunEvent): void => {
-    writeLine(formatEventText(event, paint));
+  const header = (pipeline: string, run: string, what: string): string =>
+    `${paint.bold("phaseloop")} · ${pipeline} · run ${run}${what}${maxIterations === null ? "" : ` · up to ${plural(maxIterations, "iteration")}`}`;
+
+  const finishRun = (event: Extract<RunEvent, { type: "run.finished" }>): void => {
+    const icon = event.outcome === "complete" ? paint.green("✔") : event.outcome === "failed" ? paint.red("✖") : paint.yellow("■");
+    writeLine(`${icon} ${formatOutcome(event.outcome, paint)}: ${formatReason(event.reason)}`);
+    writeLine(paint.dim(`  ${plural(event.iterations, "iteration")} in ${formatDuration(event.elapsed_ms)}${formatUsage(event.tokens, event.cost_usd)}`));
+    for (const line of runFolderLines(workdir, event.run)) writeLine(paint.dim(`  ${line}`));
+  };
+
+  const inIteration = (view: IterationView, event: RunEvent): void => {
+    switch (event.type) {
+      case "phase.started":
+        addStep(view, phaseStep(event), maxSteps);
+        return;
+      case "phase.output":
+        onOutput(view, event.line);
+        return;
+      case "phase.finished":
+        finishPhase(view, event);
+        return;
+      case "phase.skipped":
+        noteStep(view, `${paint.cyan(event.phase)} skipped${event.reason === "" ? "" : `: ${event.reason}`}`, "skipped");
+        return;
+      case "phase.retry": {
+        const startedAt = now();
+        const until = startedAt + event.delay_ms;
+        const why = formatFailure({ error: event.error, message: event.message, exit_code: null });
+        const passed = () => `${paint.cyan(event.phase)} · retried after ${formatDelay(event.delay_ms)} (${why})`;
+        addStep(
+          view,
+          {
+            title: () => {
+              const left = until - now();
+              return left > 0 ? `${paint.cyan(event.phase)} · ${paint.yellow(`retrying in ${formatDelay(left)}`)} (${why})` : passed();
+            },
+            passedTitle: passed,
+            output: null,
+            end: null,
+            settle: null,
+            closesOnNext: true,
+            task: null,
+          },
+          maxSteps,
+        );
+        return;
+      }
+      case "policy.violation": {
+        const title = `${paint.cyan(event.phase)} · policy violation (${event.action}): ${plural(event.paths.length, "file")} outside the write globs: ${formatList(event.paths)}`;
+        noteStep(view, title, event.action === "warn" ? "skipped" : "failed");
+        return;
+      }
+      case "hook.finished":
+        noteStep(view, formatEventText(event, paint), event.ok ? "skipped" : "failed");
+        return;
+      case "task.updated":
+        noteStep(view, formatEventText(event, paint), event.status === "blocked" ? "failed" : "skipped");
+        return;
+      case "note":
+        // A warning is not a failure: it keeps the quiet ↓ mark, its words say the rest.
+        noteStep(view, formatEventText(event, paint), "skipped");
+        return;
+      default:
+        return;
+    }
   };
 
   return {
@@ -398,107 +248,55 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
       switch (event.type) {
         case "run.started":
           maxIterations = event.max_iterations;
+          workdir = event.workdir;
           runStartedAt = now();
-          writeLine(`${paint.bold("phaseloop")} · ${event.pipeline} · run ${event.run} · up to ${plural(event.max_iterations, "iteration")}`);
+          writeLine(header(event.pipeline, event.run, ""));
           return;
         case "run.resumed":
+          maxIterations = event.max_iterations ?? maxIterations;
+          workdir = event.workdir ?? workdir;
           runStartedAt ??= now();
-          outsideLine(event);
+          resumedIteration = event.iteration;
+          writeLine(header(event.pipeline ?? "", event.run, ` · resumed at iteration ${event.iteration}${event.phase === null ? "" : `, phase ${event.phase}`}`).replace(" ·  · ", " · "));
           return;
         case "iteration.started":
-          if (current !== null) endView(current, "iteration ended");
+          if (current !== null) closeView(current, "iteration ended");
           openView(event.iteration, event.task);
           return;
         case "iteration.finished":
           if (current !== null && current.iteration === event.iteration) {
             current.changes = event.changes.length;
-            endView(current, "iteration ended");
+            closeView(current, "iteration ended");
             current = null;
           }
           return;
         case "run.interrupted":
-        case "run.finished": {
+        case "run.finished":
           if (current !== null) {
-            endView(current, event.type === "run.interrupted" ? "interrupted" : "run ended");
+            closeView(current, event.type === "run.interrupted" ? "interrupted" : "run ended");
             current = null;
           }
-          if (event.type === "run.interrupted") {
-            outsideLine(event);
-            return;
-          }
-          const reason = event.reason.message === "" ? event.reason.code : `${event.reason.message} ${paint.dim(`(${event.reason.code})`)}`;
-          const icon = event.outcome === "complete" ? paint.green("✔") : event.outcome === "failed" ? paint.red("✖") : paint.yellow("■");
-          writeLine(`${icon} ${formatOutcome(event.outcome, paint)}: ${reason}`);
-          writeLine(paint.dim(`  ${plural(event.iterations, "iteration")} in ${formatDuration(event.elapsed_ms)}${formatUsage(event.tokens, event.cost_usd)}`));
+          if (event.type === "run.interrupted") writeLine(formatEventText(event, paint));
+          else finishRun(event);
           return;
-        }
         default:
           break;
       }
+      if (current === null && resumedIteration !== null && RESUMED_STEP.has(event.type)) openView(resumedIteration, null);
       const view = current;
       if (view === null) {
         // Hooks, task updates and notes between iterations.
-        if (event.type !== "phase.output") outsideLine(event);
+        if (event.type !== "phase.output") writeLine(formatEventText(event, paint));
         return;
       }
-      switch (event.type) {
-        case "phase.started":
-          addStep(view, phaseStep(event));
-          return;
-        case "phase.output":
-          onOutput(view, event.line);
-          return;
-        case "phase.finished":
-          finishPhase(view, event);
-          return;
-        case "phase.skipped":
-          noteStep(view, `${paint.cyan(event.phase)} skipped${event.reason === "" ? "" : `: ${event.reason}`}`, "skipped");
-          return;
-        case "phase.retry": {
-          const startedAt = now();
-          const until = startedAt + event.delay_ms;
-          const why = event.message === null || event.message === "" ? event.error : `${event.error}: ${event.message}`;
-          addStep(view, {
-            title: () => {
-              const left = until - now();
-              return left > 0
-                ? `${paint.cyan(event.phase)} · ${paint.yellow(`retrying in ${formatDelay(left)}`)} (${why})`
-                : `${paint.cyan(event.phase)} · retried after ${formatDelay(event.delay_ms)} (${why})`;
-            },
-            passedTitle: () => `${paint.cyan(event.phase)} · retried after ${formatDelay(event.delay_ms)} (${why})`,
-            output: null,
-            end: null,
-            settle: null,
-            closesOnNext: true,
-            task: null,
-          });
-          return;
-        }
-        case "policy.violation": {
-          const title = `${paint.cyan(event.phase)} · policy violation (${event.action}): ${plural(event.paths.length, "file")} outside the write globs: ${formatList(event.paths)}`;
-          noteStep(view, title, event.action === "warn" ? "skipped" : "failed");
-          return;
-        }
-        case "hook.finished":
-          noteStep(view, formatEventText(event, paint), event.ok ? "skipped" : "failed");
-          return;
-        case "task.updated":
-          noteStep(view, formatEventText(event, paint), event.status === "blocked" ? "failed" : "skipped");
-          return;
-        case "note":
-          // A warning is not a failure: it keeps the quiet ↓ mark, its words say the rest.
-          noteStep(view, formatEventText(event, paint), "skipped");
-          return;
-        default:
-          return;
-      }
+      inIteration(view, event);
     },
     async close(): Promise<void> {
       drawOutput();
       if (!closed) {
         closed = true;
         if (current !== null) {
-          endView(current, "run ended");
+          closeView(current, "run ended");
           current = null;
         }
       }

@@ -133,7 +133,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal, recordedIterations: iterations.value.iterations }, snapshot, seq);
     const inFlight = snapshot.awaiting?.kind === "phase" || snapshot.awaiting?.kind === "retry" ? snapshot.awaiting.phase : null;
     // a run stopped before it logged anything starts its log now
-    const preface: Record<string, unknown>[] = seq === 0 ? [runStartedEvent(machine, info)] : [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight }];
+    const preface: Record<string, unknown>[] = seq === 0 ? [runStartedEvent(machine, info)] : [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight, pipeline: machine.name, workdir: info.workdir, max_iterations: snapshot.limits.maxIterations }];
     // a killed phaseloop leaves its phase running in its own process group: stop it before running the phase again
     for (const id of new Set([runId, lock.tookOver?.run_id ?? runId])) {
       const left = await stopRunProcesses(id);

@@ -40,7 +40,15 @@ export type RunEvent = Base &
         phases: string[];
         version: string;
       }
-    | { type: "run.resumed"; iteration: number; phase: string | null }
+    | {
+        type: "run.resumed";
+        iteration: number;
+        phase: string | null;
+        /** The run's pipeline, workdir and iteration limit, so a view of the resumed run can say them (absent in logs of older versions). */
+        pipeline?: string;
+        workdir?: string;
+        max_iterations?: number;
+      }
     | { type: "iteration.started"; iteration: number; task: string | null }
     | {
         type: "phase.started";

@@ -74,11 +74,11 @@ describe("phaseloop status", () => {
     expect(await status([], streams)).toBe(0);
     const text = streams.out();
     expect(text).toContain("run 20261101-120400-ab12 · execute-review (pipelines/execute-review.yaml)");
-    expect(text).toMatch(/status\s+complete: verify passed \(transition\) · exit 0/);
+    expect(text).toMatch(/status\s+complete: verify passed · exit 0/);
     expect(text).toMatch(/iteration\s+2 of 5/);
     expect(text).toMatch(/phases\s+5 run · 3 succeeded · 2 failed · 1 skipped · 1 retry/);
     expect(text).toMatch(/usage\s+2,000 tokens · \$0.03/);
-    expect(text).toMatch(/last error\s+iteration 1 · verify: exit_nonzero · exit 1/);
+    expect(text).toMatch(/last error\s+iteration 1 · verify: exit code 1/);
     expect(text).not.toMatch(/\u001b\[/);
   });
 
@@ -220,7 +220,7 @@ describe("phaseloop logs", () => {
     const lines = streams.out().trimEnd().split("\n");
     expect(lines).toHaveLength(events.filter((e) => e.type !== "phase.output").length);
     expect(lines[0]).toBe("12:04:00 run 20261101-120400-ab12 started · execute-review (pipelines/execute-review.yaml) · up to 5 iterations");
-    expect(lines.at(-1)).toBe("12:04:23 run complete: verify passed (transition) · 2 iterations in 1m15s · 2,000 tokens · $0.03");
+    expect(lines.at(-1)).toBe("12:04:23 run complete: verify passed · 2 iterations in 1m15s · 2,000 tokens · $0.03");
   });
 
   it("prints the stored NDJSON with --json", async () => {
