@@ -54,6 +54,7 @@ const schema = {
       examples: [{ build: { read: ["**"], write: ["src/**", "test/**"], bash: ["npm test", "git diff *"] } }],
     },
     env: ref("env", "Environment variables for every process the pipeline starts. Values are templates."),
+    sandbox: ref("sandboxMode", "Run agent phases in an OS sandbox compiled from their tool sets: auto (the default: where the OS provides one, and the run record says when it does not), required (no sandbox is an error before the run starts), off. A phase's own `sandbox` wins; `--sandbox` on the command line wins over both."),
     phases: {
       type: "object",
       description: "The phases, in order. The first is the loop head: entering it starts a new iteration. Without `next`, control falls through to the next phase; after the last it returns to the loop head.",
@@ -90,6 +91,8 @@ const schema = {
       propertyNames: { pattern: "^[A-Za-z_][A-Za-z0-9_]*$" },
       additionalProperties: { type: "string" },
     },
+    sandboxMode: { enum: ["auto", "required", "off"], description: "auto: sandboxed where the OS provides it; required: never run unsandboxed; off: no sandbox." },
+    host: { type: "string", pattern: "^(\\*\\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?$|^\\[[0-9A-Fa-f:.]+\\](:[0-9]{1,5})?$", description: "A host name (`api.example.com`), a wildcard for its subdomains (`*.example.com`), or an IP address, optionally with `:port`." },
     outcome: { enum: ["complete", "blocked", "failed"], description: "How a run ends: complete (exit 0), blocked (exit 3), failed (exit 1)." },
     errorClass: { enum: errorClasses, description: "Why a phase failed." },
     transient: closed("How a failure is recognised as transient (rate limit, network, overloaded backend). Transient failures back off and retry without tripping breakers.", {
@@ -126,6 +129,7 @@ const schema = {
       write: d("Globs the agent may change. A change elsewhere is a policy_violation.", { type: "array", items: { type: "string" } }),
       bash: d("Shell commands allowed, as patterns: \"npm test\", \"git diff *\".", { type: "array", items: { type: "string" } }),
       mcp: d("MCP tools allowed, as \"server/tool\" or \"server/*\".", { type: "array", items: { type: "string" } }),
+      network: d("Hosts the phase's processes may connect to, besides the agent's own API host. In the OS sandbox nothing else is reachable.", { type: "array", items: ref("host"), examples: [["registry.npmjs.org", "*.github.com"]] }),
       on_violation: d("What happens to a change outside `write`: revert it, fail the phase, or warn. Default: fail.", { enum: ["revert", "fail", "warn"], default: "fail" }),
       description: d("What this tool set is for.", { type: "string" }),
     }),
@@ -190,6 +194,7 @@ const schema = {
       transient: ref("transient"),
       max_visits: d("How many times control may enter this phase in one iteration (runs and `when` skips alike; retries and a resumed run do not count). When it would enter once more, `exhausted` decides. Bounds a cycle that does not pass through the loop head.", { type: "integer", minimum: 1, examples: [3] }),
       exhausted: ref("exhausted"),
+      sandbox: ref("sandboxMode", "This phase's OS sandbox, overriding the pipeline's. A `run` phase is sandboxed only when it says so (it may write the workdir, and reach no host)."),
     }, {
       allOf: [
         { not: { required: ["agent", "run"] }, description: "A phase has either `agent` or `run`, not both." },

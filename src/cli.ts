@@ -26,7 +26,7 @@ const HELP = `phaseloop ${VERSION}: agentic coding loops from versioned YAML pip
 
 Usage:
   phaseloop run PIPELINE [--param k=v]... [--workdir DIR] [--max-iterations N]
-                [--reporter auto|tty|plain|json] [--dry-run]
+                [--reporter auto|tty|plain|json] [--sandbox auto|required|off] [--dry-run]
   phaseloop resume [RUN_ID] [--force]     phaseloop status [RUN_ID] [--json]
   phaseloop logs [RUN_ID] [--follow]      phaseloop validate PIPELINE... [--json]
   phaseloop graph PIPELINE [--format mermaid|dot]

@@ -1,3 +1,4 @@
+import type { SandboxMode } from "../pipeline/spec.ts";
 import process from "node:process";
 import { createReporter, REPORTER_KINDS, type ReporterKind } from "../reporters/create-reporter.ts";
 import type { StartOutcome } from "../run/start-run.ts";
@@ -54,6 +55,10 @@ function liveTerminal() {
       return () => stdout.off("resize", listener);
     },
   };
+}
+
+export function isSandboxMode(value: string): value is SandboxMode {
+  return value === "auto" || value === "required" || value === "off";
 }
 
 export function parseReporter(value: string | undefined): ReporterKind | undefined {

@@ -9,10 +9,12 @@ import { startRun } from "../run/start-run.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
 import { resolve, dirname } from "node:path";
 import type { CliIo } from "./cli-io.ts";
-import { finish, interruptSignal, parseReporter, reporterFactory } from "./run-common.ts";
+import { finish, interruptSignal, isSandboxMode, parseReporter, reporterFactory } from "./run-common.ts";
+import type { SandboxMode } from "../pipeline/spec.ts";
 import { keepHeapSteady } from "../runtime/steady-heap.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
+import { sandboxLines } from "../run/sandbox-preflight.ts";
 
 const USAGE = `Usage: phaseloop run PIPELINE [options]
 
@@ -21,6 +23,8 @@ Options:
   --workdir DIR        where the loop works and keeps .phaseloop/ (default: .)
   --max-iterations N   lower or raise stop.max_iterations for this run
   --reporter KIND      auto | tty | plain | json (default auto)
+  --sandbox MODE       auto | required | off: the OS sandbox of agent phases,
+                       over the pipeline's and the phases' own settings
   --dry-run            print the machine and each phase's command, run nothing
 
 Exit: 0 complete, 1 failed, 2 invalid input, 3 stopped without completing,
@@ -34,6 +38,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let maxIterations: number | undefined;
   let reporterText: string | undefined;
   let dryRun = false;
+  let sandbox: SandboxMode | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.startsWith("--") && arg.includes("=") && !arg.startsWith("--param=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
@@ -68,6 +73,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case "--dry-run":
         dryRun = true;
         break;
+      case "--sandbox": {
+        const v = value();
+        if (v === undefined || !isSandboxMode(v)) return usage(io, `--sandbox needs auto, required or off, got "${v ?? ""}"`);
+        sandbox = v;
+        break;
+      }
       default:
         if (arg.startsWith("--param=")) {
           const kv = arg.slice("--param=".length);
@@ -85,9 +96,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const { signal, dispose } = interruptSignal();
   keepHeapSteady();
   try {
-    const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, env: io.env, reporter: reporterFactory(kind, io), signal });
+    const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, env: io.env, reporter: reporterFactory(kind, io), signal });
     if (outcome.kind === "dry-run") {
-      io.stdout(dryRunText(outcome.machine, outcome.params, resolve(io.cwd, workdir), maxIterations));
+      io.stdout(dryRunText(outcome.machine, outcome.params, resolve(io.cwd, workdir), maxIterations, sandbox, io.env));
       // what preflight found, as a run would report it before starting
       await printDiagnostics(io, outcome.diagnostics, { [outcome.loaded.file]: outcome.loaded.text });
       return hasErrors(outcome.diagnostics) ? 2 : 0;
@@ -104,7 +115,7 @@ function usage(io: CliIo, message: string): number {
 }
 
 /** The machine in words, then what each phase would run in iteration 1. */
-export function dryRunText(machine: Machine, params: Record<string, JsonValue>, workdir: string, maxIterations?: number): string {
+export function dryRunText(machine: Machine, params: Record<string, JsonValue>, workdir: string, maxIterations?: number, sandbox?: SandboxMode, env: Record<string, string | undefined> = {}): string {
   const file = resolve(machine.file);
   const snap = initialSnapshot(machine, { runId: "dry-run", params, pipeline: { name: machine.name, file, dir: dirname(file) }, workdir });
   if (maxIterations !== undefined) snap.limits.maxIterations = maxIterations;
@@ -137,6 +148,7 @@ export function dryRunText(machine: Machine, params: Record<string, JsonValue>, 
       }
     }
   }
+  lines.push("", ...sandboxLines(machine, workdir, sandbox, env));
   return lines.join("\n") + "\n";
 }
 

@@ -1,4 +1,5 @@
 import process from "node:process";
+import { documentSandboxModes } from "../sandbox/sandbox-plan.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { SourceMap, sortDiagnostics, toJsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
 import { loadPipeline, sourceTexts, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
@@ -42,7 +43,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   if (parsed.args.flags.has("--json")) {
     const out = results.map((r) => {
       const sources = new SourceMap(definedOnly(sourceTexts(r)));
-      return { file: r.file, valid: !hasErrors(r.diagnostics), diagnostics: sortDiagnostics(r.diagnostics).map((d) => toJsonDiagnostic(d, sources)) };
+      return {
+        file: r.file,
+        valid: !hasErrors(r.diagnostics),
+        diagnostics: sortDiagnostics(r.diagnostics).map((d) => toJsonDiagnostic(d, sources)),
+        ...(r.doc ? { sandbox: documentSandboxModes(r.doc) } : {}),
+      };
     });
     io.stdout(JSON.stringify(out, null, 2) + "\n");
     return failed ? 2 : 0;
@@ -58,6 +64,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const errors = r.diagnostics.filter((d) => d.severity === "error").length;
     const warnings = r.diagnostics.length - errors;
     if (errors === 0) io.stdout(`${r.file}: valid${warnings ? ` (${warnings} warning${warnings === 1 ? "" : "s"})` : ""}\n`);
+    if (errors === 0 && r.doc) io.stdout(`  OS sandbox: ${Object.entries(documentSandboxModes(r.doc)).map(([phase, mode]) => `${phase} ${mode}`).join(", ")}\n`);
   }
   if (failed) {
     const n = results.reduce((a, r) => a + r.diagnostics.filter((d) => d.severity === "error").length, 0);

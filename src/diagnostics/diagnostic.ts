@@ -93,6 +93,7 @@ export const DIAGNOSTIC_CODES = [
   "PARAM_INVALID",
   "RUN_STATE_INVALID",
   "LOCK_INVALID",
+  "SANDBOX_UNAVAILABLE",
   "INTERNAL",
 ] as const;
 

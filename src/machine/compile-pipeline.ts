@@ -123,6 +123,7 @@ export function compilePipeline(doc: PipelineDoc, options: { promptFiles?: Recor
       params: doc.params ?? {},
       agents: doc.agents ?? {},
       tools: doc.tools ?? {},
+      sandbox: doc.sandbox,
       env,
       envNames,
       measuresChanges: doc.stop.no_progress !== undefined || phases.some((p) => p.tools !== undefined) || usesChanges,
@@ -219,5 +220,6 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
             stop: spec.exhausted?.goto === undefined ? (spec.exhausted?.stop ?? "blocked") : undefined,
             reason: spec.exhausted?.reason !== undefined ? t.template(spec.exhausted.reason, `${where}.exhausted.reason`) : undefined,
           },
+    sandbox: spec.sandbox,
   };
 }

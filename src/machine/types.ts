@@ -10,7 +10,7 @@
  */
 import type { Expr, Template } from "../expr/index.ts";
 import type { HistoryEntry, LastFailure, PhaseContext, TaskContext } from "../pipeline/context.ts";
-import type { AgentSpec, ErrorClass, HookName, JsonValue, Outcome, OutputSpec, ParamSpec, ToolSetSpec, TransientSpec } from "../pipeline/spec.ts";
+import type { AgentSpec, ErrorClass, HookName, JsonValue, Outcome, OutputSpec, ParamSpec, SandboxMode, ToolSetSpec, TransientSpec } from "../pipeline/spec.ts";
 
 // ── the machine ──────────────────────────────────────────────────────────────
 
@@ -65,6 +65,8 @@ export interface CompiledPhase {
   maxVisits: number | null;
   /** Taken instead of entering once more (goto or stop; no `if`). */
   exhausted: CompiledRule | null;
+  /** The phase's own `sandbox` setting, when it has one. */
+  sandbox?: SandboxMode;
 }
 
 /** A limit: a number, or a template resolved from params when the run starts. */
@@ -107,6 +109,8 @@ export interface Machine {
   params: Record<string, ParamSpec>;
   agents: Record<string, AgentSpec>;
   tools: Record<string, ToolSetSpec>;
+  /** The pipeline's `sandbox` setting, when it has one. */
+  sandbox?: SandboxMode;
   env: Record<string, Template>;
   /** Environment variables the pipeline's expressions and templates read (`env.NAME`); only these enter the snapshot. */
   envNames: string[];

@@ -51,7 +51,11 @@ export interface PipelineDoc {
   stop: StopSpec;
   tasks?: TasksSpec;
   hooks?: HooksSpec;
+  /** The OS sandbox of agent phases: auto (default), required, off. */
+  sandbox?: SandboxMode;
 }
+
+export type SandboxMode = "auto" | "required" | "off";
 
 export type ParamType = "string" | "number" | "integer" | "boolean";
 
@@ -109,6 +113,8 @@ export interface ToolSetSpec {
   bash?: string[];
   /** MCP tools allowed, as "server/tool" or "server/*". */
   mcp?: string[];
+  /** Hosts the phase may connect to besides its agent's API host (enforced in the OS sandbox). */
+  network?: string[];
   /** What happens to a change outside `write`. Default: fail. */
   on_violation?: "revert" | "fail" | "warn";
   description?: string;
@@ -187,6 +193,8 @@ export interface PhaseSpec {
   max_visits?: number;
   /** Where control goes when `max_visits` is used up. Default: stop blocked. */
   exhausted?: ExhaustedRule;
+  /** This phase's OS sandbox, overriding the pipeline's. */
+  sandbox?: SandboxMode;
 }
 
 /** The rule taken instead of entering a phase whose `max_visits` is used up. */

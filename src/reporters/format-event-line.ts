@@ -185,6 +185,8 @@ export function formatEventText(event: RunEvent, paint: Paint): string {
     }
     case "policy.violation":
       return `${paint.cyan(event.phase)} · ${paint.red("policy violation")} (${event.action}): ${plural(event.paths.length, "file")} outside the write globs: ${formatList(event.paths)}`;
+    case "sandbox.refused":
+      return `${paint.cyan(event.phase)} · ${paint.red("refused by the OS sandbox")}: ${formatList(event.refused)}`;
     case "hook.finished": {
       const took = `in ${formatDuration(event.duration_ms)}`;
       if (event.ok) return `hook ${event.hook} ${paint.green("ok")} ${took}`;

@@ -226,6 +226,9 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
         noteStep(view, title, event.action === "warn" ? "skipped" : "failed");
         return;
       }
+      case "sandbox.refused":
+        noteStep(view, formatEventText(event, paint), "failed");
+        return;
       case "hook.finished":
         noteStep(view, formatEventText(event, paint), event.ok ? "skipped" : "failed");
         return;

@@ -9,11 +9,12 @@ import { runOpenAiAgent } from "../agents/openai-agent.ts";
 import type { CompiledPhase } from "../machine/types.ts";
 import { runProcess } from "../runtime/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
+import type { PhaseFence } from "./phase-fence.ts";
 import type { BuiltinAgent, PhaseRunEffect } from "./phase-invocation.ts";
 import type { PhaseExecution } from "./phase-process.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 
-export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPhase, builtin: BuiltinAgent, env: ProcessEnv, dir: string, ctx: RunContext): Promise<PhaseExecution> {
+export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPhase, builtin: BuiltinAgent, env: ProcessEnv, dir: string, ctx: RunContext, fence?: PhaseFence): Promise<PhaseExecution> {
   const { default: picomatch } = await import("picomatch");
   const stdoutLog = join(dir, "stdout.log");
   const workdir = ctx.info.workdir;
@@ -37,7 +38,16 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
     },
     runCommand: async (argv, signal) => {
       // a command has the phase's idle timeout; the phase's own timeout and interrupts stop it through the signal
-      const p = await runProcess({ command: argv, cwd: workdir, env, signal, idleTimeoutMs: phase.idleTimeoutMs ?? undefined });
+      // in the phase's OS sandbox, when it has one
+      const fenced = fence ? await fence.wrap(argv, env) : undefined;
+      const p = await runProcess({
+        command: fenced?.argv ?? argv,
+        cwd: workdir,
+        env: fenced ? Object.assign(Object.create(env) as ProcessEnv, fenced.env) : env,
+        signal,
+        idleTimeoutMs: phase.idleTimeoutMs ?? undefined,
+      });
+      fenced?.done(p.stderrTail);
       const output = (p.spawnError ? `${p.spawnError}\n` : "") + p.stdout + (p.stderrTail.trim() ? `\n[stderr]\n${p.stderrTail}` : "");
       return { exitCode: p.exitCode, output, timedOut: p.timedOut || p.idleTimedOut };
     },

@@ -13,6 +13,7 @@ import type { CompiledPhase } from "../machine/types.ts";
 import { killPhaseProcesses } from "../runtime/orphans.ts";
 import { runProcess, type ProcessResult } from "../runtime/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
+import type { PhaseFence } from "./phase-fence.ts";
 import type { PhaseInvocation, PhaseRunEffect } from "./phase-invocation.ts";
 import type { RunContext } from "./run-context.ts";
 
@@ -25,15 +26,16 @@ export interface PhaseExecution {
 /** How long an agent CLI may run on after its terminal result (a background task it waits for). */
 export const RESULT_GRACE_MS = 2000;
 
-export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, inv: PhaseInvocation, dir: string, ctx: RunContext): Promise<PhaseExecution> {
+export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, inv: PhaseInvocation, dir: string, ctx: RunContext, fence?: PhaseFence): Promise<PhaseExecution> {
   const { parser } = inv;
+  const fenced = fence ? await fence.wrap(inv.command, inv.env) : undefined;
   const live = new LiveOutput(ctx.emit, e.phase);
   const runId = inv.env.PHASELOOP_RUN_ID;
   const phaseDir = inv.env.PHASELOOP_PHASE_DIR;
   const r = await runProcess({
-    command: inv.command,
+    command: fenced?.argv ?? inv.command,
     cwd: ctx.info.workdir,
-    env: inv.env,
+    env: fenced ? Object.assign(Object.create(inv.env) as typeof inv.env, fenced.env) : inv.env,
     stdin: inv.stdin,
     timeoutMs: phase.timeoutMs,
     idleTimeoutMs: phase.idleTimeoutMs ?? undefined,
@@ -54,5 +56,6 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
     },
   });
   live.end();
+  fenced?.done(r.stderrTail);
   return { process: r, report: parser.finish(r.stdout) };
 }

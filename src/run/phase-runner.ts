@@ -21,6 +21,7 @@ import { readInside as readOutputInside } from "../runtime/open-inside.ts";
 import { resolveInside } from "../runtime/resolve-inside.ts";
 import { runBuiltinAgentPhase } from "./builtin-agent-phase.ts";
 import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
+import { openFence, type PhaseFence } from "./phase-fence.ts";
 import { preparePhase, type PhaseRunEffect } from "./phase-invocation.ts";
 import { runPhaseProcess, type PhaseExecution } from "./phase-process.ts";
 import type { RunContext } from "./run-context.ts";
@@ -59,9 +60,21 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   const inv = prepared.invocation;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
   const scope = openWriteScope(toolSet, e.context, workdir);
+  let fence: PhaseFence | undefined;
+  try {
+    fence = await openFence(phase, toolSet ? (scope?.globs ?? []) : undefined, inv.env, ctx, ctx.sandboxFlag);
+  } catch (error) {
+    return failEarly("spawn_error", (error as Error).message);
+  }
 
-  ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: phase.kind, dir: basename(dir), command: inv.command });
-  const { process: r, report }: PhaseExecution = inv.builtin ? await runBuiltinAgentPhase(e, phase, inv.builtin, inv.env, dir, ctx) : await runPhaseProcess(e, phase, inv, dir, ctx);
+  ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: phase.kind, dir: basename(dir), command: inv.command, sandbox: fence !== undefined });
+  let execution: PhaseExecution;
+  try {
+    execution = inv.builtin ? await runBuiltinAgentPhase(e, phase, inv.builtin, inv.env, dir, ctx, fence) : await runPhaseProcess(e, phase, inv, dir, ctx, fence);
+  } finally {
+    fence?.close();
+  }
+  const { process: r, report } = execution;
   if (r.aborted && ctx.interrupted()) return undefined;
 
   const text = phase.kind === "agent" ? report.text : r.stdout;
@@ -69,8 +82,15 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   // reads and commands outside the tool set, whether the CLI enforced it or not
   const outside = toolSet && report.toolCalls ? checkToolCalls(report.toolCalls, toolSet, workdir, await globMatcher()) : [];
   if (outside.length > 0 && (!failure || failure.error !== "policy_violation")) failure = { error: "policy_violation", message: `${outside.slice(0, 5).join("; ")}${outside.length > 5 ? ` (and ${outside.length - 5} more)` : ""}` };
+  // what the OS sandbox refused: the phase tried to leave its tool set, whatever else it did
+  const refused = fence?.refused ?? [];
+  if (refused.length > 0) {
+    const said = `the OS sandbox refused ${refused.slice(0, 5).join("; ")}${refused.length > 5 ? ` (and ${refused.length - 5} more)` : ""}`;
+    failure = failure?.error === "policy_violation" ? { error: "policy_violation", message: `${failure.message}; ${said}` } : { error: "policy_violation", message: said };
+    ctx.emit({ type: "sandbox.refused", phase: e.phase, refused });
+  }
   if (report.transcript) writeTranscript(dir, report.transcript);
-  if (failure?.error === "policy_violation" && (report.permissionDenials.length > 0 || outside.length > 0) && toolSet?.on_violation === "warn") {
+  if (failure?.error === "policy_violation" && refused.length === 0 && (report.permissionDenials.length > 0 || outside.length > 0) && toolSet?.on_violation === "warn") {
     // the tool set asks only to hear of it
     ctx.emit({ type: "note", level: "warning", message: `${failure.message} (on_violation: warn)` });
     failure = null;

@@ -23,11 +23,16 @@ import { changedFiles, pipelineHash, runFiles, type RunInfo } from "./run-info.t
 import { Runner } from "./run-pipeline.ts";
 import { compileFile, leftoverNote, pickEnv, preflightRun, type StartOutcome } from "./start-run.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
+import type { SandboxMode } from "../pipeline/spec.ts";
+import { closeFences } from "./phase-fence.ts";
+import { checkSandbox } from "./sandbox-preflight.ts";
 
 export interface ResumeOptions {
   runId?: string;
   workdir: string;
   force: boolean;
+  /** `--sandbox`; without it, the run keeps the flag it started with. */
+  sandbox?: SandboxMode;
   env: Record<string, string | undefined>;
   reporter: () => Reporter;
   signal: AbortSignal;
@@ -78,7 +83,10 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     return { kind: "usage", message: `the pipeline ${info.file} changed since run ${runId} started${detail}; resume with --force to continue with the new version` };
   }
   const preflight = await preflightRun(machine, loaded, info.params, info.workdir, o.env);
-  if (hasErrors(preflight.diagnostics)) return { kind: "invalid", diagnostics: preflight.diagnostics, loaded };
+  const sandboxFlag = o.sandbox ?? info.sandbox?.flag ?? undefined;
+  const sandbox = checkSandbox(machine, loaded.text, sandboxFlag);
+  const found = [...preflight.diagnostics, ...sandbox.diagnostics];
+  if (hasErrors(found)) return { kind: "invalid", diagnostics: found, loaded };
   const read = readCheckpoint(dir, runId, machine, info.file);
   let cp: Checkpoint;
   const notes: string[] = [];
@@ -118,6 +126,10 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     const opened = openStore(workdir, runId, events.value, iterations.value, read.kind === "ok" ? read.file : undefined);
     if ("kind" in opened) return opened;
     const store = opened;
+    if (o.sandbox !== undefined && o.sandbox !== info.sandbox?.flag) {
+      info = { ...info, sandbox: sandbox.record };
+      if (!rebuiltInfo) store.writeRunInfo(info);
+    }
     if (rebuiltInfo) {
       if (!infoRead.ok && infoRead.problem.message !== "is missing: the run stopped before it was set up") setAside(join(dir, "run.json"));
       store.writeRunInfo(info);
@@ -130,7 +142,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     const reporter = o.reporter();
     const snapshot = cp.snapshot;
     if (snapshot.status !== "interrupted") snapshot.status = "interrupted"; // a crash: the run stopped without saying so
-    const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal, recordedIterations: iterations.value.iterations }, snapshot, seq);
+    const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal, recordedIterations: iterations.value.iterations, sandbox: sandboxFlag }, snapshot, seq);
     const inFlight = snapshot.awaiting?.kind === "phase" || snapshot.awaiting?.kind === "retry" ? snapshot.awaiting.phase : null;
     // a run stopped before it logged anything starts its log now
     const preface: Record<string, unknown>[] = seq === 0 ? [runStartedEvent(machine, info)] : [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight, pipeline: machine.name, workdir: info.workdir, max_iterations: snapshot.limits.maxIterations }];
@@ -140,8 +152,9 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
       if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(id, left) });
     }
     for (const message of notes) preface.push({ type: "note", level: "warning", message });
+    if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning });
     if (hash !== info.hash) preface.push({ type: "note", level: "warning", message: "resumed with a changed pipeline (--force)" });
-    const result = await runner.run({ type: "resumed", at: Date.now() }, preface);
+    const result = await runner.run({ type: "resumed", at: Date.now() }, preface).finally(closeFences);
     store.close();
     await reporter.close();
     return { kind: "ran", result, runId };

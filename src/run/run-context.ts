@@ -4,6 +4,7 @@
  * events through `emit` and answers with the machine event, if any.
  */
 import type { Machine, Snapshot } from "../machine/types.ts";
+import type { SandboxMode } from "../pipeline/spec.ts";
 import type { Baseline } from "../runtime/measure-changes.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import type { EventInput } from "./event-log.ts";
@@ -21,6 +22,8 @@ export interface RunContext {
   readonly iterationBaseline: Baseline | undefined;
   /** Interrupts the run: processes that get it stop. */
   readonly signal: AbortSignal;
+  /** `--sandbox` from the command line, when given. */
+  readonly sandboxFlag?: SandboxMode;
   /** A process environment: the inherited one with `extra` on top. */
   env(...extra: (ProcessEnv | undefined)[]): ProcessEnv;
   /** Report a run event: logged with the next checkpoint (unless transient) and shown. */

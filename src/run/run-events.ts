@@ -60,6 +60,8 @@ export type RunEvent = Base &
         dir: string;
         /** What runs: argv, or the shell command. */
         command: string[] | string;
+        /** Whether the phase runs in the OS sandbox. */
+        sandbox?: boolean;
       }
     | {
         type: "phase.output";
@@ -87,6 +89,8 @@ export type RunEvent = Base &
       }
     | { type: "phase.retry"; phase: string; attempt: number; delay_ms: number; error: ErrorClass; message: string | null }
     | { type: "policy.violation"; phase: string; paths: string[]; action: "revert" | "fail" | "warn" }
+    /** What the OS sandbox refused a phase: "write PATH", "read PATH", "connect HOST:PORT". */
+    | { type: "sandbox.refused"; phase: string; refused: string[] }
     | { type: "hook.finished"; hook: string; ok: boolean; exit_code: number | null; duration_ms: number; message: string | null }
     | { type: "iteration.finished"; iteration: number; changes: string[]; task: string | null }
     | { type: "task.updated"; task: string; status: "pending" | "done" | "blocked"; attempts: number; reason: string | null }

@@ -1,4 +1,5 @@
 /** What run.json records about a run, and the hash that ties a run to its pipeline. */
+import type { RunSandbox } from "./sandbox-preflight.ts";
 import { createHash } from "node:crypto";
 import { dirname, relative, resolve } from "node:path";
 import type { JsonValue } from "../expr/index.ts";
@@ -18,6 +19,8 @@ export interface RunInfo {
   max_iterations: number;
   /** Every file the pipeline was read from: the pipeline, what it extends and includes, its prompts. */
   files?: RunFile[];
+  /** The OS sandbox: asked, offered, and what each phase got. */
+  sandbox?: RunSandbox;
 }
 
 /** One file a run's pipeline was read from. */

@@ -7,6 +7,7 @@
 import { transition } from "../machine/transition.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
 import type { Effect, Machine, MachineEvent, Snapshot, TaskItem } from "../machine/types.ts";
+import type { SandboxMode } from "../pipeline/spec.ts";
 import { takeBaseline, type Baseline } from "../runtime/measure-changes.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import { loadIterationBaseline, saveIterationBaseline, type IterationRecord } from "./checkpoint.ts";
@@ -31,6 +32,8 @@ export interface RunnerOptions {
   /** Iterations iterations.jsonl already holds (a resumed run). */
   recordedIterations?: Set<number>;
   signal: AbortSignal;
+  /** `--sandbox` from the command line. */
+  sandbox?: SandboxMode;
 }
 
 export interface RunResult {
@@ -124,6 +127,7 @@ export class Runner {
       store,
       info,
       signal,
+      sandboxFlag: this.o.sandbox,
       snapshot: this.snapshot,
       iterationBaseline: this.iterationBaseline,
       env: this.env,

@@ -25,6 +25,9 @@ import type { Checkpoint } from "./checkpoint.ts";
 import { pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
 import { Runner, type RunResult } from "./run-pipeline.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
+import type { SandboxMode } from "../pipeline/spec.ts";
+import { closeFences } from "./phase-fence.ts";
+import { checkSandbox } from "./sandbox-preflight.ts";
 
 const readHost = { readFile: async (path: string) => readSourceFile(path), get cwd() { return process.cwd(); } };
 
@@ -45,6 +48,8 @@ export interface StartOptions {
   workdir: string;
   maxIterations?: number;
   dryRun?: boolean;
+  /** `--sandbox`: overrides the pipeline's and the phases' settings. */
+  sandbox?: SandboxMode;
   env: Record<string, string | undefined>;
   reporter: () => Reporter;
   signal: AbortSignal;
@@ -71,8 +76,10 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
   const resolved = resolveParams(machine, o.params);
   if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: resolved.diagnostics.map((d) => ({ ...d, file: loaded.file })), loaded };
   const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env);
-  if (o.dryRun) return { kind: "dry-run", machine, loaded, params: resolved.params, diagnostics: preflight.diagnostics };
-  if (hasErrors(preflight.diagnostics)) return { kind: "invalid", diagnostics: preflight.diagnostics, loaded };
+  const sandbox = checkSandbox(machine, loaded.text, o.sandbox);
+  const found = [...preflight.diagnostics, ...sandbox.diagnostics];
+  if (o.dryRun) return { kind: "dry-run", machine, loaded, params: resolved.params, diagnostics: found };
+  if (hasErrors(found)) return { kind: "invalid", diagnostics: found, loaded };
 
   // read the task queue before anything is written: a bad source is an input error
   let tasks: TaskItem[] | undefined;
@@ -115,6 +122,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       agents: {},
       max_iterations: snapshot.limits.maxIterations,
       files: runFiles(loaded),
+      sandbox: sandbox.record,
     };
     // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
     const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
@@ -126,7 +134,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     }
     const versionsWritten = recordAgentVersions(store, info, preflight.versions);
     const reporter = o.reporter();
-    const runner = new Runner({ machine, store, info, reporter, env: o.env, tasks, signal: o.signal }, snapshot, 0);
+    const runner = new Runner({ machine, store, info, reporter, env: o.env, tasks, signal: o.signal, sandbox: o.sandbox }, snapshot, 0);
     const preface = [
       {
         type: "run.started",
@@ -140,12 +148,13 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
         version: VERSION,
       },
     ];
+    if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);
     if (lock.tookOver) {
       preface.push({ type: "note", level: "warning", message: `took over the lock of run ${lock.tookOver.run_id} (pid ${lock.tookOver.pid} is gone)` } as never);
       const left = await stopRunProcesses(lock.tookOver.run_id);
       if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(lock.tookOver.run_id, left) } as never);
     }
-    const result = await runner.run({ type: "start", at: Date.now() }, preface);
+    const result = await runner.run({ type: "start", at: Date.now() }, preface).finally(closeFences);
     await versionsWritten();
     store.close();
     await reporter.close();

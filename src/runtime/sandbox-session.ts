@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import process from "node:process";
 import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { readRefusals } from "../sandbox/read-refusals.ts";
 
 export interface WrappedCommand {
   /** argv to spawn without a shell. */
@@ -39,12 +40,19 @@ export async function closeSandboxSession(): Promise<void> {
   await SandboxManager.reset();
 }
 
-/** Wrap a command (argv, or a string for `sh -c`) so it runs inside `profile`. */
-export async function wrapInSandbox(profile: SandboxProfile, command: string[] | string, cwd: string): Promise<WrappedCommand> {
+/**
+ * Wrap a command (argv, or a string for `sh -c`) so it runs inside `profile`. `exports` are
+ * set inside the sandbox, after the library's own settings. Every connection goes through
+ * the proxy, loopback too (the library exempts it, but inside the sandbox's network
+ * namespace loopback is empty; through the proxy an allowed loopback host is reachable and
+ * any other is refused and recorded).
+ */
+export async function wrapInSandbox(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string> = {}): Promise<WrappedCommand> {
   await openSandboxSession();
   const commandId = `phaseloop-${randomUUID()}`;
   SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: profile.allowedHosts });
-  const text = typeof command === "string" ? command : command.map(shellQuote).join(" ");
+  const settings = Object.entries({ NO_PROXY: "", no_proxy: "", ...exports }).map(([k, v]) => `${k}=${shellQuote(v)}`);
+  const text = `export ${settings.join(" ")}; ${typeof command === "string" ? command : `exec ${command.map(shellQuote).join(" ")}`}`;
   const wrapped = await SandboxManager.wrapWithSandboxArgv(
     text,
     "/bin/sh",
@@ -68,35 +76,14 @@ export function releaseSandboxed(wrapped: WrappedCommand): void {
   SandboxManager.cleanupAfterCommand();
 }
 
-const READ_ONLY = /(?:^|\s|')(\/[^\s:']+)['"]?:?\s*(?:Read-only file system|EROFS)/;
-const READ_ONLY_ALT = /(?:cannot create|can't create|cannot open|cannot touch|open|write)[^\n]*?'?(\/[^\s:']+)'?[^\n]*(?:Read-only file system|EROFS)/;
-const PERMISSION = /(?:^|\s|')(\/[^\s:']+)['"]?:?\s*(?:Permission denied|EACCES|Operation not permitted)/;
-
 /**
- * What the sandbox refused this command: paths it could not write or read, hosts the proxy
- * denied. Read from the library's violation records and from the process's stderr.
+ * What the sandbox refused this command: the library's violation records (the proxy's
+ * refusals among them) and what the process's own errors say (see read-refusals.ts).
  */
-export function sandboxRefusals(profile: SandboxProfile, wrapped: WrappedCommand, stderr: string): string[] {
-  const refused = new Set<string>();
+export function sandboxRefusals(profile: SandboxProfile, wrapped: WrappedCommand, stderr: string, cwd: string): string[] {
+  const refused = new Set<string>(readRefusals(stderr, cwd, profile));
   for (const violation of SandboxManager.getSandboxViolationStore().getViolationsForCommand(wrapped.commandId)) {
     refused.add(violation.line.trim());
-  }
-  for (const line of stderr.split("\n")) {
-    const write = READ_ONLY.exec(line) ?? READ_ONLY_ALT.exec(line);
-    if (write?.[1] !== undefined) {
-      refused.add(`write ${write[1]}`);
-      continue;
-    }
-    const denied = PERMISSION.exec(line);
-    if (denied?.[1] !== undefined) {
-      refused.add(`access ${denied[1]}`);
-      continue;
-    }
-    for (const secret of profile.denyRead) {
-      if (line.includes(secret)) refused.add(`read ${secret}`);
-    }
-    const host = /(?:403|Forbidden|blocked by|denied)[^\n]*?\b([a-z0-9.-]+\.[a-z]{2,}|\d+\.\d+\.\d+\.\d+)(?::\d+)?/i.exec(line);
-    if (host?.[1] !== undefined && !profile.allowedHosts.includes(host[1])) refused.add(`connect ${host[1]}`);
   }
   return [...refused];
 }

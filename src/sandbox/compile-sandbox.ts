@@ -5,7 +5,9 @@
  * agents, `run:` phases); the finer write/read globs are still checked after the phase.
  */
 
-export type SandboxMode = "auto" | "required" | "off";
+import type { SandboxMode } from "../pipeline/spec.ts";
+
+export type { SandboxMode };
 
 export interface SandboxInput {
   /** Absolute, normalised workdir. */
@@ -14,12 +16,12 @@ export interface SandboxInput {
   home: string;
   /** A private temp directory for this phase (absolute). */
   tempDir: string;
-  /** The phase's write globs, relative to the workdir. */
-  write: readonly string[];
+  /** The phase's write globs, relative to the workdir; none given (no tool set) is the whole workdir. */
+  write?: readonly string[];
   /** A preset name, or "command" for a command agent or a `run:` phase. */
   agent: "claude" | "codex" | "gemini" | "aider" | "openai" | "command";
-  /** The agent's base_url, when the pipeline gives one. */
-  baseUrl?: string;
+  /** Where the agent's API is, when the pipeline moves it (base_url, ANTHROPIC_BASE_URL and the like). */
+  baseUrls?: readonly string[];
   /** The phase's `tools.network` hosts. */
   network?: readonly string[];
 }
@@ -109,10 +111,10 @@ export function isUnder(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir === "/" ? "/" : `${dir}/`);
 }
 
-/** The host of a URL, without port; undefined when it is not one. */
-function hostOf(url: string): string | undefined {
-  const match = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/]*@)?(\[[^\]]+\]|[^:/?#]+)/i.exec(url);
-  return match?.[1]?.toLowerCase();
+/** The host of a URL, with its port when it names one; undefined when it is not a URL. */
+export function hostOf(url: string): string | undefined {
+  const match = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/]*@)?(\[[^\]]+\]|[^:/?#]+)(:\d+)?/i.exec(url);
+  return match?.[1] === undefined ? undefined : `${match[1].toLowerCase()}${match[2] ?? ""}`;
 }
 
 function unique(list: readonly string[]): string[] {
@@ -128,7 +130,7 @@ function outermost(dirs: readonly string[]): string[] {
 }
 
 export function compileSandbox(input: SandboxInput): SandboxProfile {
-  const workDirs = input.write.flatMap((glob) => {
+  const workDirs = (input.write ?? ["**"]).flatMap((glob) => {
     const dir = coveringDir(glob);
     return dir === undefined ? [] : [joinInside(input.workdir, dir)];
   }).filter((d): d is string => d !== undefined);
@@ -136,8 +138,8 @@ export function compileSandbox(input: SandboxInput): SandboxProfile {
   const allowWrite = outermost([...workDirs, ...stateDirs, input.tempDir]);
   const denyWrite = [joinInside(input.workdir, ".git")!, joinInside(input.workdir, ".phaseloop")!];
   const denyRead = HOME_SECRETS.map((rel) => joinInside(input.home, rel)!).filter((p) => !isUnder(input.workdir, p));
-  const baseHost = input.baseUrl === undefined ? undefined : hostOf(input.baseUrl);
-  const presetHosts = baseHost !== undefined ? [baseHost] : AGENT_HOSTS[input.agent];
+  const baseHosts = (input.baseUrls ?? []).map(hostOf).filter((h): h is string => h !== undefined);
+  const presetHosts = baseHosts.length > 0 ? baseHosts : AGENT_HOSTS[input.agent];
   const allowedHosts = unique([...presetHosts, ...(input.network ?? []).map((h) => h.toLowerCase())]);
   return { allowWrite, denyWrite, denyRead, allowedHosts };
 }

@@ -13,7 +13,8 @@ const recipe = (name: string) => join(ROOT, "pipelines", `${name}.yaml`);
 const play = (dir: string, steps: Record<string, unknown[]>) => write(dir, { "play.json": JSON.stringify(steps) });
 const prompt = (dir: string, role: string, n: number) => readFileSync(join(dir, ".phaseloop/play", `${role}-${n}.prompt`), "utf8");
 const calls = (dir: string, role: string) => (existsSync(join(dir, ".phaseloop/play", `${role}.count`)) ? Number(readFileSync(join(dir, ".phaseloop/play", `${role}.count`), "utf8")) : 0);
-const run = (dir: string, name: string, ...params: string[]) => cli(["run", recipe(name), "--reporter", "plain", "--param", `agent=${agent}`, ...params.flatMap((p) => ["--param", p])], dir);
+// the scripted stand-in keeps its play state under .phaseloop/, which the OS sandbox never lets an agent write
+const run = (dir: string, name: string, ...params: string[]) => cli(["run", recipe(name), "--reporter", "plain", "--sandbox", "off", "--param", `agent=${agent}`, ...params.flatMap((p) => ["--param", p])], dir);
 const finished = (dir: string) => events(dir).at(-1) as { outcome: string; reason: { code: string; message: string } };
 
 describe("ralph", () => {

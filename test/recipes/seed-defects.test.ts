@@ -13,7 +13,8 @@ const agent = `node ${SCRIPTED}`;
 const recipe = (name: string) => join(ROOT, "pipelines", `${name}.yaml`);
 const play = (dir: string, steps: Record<string, unknown[]>) => write(dir, { "play.json": JSON.stringify(steps) });
 const prompt = (dir: string, role: string, n: number) => readFileSync(join(dir, ".phaseloop/play", `${role}-${n}.prompt`), "utf8");
-const run = (dir: string, name: string, ...params: string[]) => cli(["run", recipe(name), "--reporter", "plain", "--param", `agent=${agent}`, ...params.flatMap((p) => ["--param", p])], dir);
+// the scripted stand-in keeps its play state under .phaseloop/, which the OS sandbox never lets an agent write
+const run = (dir: string, name: string, ...params: string[]) => cli(["run", recipe(name), "--reporter", "plain", "--sandbox", "off", "--param", `agent=${agent}`, ...params.flatMap((p) => ["--param", p])], dir);
 const finished = (dir: string) => events(dir).at(-1) as { outcome: string; reason: { code: string; message: string } };
 const phaseEnds = (dir: string, phase: string) => events(dir).filter((e) => e.type === "phase.finished" && e.phase === phase);
 const toml = (pending: string[], blocker = "") => `loop = 1\nsummary = "s"\nblocker = "${blocker}"\n${pending.map((p) => `\n[[pending]]\nitem = "${p}"\n`).join("")}`;

@@ -17,6 +17,7 @@ const TYPES: Record<RunEventType, true> = {
   "phase.finished": true,
   "phase.retry": true,
   "policy.violation": true,
+  "sandbox.refused": true,
   "hook.finished": true,
   "iteration.finished": true,
   "task.updated": true,

@@ -8,6 +8,7 @@ const glob = fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => pa
 const literalPath = fc.array(fc.constantFrom("src", "lib", "a", "b.ts", "docs", "x.md"), { minLength: 1, maxLength: 4 }).map((p) => p.join("/"));
 
 const base: SandboxInput = { workdir: "/w/repo", home: "/home/u", tempDir: "/tmp/pl-1", write: [], agent: "command" };
+const noToolSet: SandboxInput = { workdir: "/w/repo", home: "/home/u", tempDir: "/tmp/pl-1", agent: "command" };
 
 describe("compileSandbox", () => {
   it("every path a write glob matches is inside a writable directory, and nothing outside the workdir but state and temp is", () => {
@@ -34,6 +35,12 @@ describe("compileSandbox", () => {
     expect(compileSandbox({ ...base, agent: "codex" }).allowWrite).toEqual(["/tmp/pl-1", "/home/u/.codex"]);
   });
 
+  it("no tool set: the whole workdir is writable, .git and .phaseloop still not", () => {
+    const profile = compileSandbox(noToolSet);
+    expect(profile.allowWrite).toEqual(["/w/repo", "/tmp/pl-1"]);
+    expect(profile.denyWrite).toEqual(["/w/repo/.git", "/w/repo/.phaseloop"]);
+  });
+
   it("covers literal files by their directory and globs by their fixed prefix", () => {
     expect(coveringDir("src/**")).toBe("src");
     expect(coveringDir("src/*.ts")).toBe("src");
@@ -58,8 +65,8 @@ describe("compileSandbox", () => {
   it("network: the preset's host, or the base_url's, plus tools.network", () => {
     expect(compileSandbox(base).allowedHosts).toEqual([]);
     expect(compileSandbox({ ...base, agent: "claude" }).allowedHosts).toEqual(["api.anthropic.com"]);
-    expect(compileSandbox({ ...base, agent: "openai", baseUrl: "http://LocalHost:8080/v1", network: ["registry.npmjs.org"] }).allowedHosts).toEqual([
-      "localhost",
+    expect(compileSandbox({ ...base, agent: "openai", baseUrls: ["http://LocalHost:8080/v1"], network: ["registry.npmjs.org"] }).allowedHosts).toEqual([
+      "localhost:8080",
       "registry.npmjs.org",
     ]);
   });

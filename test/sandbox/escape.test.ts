@@ -29,7 +29,7 @@ async function inSandbox(script: string, write: string[] = ["src/**"], network: 
   const profile = compileSandbox({ workdir: work, home, tempDir: temp, write, agent: "command", network });
   const wrapped = await wrapInSandbox(profile, ["sh", "-c", script], work);
   const result = await runProcess({ command: wrapped.argv, cwd: work, env: { ...process.env, HOME: home, ...wrapped.env }, timeoutMs: 60_000 });
-  const refusals = sandboxRefusals(profile, wrapped, result.stderrTail);
+  const refusals = sandboxRefusals(profile, wrapped, result.stderrTail, work);
   releaseSandboxed(wrapped);
   return { result, refusals };
 }

@@ -1,0 +1,106 @@
+/**
+ * A phase's OS sandbox: the profile compiled from its tool set and agent, a private temp
+ * dir, and each of its processes wrapped in that profile. What the sandbox refused is read
+ * back after each process, so the phase can fail as a policy_violation naming it.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import type { CompiledPhase, Machine } from "../machine/types.ts";
+import type { SandboxMode } from "../pipeline/spec.ts";
+import { probeSandbox } from "../runtime/probe-sandbox.ts";
+import { compileSandbox, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
+import type { ProcessEnv, RunContext } from "./run-context.ts";
+
+/** A command made ready to run in the fence. */
+export interface FencedCommand {
+  argv: string[];
+  /** Variables to lay over the process's environment. */
+  env: Record<string, string>;
+  /** After the process ended: what the sandbox refused it, and the wrapping released. */
+  done(stderr: string): string[];
+}
+
+export interface PhaseFence {
+  profile: SandboxProfile;
+  wrap(command: string | string[], env: ProcessEnv): Promise<FencedCommand>;
+  /** Everything refused so far in this phase. */
+  readonly refused: string[];
+  close(): void;
+}
+
+let sessionOpened = false;
+
+/** Stop the sandbox's proxies, if a phase of this run started them. */
+export async function closeFences(): Promise<void> {
+  if (!sessionOpened) return;
+  sessionOpened = false;
+  await (await import("../runtime/sandbox-session.ts")).closeSandboxSession();
+}
+
+/** Variables through which presets are pointed at another API host. */
+const BASE_URL_VARS: Record<SandboxInput["agent"], readonly string[]> = {
+  claude: ["ANTHROPIC_BASE_URL"],
+  gemini: ["GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"],
+  codex: ["OPENAI_BASE_URL"],
+  aider: ["OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"],
+  openai: [],
+  command: [],
+};
+
+function agentKind(phase: CompiledPhase, machine: Machine): SandboxInput["agent"] {
+  if (phase.kind === "run" || phase.agent === undefined) return "command";
+  const preset = machine.agents[phase.agent]?.preset;
+  return preset === "claude" || preset === "codex" || preset === "gemini" || preset === "aider" || preset === "openai" ? preset : "command";
+}
+
+/** The sandbox profile of a phase: its tool set and agent, where it works, its temp dir. */
+export function phaseProfile(machine: Machine, phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, workdir: string, tempDir: string): SandboxProfile {
+  const agent = agentKind(phase, machine);
+  const agentSpec = phase.agent ? machine.agents[phase.agent] : undefined;
+  const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
+  const baseUrls = [agentSpec?.base_url, ...BASE_URL_VARS[agent].map((name) => env[name])].filter((u): u is string => typeof u === "string" && u !== "");
+  return compileSandbox({ workdir, home: env.HOME || homedir(), tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network: toolSet?.network });
+}
+
+/**
+ * The fence of a phase, or undefined when it runs without one (sandbox off, or auto on a
+ * machine that has none; `required` without one never gets here: preflight refused the run).
+ * `write` is the phase's rendered write globs; undefined when the phase has no tool set.
+ */
+export async function openFence(phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, flag: SandboxMode | undefined): Promise<PhaseFence | undefined> {
+  const plan = phaseSandbox(ctx.machine, phase, flag);
+  if (plan.mode === "off") return undefined;
+  const offer = probeSandbox();
+  if (!offer.available) {
+    if (plan.mode === "required") throw new Error(`phase "${phase.name}" requires an OS sandbox: ${offer.reason}`);
+    return undefined;
+  }
+  const tempDir = mkdtempSync(join(tmpdir(), `phaseloop-${phase.name}-`));
+  const profile = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir);
+  // the library loads only when a phase is sandboxed: runs without one start as fast as before
+  const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");
+  sessionOpened = true;
+  const refused: string[] = [];
+  return {
+    profile,
+    refused,
+    async wrap(command) {
+      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, { TMPDIR: tempDir });
+      return {
+        argv: wrapped.argv,
+        env: { ...wrapped.env, TMPDIR: tempDir },
+        done(stderr) {
+          const found = sandboxRefusals(profile, wrapped, stderr, ctx.info.workdir);
+          releaseSandboxed(wrapped);
+          for (const r of found) if (!refused.includes(r)) refused.push(r);
+          return found;
+        },
+      };
+    },
+    close() {
+      rmSync(tempDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * The OS sandbox before a run starts: whether the machine offers one, which phases get it,
+ * and, when a phase requires one that cannot run here, the located error that stops the run
+ * before anything is written. What was decided goes into run.json.
+ */
+import type { Diagnostic } from "../diagnostics/diagnostic.ts";
+import type { Machine } from "../machine/types.ts";
+import { parsePipelineText, spanOfPointer } from "../pipeline/parse-pipeline-text.ts";
+import type { SandboxMode } from "../pipeline/spec.ts";
+import { homedir } from "node:os";
+import { probeSandbox } from "../runtime/probe-sandbox.ts";
+import { phaseProfile } from "./phase-fence.ts";
+import { phaseSandbox, sandboxPreflight, unsandboxedPhases } from "../sandbox/sandbox-plan.ts";
+
+/** run.json's record of the sandbox: what was asked, what the machine offered, what each phase got. */
+export interface RunSandbox {
+  /** `--sandbox`, when given (a resume without the flag keeps it). */
+  flag: SandboxMode | null;
+  available: boolean;
+  platform?: string;
+  reason?: string;
+  fix?: string;
+  /** Per phase: "on" (sandboxed), "off" (sandbox: off, or a run phase), "unavailable" (auto, and none here). */
+  phases: Record<string, "on" | "off" | "unavailable">;
+}
+
+export interface SandboxCheck {
+  diagnostics: Diagnostic[];
+  record: RunSandbox;
+  /** Said at the start of the run when auto phases run without a sandbox. */
+  warning?: string;
+}
+
+export function checkSandbox(machine: Machine, text: string, flag: SandboxMode | undefined): SandboxCheck {
+  const needed = machine.phases.some((p) => phaseSandbox(machine, p, flag).mode !== "off");
+  const offer = needed ? probeSandbox() : { available: false as const, reason: "no phase asks for one", fix: "" };
+  let document: ReturnType<typeof parsePipelineText>["document"];
+  const locate = (pointer: string) => {
+    document ??= parsePipelineText(text, machine.file).document;
+    return spanOfPointer(document, text, pointer);
+  };
+  const diagnostics = needed ? sandboxPreflight(machine, flag, offer, locate) : [];
+  const phases: RunSandbox["phases"] = {};
+  for (const p of machine.phases) {
+    const mode = phaseSandbox(machine, p, flag).mode;
+    phases[p.name] = mode === "off" ? "off" : offer.available ? "on" : "unavailable";
+  }
+  const record: RunSandbox = offer.available
+    ? { flag: flag ?? null, available: true, platform: offer.platform, phases }
+    : { flag: flag ?? null, available: false, reason: offer.reason, fix: offer.fix, phases };
+  const bare = needed ? unsandboxedPhases(machine, flag, offer) : [];
+  const warning = bare.length > 0 && !offer.available
+    ? `no OS sandbox here (${offer.reason}): ${bare.join(", ")} run${bare.length === 1 ? "s" : ""} without one (sandbox: auto). ${offer.fix}`
+    : undefined;
+  return { diagnostics, record, warning };
+}
+
+/** What each phase gets from the OS sandbox, for --dry-run: writable places, hidden ones, reachable hosts. */
+export function sandboxLines(machine: Machine, workdir: string, flag: SandboxMode | undefined, env: Record<string, string | undefined>): string[] {
+  const check = checkSandbox(machine, "", flag);
+  const offer = check.record;
+  const lines = [`OS sandbox: ${offer.available ? `available (${offer.platform})` : `not available here: ${offer.reason}`}`];
+  const home = env.HOME || homedir();
+  const short = (p: string) => (p.startsWith(`${workdir}/`) ? `./${p.slice(workdir.length + 1)}` : p === workdir ? "./" : p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p);
+  for (const p of machine.phases) {
+    const mode = phaseSandbox(machine, p, flag).mode;
+    if (mode === "off") {
+      lines.push(`  ${p.name}: off`);
+      continue;
+    }
+    const toolSet = p.tools ? machine.tools[p.tools] : undefined;
+    const profile = phaseProfile(machine, p, toolSet?.write, env, workdir, "<temp dir>");
+    const state = offer.available ? "" : mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)";
+    lines.push(`  ${p.name}: ${mode}${state}; writes ${profile.allowWrite.map(short).join(", ")}; never ${profile.denyWrite.map(short).join(", ")}; hosts ${profile.allowedHosts.join(", ") || "none"}; hides ${profile.denyRead.length} secret paths of the home directory`);
+  }
+  return lines;
+}

@@ -1,0 +1,76 @@
+/**
+ * What a sandboxed process's own errors say the sandbox refused it: writes that met a
+ * read-only file system, reads of hidden secrets, connections the proxy turned away. Pure:
+ * untrusted text in, refusals out ("write PATH", "read PATH", "connect HOST").
+ */
+import type { SandboxProfile } from "./compile-sandbox.ts";
+import { isUnder, joinInside } from "./compile-sandbox.ts";
+
+const READ_ONLY = /read-only file system|\bEROFS\b/i;
+const DENIED = /permission denied|\bEACCES\b|operation not permitted|\bEPERM\b/i;
+/** A quoted path, or the path a shell or coreutils names before its colon. */
+const QUOTED = /['"‘`]([^'"’`\n]+)['"’`]/g;
+const SHELL_NAMED = /(?:cannot create|can't create|cannot open|can't open|cannot touch|cannot remove|cannot mkdir|cannot create directory|cannot create regular file|cannot move|failed to open|open|write|mkdir|touch|rm|cp|mv|tee|ln):?\s+['"‘]?([^\s'"’:]+)['"’]?:/i;
+/** The token right before the error's own words: "… file .git/config: Read-only file system". */
+const BEFORE_ERROR = /([^\s'"‘’:]+):\s*(?:read-only file system|permission denied|EROFS|EACCES)/i;
+const LEADING = /^(?:[\w.-]+:\s+)?(?:\d+:\s+)?([^\s:'"]+):\s/;
+/** A direct connection: inside the sandbox's network namespace nothing answers, loopback included. */
+const DIRECT = /(?:ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|Connection refused|Network is unreachable|Failed to connect to)[^\n]*?\b((?:\d{1,3}(?:\.\d{1,3}){3})|localhost|(?:[a-z0-9-]+\.)+[a-z]{2,})(?:(?: port |:)(\d+))?/i;
+const PROXY_PORTS = new Set(["3128", "1080"]);
+const PROXY_REFUSED = /(?:403|forbidden|blocked by|denied by|not allowed|connection refused by proxy)[^\n]*?\b((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)(:\d+)?/i;
+
+function absolute(path: string, cwd: string): string | undefined {
+  if (path.startsWith("/")) return joinInside("/", path.slice(1));
+  if (path.startsWith("~")) return undefined;
+  return joinInside("/", `${cwd}/${path}`.slice(1));
+}
+
+function pathsIn(line: string): string[] {
+  const found: string[] = [];
+  for (const m of line.matchAll(QUOTED)) if (m[1] && /[/.\w]/.test(m[1]) && !/\s/.test(m[1])) found.push(m[1]);
+  const before = found.length === 0 ? BEFORE_ERROR.exec(line) : null;
+  if (before?.[1] && /[/.]/.test(before[1])) found.push(before[1]);
+  const named = found.length === 0 ? SHELL_NAMED.exec(line) : null;
+  if (named?.[1]) found.push(named[1]);
+  const lead = LEADING.exec(line);
+  if (found.length === 0 && lead?.[1] && lead[1].includes("/")) found.push(lead[1]);
+  return found;
+}
+
+function writable(path: string, profile: SandboxProfile): boolean {
+  return profile.allowWrite.some((d) => isUnder(path, d)) && !profile.denyWrite.some((d) => isUnder(path, d));
+}
+
+export function readRefusals(stderr: string, cwd: string, profile: SandboxProfile): string[] {
+  const refused = new Set<string>();
+  for (const line of stderr.split("\n")) {
+    if (line.length > 4000) continue;
+    if (READ_ONLY.test(line)) {
+      const candidates = pathsIn(line).map((p) => absolute(p, cwd)).filter((p): p is string => p !== undefined);
+      const path = candidates.find((p) => !writable(p, profile)) ?? candidates[0];
+      refused.add(path !== undefined ? `write ${path}` : `write (${line.trim().slice(0, 200)})`);
+      continue;
+    }
+    const secret = profile.denyRead.find((s) => line.includes(s));
+    if (secret !== undefined) {
+      refused.add(`read ${secret}`);
+      continue;
+    }
+    if (DENIED.test(line)) {
+      const path = pathsIn(line).map((p) => absolute(p, cwd)).find((p) => p !== undefined && profile.denyWrite.some((d) => isUnder(p, d)));
+      if (path !== undefined) refused.add(`write ${path}`);
+      continue;
+    }
+    const direct = DIRECT.exec(line);
+    if (direct?.[1] !== undefined && !(/^(?:localhost|127\.0\.0\.1)$/i.test(direct[1]) && PROXY_PORTS.has(direct[2] ?? ""))) {
+      refused.add(`connect ${direct[1].toLowerCase()}${direct[2] ? `:${direct[2]}` : ""}`);
+      continue;
+    }
+    const host = PROXY_REFUSED.exec(line);
+    if (host?.[1] !== undefined) {
+      const name = `${host[1].toLowerCase()}${host[2] ?? ""}`;
+      if (!profile.allowedHosts.includes(name) && !profile.allowedHosts.includes(host[1].toLowerCase())) refused.add(`connect ${name}`);
+    }
+  }
+  return [...refused];
+}

@@ -1,0 +1,84 @@
+/**
+ * Which phases run in the OS sandbox, and what a run needs before it starts. Pure: the
+ * machine, the `--sandbox` flag and what the machine offers in, decisions out.
+ *
+ * An agent phase follows the command line, then its own `sandbox`, then the pipeline's
+ * (default auto). A `run` phase is the pipeline's own command, like a hook: it is sandboxed
+ * only when it says so itself, and `--sandbox off` turns that off too.
+ */
+import type { Diagnostic } from "../diagnostics/diagnostic.ts";
+import type { CompiledPhase, Machine } from "../machine/types.ts";
+import type { PipelineDoc, SandboxMode } from "../pipeline/spec.ts";
+
+export interface PhaseSandbox {
+  mode: SandboxMode;
+  /** JSON pointer of the setting that decided the mode; none for the default or the command line. */
+  pointer?: string;
+}
+
+/** What the machine offers: a sandbox, or why not and how to get one. */
+export type SandboxOffer = { available: true; platform: string } | { available: false; reason: string; fix: string };
+
+export function phaseSandbox(machine: Pick<Machine, "sandbox">, phase: Pick<CompiledPhase, "name" | "kind" | "sandbox">, flag?: SandboxMode): PhaseSandbox {
+  const own = phase.sandbox === undefined ? undefined : { mode: phase.sandbox, pointer: `/phases/${phase.name}/sandbox` };
+  if (flag === "off") return { mode: "off" };
+  if (phase.kind === "run") return own ?? { mode: "off" };
+  if (flag !== undefined) return { mode: flag };
+  if (own) return own;
+  if (machine.sandbox !== undefined) return { mode: machine.sandbox, pointer: "/sandbox" };
+  return { mode: "auto" };
+}
+
+/** Whether the phase runs sandboxed on a machine offering `offer` (required without one never runs). */
+export function sandboxed(plan: PhaseSandbox, offer: SandboxOffer): boolean {
+  return plan.mode !== "off" && offer.available;
+}
+
+/**
+ * Preflight: every phase that requires a sandbox on a machine without one is an error at the
+ * setting that asked for it (or at the command line's flag), saying why and what to do.
+ * `locate` turns a pointer into a span of the pipeline file.
+ */
+export function sandboxPreflight(
+  machine: Pick<Machine, "sandbox" | "phases" | "file">,
+  flag: SandboxMode | undefined,
+  offer: SandboxOffer,
+  locate: (pointer: string) => { start: number; end: number },
+): Diagnostic[] {
+  if (offer.available) return [];
+  const out: Diagnostic[] = [];
+  const seen = new Set<string>();
+  for (const phase of machine.phases) {
+    const plan = phaseSandbox(machine, phase, flag);
+    if (plan.mode !== "required") continue;
+    const key = plan.pointer ?? "--sandbox";
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const asked = plan.pointer === undefined ? "--sandbox required" : plan.pointer === "/sandbox" ? "sandbox: required" : `phase "${phase.name}" has sandbox: required`;
+    out.push({
+      code: "SANDBOX_UNAVAILABLE",
+      severity: "error",
+      message: `${asked}, but no OS sandbox can run here: ${offer.reason}`,
+      file: machine.file,
+      ...(plan.pointer === undefined ? { start: 0, end: 0 } : locate(plan.pointer)),
+      pointer: plan.pointer,
+      hint: `${offer.fix}; or set sandbox: auto to run unsandboxed where none is available`,
+    });
+  }
+  return out;
+}
+
+/** The phases that would run sandboxed but cannot, because the machine has no sandbox (mode auto). */
+export function unsandboxedPhases(machine: Pick<Machine, "sandbox" | "phases">, flag: SandboxMode | undefined, offer: SandboxOffer): string[] {
+  if (offer.available) return [];
+  return machine.phases.filter((p) => phaseSandbox(machine, p, flag).mode === "auto").map((p) => p.name);
+}
+
+/** Each phase's sandbox mode, read from the document (for `validate`). */
+export function documentSandboxModes(doc: PipelineDoc): Record<string, SandboxMode> {
+  const out: Record<string, SandboxMode> = {};
+  for (const [name, spec] of Object.entries(doc.phases)) {
+    out[name] = phaseSandbox(doc, { name, kind: spec.run !== undefined ? "run" : "agent", sandbox: spec.sandbox }).mode;
+  }
+  return out;
+}

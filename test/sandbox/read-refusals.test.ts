@@ -1,0 +1,40 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { compileSandbox } from "../../src/sandbox/compile-sandbox.ts";
+import { readRefusals } from "../../src/sandbox/read-refusals.ts";
+
+const profile = compileSandbox({ workdir: "/w/repo", home: "/home/u", tempDir: "/tmp/pl-1", write: ["src/**"], agent: "claude", network: ["registry.npmjs.org"] });
+const read = (stderr: string) => readRefusals(stderr, "/w/repo", profile);
+
+describe("readRefusals", () => {
+  it("names the path a write met a read-only file system at, as the shell, coreutils, node, python and git say it", () => {
+    expect(read("sh: 1: cannot create /home/u/.bashrc: Read-only file system")).toEqual(["write /home/u/.bashrc"]);
+    expect(read("sh: 1: cannot create README.md: Read-only file system")).toEqual(["write /w/repo/README.md"]);
+    expect(read("touch: cannot touch '/tmp/x': Read-only file system")).toEqual(["write /tmp/x"]);
+    expect(read("mkdir: cannot create directory ‘../sibling/d’: Read-only file system")).toEqual(["write /w/sibling/d"]);
+    expect(read("Error: EROFS: read-only file system, open '/home/u/.ssh/authorized_keys'")).toEqual(["write /home/u/.ssh/authorized_keys"]);
+    expect(read("OSError: [Errno 30] Read-only file system: '/etc/passwd'")).toEqual(["write /etc/passwd"]);
+    expect(read("error: could not lock config file .git/config: Read-only file system")).toEqual(["write /w/repo/.git/config"]);
+    expect(read("bash: line 1: src/../.git/hooks/pre-commit: Read-only file system")).toEqual(["write /w/repo/.git/hooks/pre-commit"]);
+  });
+
+  it("names a hidden secret that was read, and a host the proxy refused", () => {
+    expect(read("cat: /home/u/.ssh/id_ed25519: No such file or directory")).toEqual(["read /home/u/.ssh"]);
+    expect(read("curl: (56) CONNECT tunnel failed, response 403 Forbidden for evil.example.com:443")).toEqual(["connect evil.example.com:443"]);
+    expect(read("403 Forbidden registry.npmjs.org")).toEqual([]);
+    expect(read("connect: connect ECONNREFUSED 127.0.0.1:4321")).toEqual(["connect 127.0.0.1:4321"]);
+    expect(read("curl: (7) Failed to connect to 10.1.2.3 port 8080 after 0 ms: Couldn't connect to server")).toEqual(["connect 10.1.2.3:8080"]);
+  });
+
+  it("says nothing of ordinary errors", () => {
+    expect(read("npm ERR! missing script: test\nError: Cannot find module 'x'\nsrc/a.ts:3:1 - error TS2304")).toEqual([]);
+  });
+
+  it("reads any text without throwing, and says only write, read or connect", () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string(), fc.constantFrom("Read-only file system", "EROFS", "Permission denied", "403 Forbidden", "'/home/u/.aws/x'", "/home/u/.ssh", "cannot create ", "../", "\n", ":", "'")), { maxLength: 30 }), (parts) => {
+        for (const r of read(parts.join(""))) expect(r).toMatch(/^(write|read|connect) /);
+      }),
+    );
+  });
+});

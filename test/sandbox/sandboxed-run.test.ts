@@ -1,0 +1,239 @@
+/**
+ * Runs under `sandbox: required` whose agents try to get out: a command agent and the
+ * built-in agent's commands writing outside the workdir and the write scope, reading planted
+ * secrets, reaching a loopback server not on the list, leaving a daemon. The real phaseloop
+ * CLI, the real OS sandbox. And preflight: required with no sandbox is exit 2 before anything
+ * is written; auto without one runs and says so; --sandbox off wins.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import process from "node:process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
+import { startFakeOpenAi, type FakeServer } from "../agents/fake-openai.ts";
+import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
+
+const probe = probeSandbox();
+let server: Server;
+let port = 0;
+let hits = 0;
+const fakes: FakeServer[] = [];
+
+beforeAll(async () => {
+  ensureBuilt();
+  server = createServer((_req, res) => {
+    hits++;
+    res.end("LOOPBACK-SECRET\n");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as { port: number }).port;
+}, 120_000);
+afterAll(() => {
+  server?.close();
+  fakes.forEach((f) => f.stop());
+});
+
+/** A workdir (git repo), a fake HOME with planted secrets and dotfiles, and a sibling repo. */
+function world() {
+  const root = tempDir("phaseloop-sbx-");
+  const home = join(root, "home");
+  const work = join(root, "repo");
+  const sibling = join(root, "sibling");
+  for (const d of [join(home, ".ssh"), join(home, ".aws"), join(work, "src"), sibling]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(home, ".bashrc"), "original\n");
+  writeFileSync(join(home, ".ssh", "id_ed25519"), "PLANTED-SSH-KEY\n");
+  writeFileSync(join(home, ".aws", "credentials"), "PLANTED-AWS-KEY\n");
+  writeFileSync(join(sibling, "file"), "sibling\n");
+  git(work, "init", "-q");
+  write(work, { "README.md": "readme\n", "src/a.ts": "export const a = 1;\n" });
+  symlinkSync(join(home, ".bashrc"), join(work, "src", "rc-link"));
+  return { root, home, work, sibling };
+}
+
+function alive(tag: string): string[] {
+  return readdirSync("/proc").filter((pid) => {
+    try {
+      return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`sleep\0${tag}`);
+    } catch {
+      return false;
+    }
+  });
+}
+
+const escapePipeline = (script: string, extra = "") => `phaseloop: 1
+name: escape
+sandbox: required
+agents:
+  bad: { command: [sh, -c, ${JSON.stringify(script)}] }
+tools:
+  src: { write: ["src/**"]${extra} }
+phases:
+  work:
+    agent: bad
+    prompt: go
+    tools: src
+    next:
+      - if: error == 'policy_violation'
+        stop: failed
+        reason: "{{ last_failure.message }}"
+      - stop: complete
+stop: { max_iterations: 1 }
+`;
+
+describe.skipIf(!probe.available)("sandbox: required holds for every agent", () => {
+  it("a command agent gets nowhere outside its write scope, its secrets or its hosts, and the refusals are a policy_violation naming them", async () => {
+    const { home, work, sibling } = world();
+    const tag = `${Date.now() % 100000}${process.pid}`;
+    const marker = `/tmp/pl-sbx-${tag}`;
+    const script = [
+      `echo evil >> "$HOME/.bashrc"`,
+      `echo evil >> "$HOME/.ssh/authorized_keys"`,
+      `echo evil > ${marker}`,
+      `echo evil > ../sibling/file`,
+      `echo evil > .git/hooks/pre-commit`,
+      `echo evil >> README.md`,
+      `echo evil >> src/rc-link`,
+      `cat "$HOME/.aws/credentials"`,
+      `node -e 'require("http").get("http://127.0.0.1:${port}/",r=>r.pipe(process.stdout)).on("error",e=>console.error("connect: "+e.message))'`,
+      `curl -sS http://127.0.0.1:${port}/`,
+      `(setsid sh -c 'sleep ${tag}' >/dev/null 2>&1 &)`,
+      `echo fine > src/b.ts`,
+    ].join("; ");
+    write(work, { "p.yaml": escapePipeline(script) });
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
+    expect(r.code, r.stderr).toBe(1);
+    // nothing got through
+    expect(readFileSync(join(home, ".bashrc"), "utf8")).toBe("original\n");
+    expect(existsSync(join(home, ".ssh", "authorized_keys"))).toBe(false);
+    expect(existsSync(marker)).toBe(false);
+    expect(readFileSync(join(sibling, "file"), "utf8")).toBe("sibling\n");
+    expect(existsSync(join(work, ".git", "hooks", "pre-commit"))).toBe(false);
+    expect(readFileSync(join(work, "README.md"), "utf8")).toBe("readme\n");
+    const stdoutLog = join(runDir(work), "phases/0001-work/stdout.log");
+    if (existsSync(stdoutLog)) expect(readFileSync(stdoutLog, "utf8")).not.toMatch(/PLANTED|LOOPBACK-SECRET/);
+    expect(hits).toBe(0);
+    expect(alive(tag)).toEqual([]);
+    // inside the write scope it worked
+    expect(readFileSync(join(work, "src", "b.ts"), "utf8")).toBe("fine\n");
+    // and each refusal is named
+    const ev = events(work);
+    const finished = ev.find((e) => e.type === "phase.finished")!;
+    expect(finished).toMatchObject({ status: "failed", error: "policy_violation", output: {} });
+    expect(String(finished.message)).toMatch(/^the OS sandbox refused write /);
+    const refused = ev.find((e) => e.type === "sandbox.refused") as { phase: string; refused: string[] };
+    expect(refused.phase).toBe("work");
+    const all = refused.refused.join("\n");
+    for (const what of [`write ${home}/.bashrc`, `write ${marker}`, `write ${join(sibling, "file")}`, `write ${work}/.git/hooks/pre-commit`, `write ${work}/README.md`, `read ${home}/.aws`, `connect 127.0.0.1:${port}`]) expect(all).toContain(what);
+    expect(ev.find((e) => e.type === "phase.started")).toMatchObject({ sandbox: true });
+    expect(JSON.parse(readFileSync(join(runDir(work), "run.json"), "utf8")).sandbox).toMatchObject({ available: true, phases: { work: "on" } });
+  }, 60_000);
+
+  it("a host on tools.network is reachable, and the agent's temp dir is its own", async () => {
+    const { home, work } = world();
+    const script = `curl -sS http://127.0.0.1:${port}/ > src/got.txt && echo x > "$TMPDIR/scratch" && echo "$TMPDIR" > src/tmp.txt`;
+    write(work, { "p.yaml": escapePipeline(script, `, network: ["127.0.0.1:${port}"]`) });
+    const before = hits;
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(readFileSync(join(work, "src", "got.txt"), "utf8")).toBe("LOOPBACK-SECRET\n");
+    expect(hits).toBe(before + 1);
+    const tmp = readFileSync(join(work, "src", "tmp.txt"), "utf8").trim();
+    expect(tmp).toMatch(/phaseloop-work-/);
+    expect(existsSync(tmp)).toBe(false); // removed with the phase
+  }, 60_000);
+
+  it("the built-in agent's commands run in the sandbox: a command its allowlist lets through still cannot write outside", async () => {
+    const { home, work } = world();
+    const fake = await startFakeOpenAi([
+      { tool_calls: [{ name: "run_command", arguments: { command: `node -e "require('fs').appendFileSync(require('os').homedir()+'/.bashrc','evil')"` } }] },
+      { content: "done" },
+    ]);
+    fakes.push(fake);
+    write(work, {
+      "p.yaml": `phaseloop: 1
+name: builtin
+sandbox: required
+agents:
+  local: { preset: openai, model: m, base_url: "${fake.base}" }
+tools:
+  build: { read: ["**"], write: ["src/**"], bash: ["node *"] }
+phases:
+  work:
+    agent: local
+    tools: build
+    prompt: go
+    next: [{ stop: complete }]
+stop: { max_iterations: 1 }
+`,
+    });
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
+    expect(r.code).not.toBe(0);
+    expect(readFileSync(join(home, ".bashrc"), "utf8")).toBe("original\n");
+    const finished = events(work).find((e) => e.type === "phase.finished")!;
+    expect(finished).toMatchObject({ error: "policy_violation" });
+    expect(String(finished.message)).toContain(`${home}/.bashrc`);
+  }, 60_000);
+
+  it("a run phase is sandboxed when it says so: the workdir is writable, .git is not", async () => {
+    const { home, work } = world();
+    write(work, {
+      "p.yaml": `phaseloop: 1
+name: verify
+phases:
+  verify:
+    run: "echo built > out.txt; echo evil > .git/hooks/post-checkout; true"
+    sandbox: required
+    next: [{ if: error == 'policy_violation', stop: failed }, { stop: complete }]
+stop: { max_iterations: 1 }
+`,
+    });
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
+    expect(r.code).toBe(1);
+    expect(readFileSync(join(work, "out.txt"), "utf8")).toBe("built\n");
+    expect(existsSync(join(work, ".git/hooks/post-checkout"))).toBe(false);
+  }, 60_000);
+});
+
+describe("preflight", () => {
+  /** A PATH with node, sh and git but no bubblewrap. */
+  function pathWithoutSandbox(root: string): string {
+    const bin = join(root, "bin");
+    mkdirSync(bin);
+    for (const [name, target] of [["node", process.execPath], ["sh", "/bin/sh"], ["git", "/usr/bin/git"], ["cat", "/bin/cat"]] as const) if (existsSync(target)) symlinkSync(target, join(bin, name));
+    return bin;
+  }
+
+  it("sandbox: required where no sandbox can run is exit 2 at the setting, with why and what to do, and no run folder", async () => {
+    const { root, work, home } = world();
+    write(work, { "p.yaml": escapePipeline("echo hi") });
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home, PATH: pathWithoutSandbox(root) }).done;
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/p\.yaml:3:10: error SANDBOX_UNAVAILABLE sandbox: required, but no OS sandbox can run here: bwrap and socat not found on PATH/);
+    expect(r.stderr).toMatch(/hint: install them: apt-get install bubblewrap socat/);
+    expect(existsSync(join(work, ".phaseloop", "runs"))).toBe(false);
+  }, 60_000);
+
+  it("--sandbox required names the flag; --sandbox off runs it unsandboxed", async () => {
+    const { root, work, home } = world();
+    write(work, { "p.yaml": escapePipeline("echo hi").replace("sandbox: required\n", "") });
+    const PATH = pathWithoutSandbox(root);
+    const required = await cliAsync(["run", "p.yaml", "--sandbox", "required"], work, { HOME: home, PATH }).done;
+    expect(required.code).toBe(2);
+    expect(required.stderr).toContain("error SANDBOX_UNAVAILABLE --sandbox required, but no OS sandbox can run here");
+    write(work, { "p.yaml": escapePipeline("echo hi") });
+    const off = await cliAsync(["run", "p.yaml", "--sandbox", "off", "--reporter", "plain"], work, { HOME: home, PATH }).done;
+    expect(off.code, off.stderr).toBe(0);
+    expect(events(work).find((e) => e.type === "phase.started")).toMatchObject({ sandbox: false });
+  }, 60_000);
+
+  it("sandbox: auto where none can run goes on, and says so in the live view and run.json", async () => {
+    const { root, work, home } = world();
+    write(work, { "p.yaml": escapePipeline("echo hi").replace("sandbox: required", "sandbox: auto") });
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home, PATH: pathWithoutSandbox(root) }).done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/no OS sandbox here \(bwrap and socat not found on PATH\): work runs without one \(sandbox: auto\)/);
+    const info = JSON.parse(readFileSync(join(runDir(work), "run.json"), "utf8"));
+    expect(info.sandbox).toMatchObject({ available: false, reason: "bwrap and socat not found on PATH", phases: { work: "unavailable" } });
+  }, 60_000);
+});
