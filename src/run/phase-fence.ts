@@ -3,13 +3,13 @@
  * dir, and each of its processes wrapped in that profile. What the sandbox refused is read
  * back after each process, so the phase can fail as a policy_violation naming it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
-import { compileSandbox, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { agentState, compileSandbox, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 
@@ -18,8 +18,8 @@ export interface FencedCommand {
   argv: string[];
   /** Variables to lay over the process's environment. */
   env: Record<string, string>;
-  /** After the process ended: what the sandbox refused it, and the wrapping released. */
-  done(stderr: string): string[];
+  /** After the process ended: what the sandbox refused it (from its errors, and its tools' results in `stdout`), and the wrapping released. */
+  done(stderr: string, stdout?: string): string[];
 }
 
 export interface PhaseFence {
@@ -49,6 +49,45 @@ const BASE_URL_VARS: Record<SandboxInput["agent"], readonly string[]> = {
   command: [],
 };
 
+/**
+ * Hosts an agent CLI contacts on its own (usage statistics, error reports, update checks):
+ * the sandbox refuses them like any other, but that is the CLI's housekeeping, not the agent
+ * leaving its tool set, so it does not fail the phase.
+ */
+const HOUSEKEEPING: Record<SandboxInput["agent"], readonly string[]> = {
+  claude: ["statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
+  gemini: ["play.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"],
+  codex: ["ab.chatgpt.com", "sentry.io"],
+  aider: ["pypi.org", "openrouter.ai"],
+  openai: [],
+  command: [],
+};
+
+function quiet(refusal: string, agent: SandboxInput["agent"]): boolean {
+  return HOUSEKEEPING[agent].some((host) => new RegExp(`(?:^connect |\\s)(?:[a-z0-9-]+\\.)*${host.replaceAll(".", "\\.")}(?::\\d+)?\\b`, "i").test(refusal));
+}
+
+/** Variables through which agent CLIs are told to keep their state elsewhere. */
+const STATE_VARS = ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"] as const;
+
+/**
+ * The agent's state must exist before the sandbox starts: only what exists can be made
+ * writable. Directories are created as the CLI would on its first run; a config file as an
+ * empty JSON object.
+ */
+function prepareState(profile: SandboxProfile, stateDirs: readonly string[]): void {
+  for (const path of stateDirs) {
+    if (!profile.allowWrite.includes(path) || existsSync(path)) continue;
+    try {
+      if (path.endsWith(".json")) {
+        if (existsSync(dirname(path))) writeFileSync(path, "{}\n", { flag: "wx", mode: 0o600 });
+      } else mkdirSync(path, { recursive: true, mode: 0o700 });
+    } catch {
+      // left as it is: the agent meets a read-only file system there, and says so
+    }
+  }
+}
+
 function agentKind(phase: CompiledPhase, machine: Machine): SandboxInput["agent"] {
   if (phase.kind === "run" || phase.agent === undefined) return "command";
   const preset = machine.agents[phase.agent]?.preset;
@@ -61,7 +100,8 @@ export function phaseProfile(machine: Machine, phase: CompiledPhase, write: read
   const agentSpec = phase.agent ? machine.agents[phase.agent] : undefined;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
   const baseUrls = [agentSpec?.base_url, ...BASE_URL_VARS[agent].map((name) => env[name])].filter((u): u is string => typeof u === "string" && u !== "");
-  return compileSandbox({ workdir, home: env.HOME || homedir(), tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network: toolSet?.network });
+  const stateDirs = STATE_VARS.map((name) => env[name]).filter((d): d is string => typeof d === "string" && d.startsWith("/"));
+  return compileSandbox({ workdir, home: env.HOME || homedir(), tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network: toolSet?.network, stateDirs });
 }
 
 /**
@@ -79,10 +119,12 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
   }
   const tempDir = mkdtempSync(join(tmpdir(), `phaseloop-${phase.name}-`));
   const profile = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir);
+  prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "") }));
   // the library loads only when a phase is sandboxed: runs without one start as fast as before
   const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");
   sessionOpened = true;
   const refused: string[] = [];
+  const agent = agentKind(phase, ctx.machine);
   return {
     profile,
     refused,
@@ -91,8 +133,8 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
       return {
         argv: wrapped.argv,
         env: { ...wrapped.env, TMPDIR: tempDir },
-        done(stderr) {
-          const found = sandboxRefusals(profile, wrapped, stderr, ctx.info.workdir);
+        done(stderr, stdout) {
+          const found = sandboxRefusals(profile, wrapped, stderr, ctx.info.workdir, stdout).filter((r) => !quiet(r, agent));
           releaseSandboxed(wrapped);
           for (const r of found) if (!refused.includes(r)) refused.push(r);
           return found;

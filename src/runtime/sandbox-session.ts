@@ -4,10 +4,13 @@
  * refused is read back from the library's violation records and the process's own errors.
  */
 import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import process from "node:process";
 import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
-import { readRefusals } from "../sandbox/read-refusals.ts";
+import { readRefusals, readStreamRefusals } from "../sandbox/read-refusals.ts";
 
 export interface WrappedCommand {
   /** argv to spawn without a shell. */
@@ -24,11 +27,35 @@ function shellQuote(arg: string): string {
 
 let opened: Promise<void> | undefined;
 
+/**
+ * socat, ended with the process that started it. The library's network bridges are socat
+ * processes it starts and stops; a phaseloop that is killed cannot stop them, and they would
+ * run on. Started through `setpriv --pdeathsig KILL`, they die with it.
+ */
+let bridgeDir: string | undefined;
+
+function boundSocat(): string | undefined {
+  if (process.platform !== "linux") return undefined;
+  const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p));
+  if (setpriv === undefined) return undefined;
+  // in a directory of this process's own (mode 0700): nobody else can put a program there
+  bridgeDir ??= mkdtempSync(join(tmpdir(), "phaseloop-bridge-"));
+  const path = join(bridgeDir, "socat");
+  if (!existsSync(path)) writeFileSync(path, `#!/bin/sh\nexec ${setpriv} --pdeathsig KILL socat "$@"\n`, { mode: 0o755 });
+  return path;
+}
+
+function socatOption(): { socatPath?: string } {
+  const path = boundSocat();
+  return path === undefined ? {} : { socatPath: path };
+}
+
 /** Start the sandbox's proxies for this process (once; later calls reuse them). */
 export function openSandboxSession(): Promise<void> {
   opened ??= SandboxManager.initialize({
     network: { allowedDomains: [], deniedDomains: [] },
     filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
+    ...socatOption(),
   });
   return opened;
 }
@@ -38,6 +65,8 @@ export async function closeSandboxSession(): Promise<void> {
   if (opened === undefined) return;
   opened = undefined;
   await SandboxManager.reset();
+  if (bridgeDir !== undefined) rmSync(bridgeDir, { recursive: true, force: true });
+  bridgeDir = undefined;
 }
 
 /**
@@ -80,8 +109,8 @@ export function releaseSandboxed(wrapped: WrappedCommand): void {
  * What the sandbox refused this command: the library's violation records (the proxy's
  * refusals among them) and what the process's own errors say (see read-refusals.ts).
  */
-export function sandboxRefusals(profile: SandboxProfile, wrapped: WrappedCommand, stderr: string, cwd: string): string[] {
-  const refused = new Set<string>(readRefusals(stderr, cwd, profile));
+export function sandboxRefusals(profile: SandboxProfile, wrapped: WrappedCommand, stderr: string, cwd: string, stdout = ""): string[] {
+  const refused = new Set<string>([...readRefusals(stderr, cwd, profile), ...readStreamRefusals(stdout, cwd, profile)]);
   for (const violation of SandboxManager.getSandboxViolationStore().getViolationsForCommand(wrapped.commandId)) {
     refused.add(violation.line.trim());
   }

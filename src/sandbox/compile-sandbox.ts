@@ -24,6 +24,8 @@ export interface SandboxInput {
   baseUrls?: readonly string[];
   /** The phase's `tools.network` hosts. */
   network?: readonly string[];
+  /** Where the agent keeps its state when moved from home (CLAUDE_CONFIG_DIR, CODEX_HOME), absolute. */
+  stateDirs?: readonly string[];
 }
 
 export interface SandboxProfile {
@@ -129,12 +131,17 @@ function outermost(dirs: readonly string[]): string[] {
   return kept;
 }
 
+/** What the agent's program writes to run at all: its state in home, or where the environment moved it. */
+export function agentState(input: Pick<SandboxInput, "agent" | "home" | "stateDirs">): string[] {
+  return [...AGENT_STATE[input.agent].map((rel) => joinInside(input.home, rel)!), ...(input.stateDirs ?? []).filter((d) => d.startsWith("/") && d !== "/")];
+}
+
 export function compileSandbox(input: SandboxInput): SandboxProfile {
   const workDirs = (input.write ?? ["**"]).flatMap((glob) => {
     const dir = coveringDir(glob);
     return dir === undefined ? [] : [joinInside(input.workdir, dir)];
   }).filter((d): d is string => d !== undefined);
-  const stateDirs = AGENT_STATE[input.agent].map((rel) => joinInside(input.home, rel)!);
+  const stateDirs = agentState(input);
   const allowWrite = outermost([...workDirs, ...stateDirs, input.tempDir]);
   const denyWrite = [joinInside(input.workdir, ".git")!, joinInside(input.workdir, ".phaseloop")!];
   const denyRead = HOME_SECRETS.map((rel) => joinInside(input.home, rel)!).filter((p) => !isUnder(input.workdir, p));

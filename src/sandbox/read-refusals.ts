@@ -74,3 +74,33 @@ export function readRefusals(stderr: string, cwd: string, profile: SandboxProfil
   }
   return [...refused];
 }
+
+const WORTH_A_LOOK = /read-only file system|EROFS|ECONNREFUSED|ENETUNREACH|Network is unreachable|Connection refused|Failed to connect|403|forbidden|\/\./i;
+
+/** The strings of a JSON value, each of its lines. */
+function stringsOf(value: unknown, out: string[], depth = 0): void {
+  if (depth > 20 || out.length > 10_000) return;
+  if (typeof value === "string") out.push(...value.split("\n"));
+  else if (Array.isArray(value)) for (const v of value) stringsOf(v, out, depth + 1);
+  else if (value !== null && typeof value === "object") for (const v of Object.values(value)) stringsOf(v, out, depth + 1);
+}
+
+/**
+ * What an agent CLI's event stream (JSON lines) says the sandbox refused: its tools' results
+ * carry the errors the sandboxed commands met. Lines that are not JSON are read as text.
+ */
+export function readStreamRefusals(stdout: string, cwd: string, profile: SandboxProfile): string[] {
+  const found = new Set<string>();
+  for (const line of stdout.split("\n")) {
+    if (!WORTH_A_LOOK.test(line)) continue;
+    let texts: string[];
+    try {
+      texts = [];
+      stringsOf(JSON.parse(line), texts);
+    } catch {
+      texts = [line];
+    }
+    for (const r of readRefusals(texts.join("\n"), cwd, profile)) found.add(r);
+  }
+  return [...found];
+}
