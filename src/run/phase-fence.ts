@@ -88,15 +88,28 @@ function prepareState(profile: SandboxProfile, stateDirs: readonly string[]): vo
   }
 }
 
-function agentKind(phase: CompiledPhase, machine: Machine): SandboxInput["agent"] {
+const KNOWN = new Set(["claude", "codex", "gemini", "aider", "openai"]);
+
+/**
+ * Which agent program a phase runs: its preset, or for a command agent the program its command
+ * starts (`claude -p …` needs what claude needs: its API host, its state), seen past `env`,
+ * variable assignments and `npx`.
+ */
+export function agentKind(phase: CompiledPhase, machine: Machine, command?: string | readonly string[]): SandboxInput["agent"] {
   if (phase.kind === "run" || phase.agent === undefined) return "command";
   const preset = machine.agents[phase.agent]?.preset;
-  return preset === "claude" || preset === "codex" || preset === "gemini" || preset === "aider" || preset === "openai" ? preset : "command";
+  if (preset !== undefined && KNOWN.has(preset)) return preset as SandboxInput["agent"];
+  let words = typeof command === "string" ? command.trim().split(/\s+/) : [...(command ?? [])];
+  // `sh -c "claude -p"`: the program is the script's
+  if (words.length >= 3 && /^(?:.*\/)?(?:sh|bash|dash|zsh)$/.test(words[0]!) && words[1] === "-c") words = words[2]!.trim().split(/\s+/);
+  const program = words.find((w) => !/^(?:env|npx|exec|command|[A-Za-z_][A-Za-z0-9_]*=.*|-.*)$/.test(w));
+  const name = program?.split("/").pop();
+  return name !== undefined && KNOWN.has(name) && name !== "openai" ? (name as SandboxInput["agent"]) : "command";
 }
 
 /** The sandbox profile of a phase: its tool set and agent, where it works, its temp dir. */
-export function phaseProfile(machine: Machine, phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, workdir: string, tempDir: string): SandboxProfile {
-  const agent = agentKind(phase, machine);
+export function phaseProfile(machine: Machine, phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, workdir: string, tempDir: string, command?: string | readonly string[]): SandboxProfile {
+  const agent = agentKind(phase, machine, command);
   const agentSpec = phase.agent ? machine.agents[phase.agent] : undefined;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
   const baseUrls = [agentSpec?.base_url, ...BASE_URL_VARS[agent].map((name) => env[name])].filter((u): u is string => typeof u === "string" && u !== "");
@@ -109,7 +122,7 @@ export function phaseProfile(machine: Machine, phase: CompiledPhase, write: read
  * machine that has none; `required` without one never gets here: preflight refused the run).
  * `write` is the phase's rendered write globs; undefined when the phase has no tool set.
  */
-export async function openFence(phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, flag: SandboxMode | undefined): Promise<PhaseFence | undefined> {
+export async function openFence(phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, flag: SandboxMode | undefined, command?: string | readonly string[]): Promise<PhaseFence | undefined> {
   const plan = phaseSandbox(ctx.machine, phase, flag);
   if (plan.mode === "off") return undefined;
   const offer = probeSandbox();
@@ -118,13 +131,13 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
     return undefined;
   }
   const tempDir = mkdtempSync(join(tmpdir(), `phaseloop-${phase.name}-`));
-  const profile = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir);
-  prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "") }));
+  const profile = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command);
+  prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine, command), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "") }));
   // the library loads only when a phase is sandboxed: runs without one start as fast as before
   const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");
   sessionOpened = true;
   const refused: string[] = [];
-  const agent = agentKind(phase, ctx.machine);
+  const agent = agentKind(phase, ctx.machine, command);
   return {
     profile,
     refused,

@@ -62,7 +62,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   const scope = openWriteScope(toolSet, e.context, workdir);
   let fence: PhaseFence | undefined;
   try {
-    fence = await openFence(phase, toolSet ? (scope?.globs ?? []) : undefined, inv.env, ctx, ctx.sandboxFlag);
+    fence = await openFence(phase, toolSet ? (scope?.globs ?? []) : undefined, inv.env, ctx, ctx.sandboxFlag, inv.command);
   } catch (error) {
     return failEarly("spawn_error", (error as Error).message);
   }

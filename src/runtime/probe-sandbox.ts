@@ -27,7 +27,23 @@ export function probeSandbox(): SandboxProbe {
   return cached;
 }
 
+/** Under Deno, the permissions the sandbox needs that this process lacks. */
+function missingDenoPermissions(): string[] {
+  const deno = (globalThis as { Deno?: { permissions?: { querySync?(d: { name: string }): { state: string } } } }).Deno;
+  const query = deno?.permissions?.querySync;
+  if (query === undefined) return [];
+  return ["sys", "net"].filter((name) => query.call(deno!.permissions, { name }).state !== "granted");
+}
+
 function probe(): SandboxProbe {
+  const lacking = missingDenoPermissions();
+  if (lacking.length > 0) {
+    return {
+      available: false,
+      reason: `Deno was started without ${lacking.map((p) => `--allow-${p}`).join(" and ")}, which the sandbox's network proxy needs (user ids, a loopback listener)`,
+      fix: `run phaseloop with deno run ${lacking.map((p) => `--allow-${p}`).join(" ")} (or -A)`,
+    };
+  }
   if (process.platform === "darwin") {
     return onPath("sandbox-exec")
       ? { available: true, platform: "macos" }

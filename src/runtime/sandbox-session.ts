@@ -34,9 +34,12 @@ let opened: Promise<void> | undefined;
  */
 let bridgeDir: string | undefined;
 
+function setprivPath(): string | undefined {
+  return process.platform === "linux" ? ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p)) : undefined;
+}
+
 function boundSocat(): string | undefined {
-  if (process.platform !== "linux") return undefined;
-  const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p));
+  const setpriv = setprivPath();
   if (setpriv === undefined) return undefined;
   // in a directory of this process's own (mode 0700): nobody else can put a program there
   bridgeDir ??= mkdtempSync(join(tmpdir(), "phaseloop-bridge-"));
@@ -96,7 +99,11 @@ export async function wrapInSandbox(profile: SandboxProfile, command: string[] |
   const env: Record<string, string> = {};
   // Only what the library adds (proxy settings): the phase's own environment stays the phase's.
   for (const [key, value] of Object.entries(wrapped.env)) if (value !== undefined && value !== process.env[key]) env[key] = value;
-  return { argv: wrapped.argv, env, commandId };
+  // the sandbox ends with phaseloop, killed or not: its shell dies with it, bubblewrap with
+  // its shell (--die-with-parent), and every process inside with bubblewrap (its PID namespace)
+  const setpriv = setprivPath();
+  const argv = setpriv === undefined ? wrapped.argv : [setpriv, "--pdeathsig", "KILL", ...wrapped.argv];
+  return { argv, env, commandId };
 }
 
 /** Release what was kept for one wrapped command. */

@@ -77,3 +77,17 @@ describe("compileSandbox", () => {
     expect(sandboxModeOf("required", "off", "off")).toBe("required");
   });
 });
+
+describe("agentKind", async () => {
+  const { agentKind } = await import("../../src/run/phase-fence.ts");
+  const machine = { agents: { c: { command: ["x"] }, p: { preset: "codex" } } } as never;
+  const phase = (agent: string) => ({ kind: "agent", agent }) as never;
+  it("is the preset, or the program a command agent starts", () => {
+    expect(agentKind(phase("p"), machine)).toBe("codex");
+    expect(agentKind(phase("c"), machine, ["sh", "-c", "claude -p --permission-mode acceptEdits"])).toBe("claude");
+    expect(agentKind(phase("c"), machine, ["env", "FOO=1", "npx", "/opt/bin/gemini", "-p"])).toBe("gemini");
+    expect(agentKind(phase("c"), machine, "codex exec -s workspace-write")).toBe("codex");
+    expect(agentKind(phase("c"), machine, ["node", "agent.mjs"])).toBe("command");
+    expect(agentKind({ kind: "run" } as never, machine, ["claude"])).toBe("command");
+  });
+});

@@ -195,6 +195,43 @@ stop: { max_iterations: 1 }
   }, 60_000);
 });
 
+describe.skipIf(!probe.available)("a sandboxed run killed mid-phase", () => {
+  it("leaves nothing running (agent, sandbox, network bridges), and resumes in the sandbox to the end", async () => {
+    const { home, work } = world();
+    const tag = `${Date.now() % 100000}${process.pid}`;
+    write(work, {
+      "p.yaml": escapePipeline(`test -f src/second || { touch src/second; sleep ${tag}; }; echo done > src/out.txt`),
+    });
+    const preexisting = socats();
+    const first = cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home });
+    const deadline = Date.now() + 30_000;
+    while (alive(tag).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(tag).length).toBe(1);
+    const ours = socats().filter((p) => !preexisting.includes(p));
+    expect(ours.length).toBeGreaterThan(0);
+    first.child.kill("SIGKILL");
+    await first.done;
+    const left = () => [...alive(tag), ...socats().filter((p) => ours.includes(p))];
+    const gone = Date.now() + 10_000;
+    while (left().length > 0 && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
+    expect(left()).toEqual([]);
+    const resumed = await cliAsync(["resume", "--reporter", "plain"], work, { HOME: home }).done;
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect(readFileSync(join(work, "src", "out.txt"), "utf8")).toBe("done\n");
+  }, 90_000);
+});
+
+/** The sandbox's network bridges running now (socat listening on a proxy socket). */
+function socats(): string[] {
+  return readdirSync("/proc").filter((pid) => {
+    try {
+      return /^\d+$/.test(pid) && /^socat\0UNIX-LISTEN:/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8"));
+    } catch {
+      return false;
+    }
+  });
+}
+
 describe("preflight", () => {
   /** A PATH with node, sh and git but no bubblewrap. */
   function pathWithoutSandbox(root: string): string {
