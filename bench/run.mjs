@@ -229,7 +229,21 @@ try {
   if (wanted("sandbox")) {
     const r = await benchSandbox(work, quick ? 10 : 30, median);
     if (r === undefined) console.log("skip sandbox: no OS sandbox on this machine (bubblewrap, socat)");
-    else report("sandbox: per-phase overhead (sandboxed minus plain)", r.sandboxedMs - r.plainMs, undefined, { max: 50 });
+    else {
+      report("sandbox: per-phase overhead of the wrap alone (sandboxed minus plain)", r.sandboxedMs - r.plainMs, undefined, { max: 50 });
+      // through phaseloop: the same pipeline with sandbox required and off, interleaved, in one run
+      const dir = join(work, "sandbox-run");
+      mkdirSync(join(dir, "src"), { recursive: true });
+      const n = quick ? 5 : 20;
+      const yaml = join(dir, "p.yaml");
+      writeFileSync(yaml, `phaseloop: 1\nname: sbx\nagents:\n  a: { command: [sh, -c, "echo x > src/x.txt"] }\ntools:\n  t: { write: ["src/**"] }\nphases:\n  work: { agent: a, prompt: go, tools: t, next: [{ if: \"iteration >= ${n}\", stop: complete }] }\nstop: { max_iterations: ${n} }\n`);
+      const on = [], off = [];
+      for (let i = 0; i < (quick ? 2 : 3); i++) {
+        off.push(time([node, cli, "run", yaml, "--reporter", "json", "--sandbox", "off"], { cwd: dir }));
+        on.push(time([node, cli, "run", yaml, "--reporter", "json", "--sandbox", "required"], { cwd: dir }));
+      }
+      report(`sandbox: per-phase overhead through phaseloop (${n} phases, required minus off)`, (median(on) - median(off)) / n, undefined, { max: 50 });
+    }
   }
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -3,7 +3,8 @@
  * dir, and each of its processes wrapped in that profile. What the sandbox refused is read
  * back after each process, so the phase can fail as a policy_violation naming it.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { parse as parseToml } from "smol-toml";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { CompiledPhase, Machine } from "../machine/types.ts";
@@ -57,7 +58,7 @@ const BASE_URL_VARS: Record<SandboxInput["agent"], readonly string[]> = {
 const HOUSEKEEPING: Record<SandboxInput["agent"], readonly string[]> = {
   claude: ["statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
   gemini: ["play.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"],
-  codex: ["ab.chatgpt.com", "sentry.io"],
+  codex: ["chatgpt.com", "sentry.io", "api.github.com"],
   aider: ["pypi.org", "openrouter.ai"],
   openai: [],
   command: [],
@@ -107,12 +108,32 @@ export function agentKind(phase: CompiledPhase, machine: Machine, command?: stri
   return name !== undefined && KNOWN.has(name) && name !== "openai" ? (name as SandboxInput["agent"]) : "command";
 }
 
+/**
+ * The model providers' base URLs in codex's own config ($CODEX_HOME/config.toml, else
+ * ~/.codex/config.toml): a provider named there is where codex sends its requests.
+ */
+function codexProviderUrls(env: ProcessEnv): string[] {
+  const file = join(env.CODEX_HOME || join(env.HOME || homedir(), ".codex"), "config.toml");
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return [];
+  }
+  try {
+    const config = parseToml(text) as { model_providers?: Record<string, { base_url?: unknown }> };
+    return Object.values(config.model_providers ?? {}).map((p) => p?.base_url).filter((u): u is string => typeof u === "string");
+  } catch {
+    return [];
+  }
+}
+
 /** The sandbox profile of a phase: its tool set and agent, where it works, its temp dir. */
 export function phaseProfile(machine: Machine, phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, workdir: string, tempDir: string, command?: string | readonly string[]): SandboxProfile {
   const agent = agentKind(phase, machine, command);
   const agentSpec = phase.agent ? machine.agents[phase.agent] : undefined;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
-  const baseUrls = [agentSpec?.base_url, ...BASE_URL_VARS[agent].map((name) => env[name])].filter((u): u is string => typeof u === "string" && u !== "");
+  const baseUrls = [agentSpec?.base_url, ...BASE_URL_VARS[agent].map((name) => env[name]), ...(agent === "codex" ? codexProviderUrls(env) : [])].filter((u): u is string => typeof u === "string" && u !== "");
   const stateDirs = STATE_VARS.map((name) => env[name]).filter((d): d is string => typeof d === "string" && d.startsWith("/"));
   return compileSandbox({ workdir, home: env.HOME || homedir(), tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network: toolSet?.network, stateDirs });
 }

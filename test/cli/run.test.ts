@@ -256,8 +256,13 @@ describe("interruption and resume", () => {
       clearTimeout(killer);
       code = r.code;
     }
-    if (code !== 0) code = cli(["resume", "--reporter", "plain"], dir).code;
-    expect(code).toBe(0);
+    let said = "";
+    if (code !== 0) {
+      const last = cli(["resume", "--reporter", "plain"], dir);
+      code = last.code;
+      said = last.stdout + last.stderr;
+    }
+    expect(code, said).toBe(0);
     expect(readFileSync(join(dir, "hailstone.txt"), "utf8").trim().split("\n").map(Number)).toEqual(collatz(7));
     const finished = events(dir).filter((e) => e.type === "phase.finished");
     const keys = finished.map((e) => `${e.iteration}:${e.phase}:${e.attempt}`);
