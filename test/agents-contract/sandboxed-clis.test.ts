@@ -12,10 +12,12 @@ import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../c
 import { agentBinDir } from "./agent-bins.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { startGeminiMock, type GeminiMock } from "./gemini-mock.ts";
+import { startResponsesMock, type ResponsesMock } from "./responses-mock.ts";
 
 const sandbox = probeSandbox().available;
 const claudeBin = agentBinDir("@anthropic-ai/claude-code");
 const geminiBin = agentBinDir("@google/gemini-cli");
+const codexBin = agentBinDir("@openai/codex");
 const closers: (() => Promise<void>)[] = [];
 beforeAll(() => ensureBuilt(), 120_000);
 afterAll(async () => {
@@ -117,5 +119,34 @@ stop: { max_iterations: 1 }
     expect(mock.requests.length).toBeGreaterThan(0);
     expect(events(dir).find((e) => e.type === "phase.started")).toMatchObject({ sandbox: true });
     expect(existsSync(join(home, ".bashrc"))).toBe(true);
+  });
+});
+
+describe.skipIf(!sandbox || codexBin === undefined)("Codex in the OS sandbox", { timeout: 120_000 }, () => {
+  it("reaches the model provider its config.toml names through the sandbox, and completes", async () => {
+    const mock: ResponsesMock = await startResponsesMock([{ text: "All done." }]);
+    closers.push(() => mock.close());
+    const { dir, home } = world(`phaseloop: 1
+name: sandboxed-codex
+sandbox: required
+agents:
+  worker: { preset: codex, model: gpt-5 }
+tools:
+  build: { read: ["**"], write: ["src/**"] }
+phases:
+  work: { agent: worker, tools: build, prompt: Do the task., timeout: 2m, next: [{ stop: complete }] }
+stop: { max_iterations: 1 }
+`);
+    const codexHome = join(home, ".codex");
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(
+      join(codexHome, "config.toml"),
+      `model_provider = "mock"\n[model_providers.mock]\nname = "mock"\nbase_url = "${mock.url}"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n`,
+    );
+    const env = { PATH: `${codexBin}:${process.env.PATH}`, HOME: home, CODEX_HOME: codexHome, MOCK_API_KEY: "sk-test" };
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, env).done;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(mock.requests.length).toBeGreaterThan(0);
+    expect(events(dir).find((e) => e.type === "phase.started")).toMatchObject({ sandbox: true });
   });
 });
