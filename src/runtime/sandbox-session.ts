@@ -63,10 +63,25 @@ export function openSandboxSession(): Promise<void> {
   return opened;
 }
 
+/**
+ * Wraps made this session, by profile and command: a phase that runs again with the same
+ * profile and command (a loop's every iteration) reuses its wrap, which spares the library's
+ * work per wrap (a scan of the workdir for files to protect, program lookups). Each is
+ * released when the session closes.
+ */
+const wraps = new Map<string, WrappedCommand>();
+/** Violation records already reported, so a reused wrap reports only what is new. */
+const reported = new WeakSet<object>();
+
 /** Stop the proxies. */
 export async function closeSandboxSession(): Promise<void> {
   if (opened === undefined) return;
   opened = undefined;
+  for (const wrapped of wraps.values()) {
+    SandboxManager.unregisterCommandNetworkLists(wrapped.commandId);
+    SandboxManager.cleanupAfterCommand();
+  }
+  wraps.clear();
   await SandboxManager.reset();
   if (bridgeDir !== undefined) rmSync(bridgeDir, { recursive: true, force: true });
   bridgeDir = undefined;
@@ -81,10 +96,13 @@ export async function closeSandboxSession(): Promise<void> {
  */
 export async function wrapInSandbox(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string> = {}): Promise<WrappedCommand> {
   await openSandboxSession();
-  const commandId = `phaseloop-${randomUUID()}`;
-  SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: profile.allowedHosts });
   const settings = Object.entries({ NO_PROXY: "", no_proxy: "", ...exports }).map(([k, v]) => `${k}=${shellQuote(v)}`);
   const text = `export ${settings.join(" ")}; ${typeof command === "string" ? command : `exec ${command.map(shellQuote).join(" ")}`}`;
+  const key = JSON.stringify([profile, text, cwd]);
+  const known = wraps.get(key);
+  if (known !== undefined) return known;
+  const commandId = `phaseloop-${randomUUID()}`;
+  SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: profile.allowedHosts });
   const wrapped = await SandboxManager.wrapWithSandboxArgv(
     text,
     "/bin/sh",
@@ -103,13 +121,9 @@ export async function wrapInSandbox(profile: SandboxProfile, command: string[] |
   // its shell (--die-with-parent), and every process inside with bubblewrap (its PID namespace)
   const setpriv = setprivPath();
   const argv = setpriv === undefined ? wrapped.argv : [setpriv, "--pdeathsig", "KILL", ...wrapped.argv];
-  return { argv, env, commandId };
-}
-
-/** Release what was kept for one wrapped command. */
-export function releaseSandboxed(wrapped: WrappedCommand): void {
-  SandboxManager.unregisterCommandNetworkLists(wrapped.commandId);
-  SandboxManager.cleanupAfterCommand();
+  const made: WrappedCommand = { argv, env, commandId };
+  wraps.set(key, made);
+  return made;
 }
 
 /**
@@ -119,6 +133,8 @@ export function releaseSandboxed(wrapped: WrappedCommand): void {
 export function sandboxRefusals(profile: SandboxProfile, wrapped: WrappedCommand, stderr: string, cwd: string, stdout = ""): string[] {
   const refused = new Set<string>([...readRefusals(stderr, cwd, profile), ...readStreamRefusals(stdout, cwd, profile)]);
   for (const violation of SandboxManager.getSandboxViolationStore().getViolationsForCommand(wrapped.commandId)) {
+    if (reported.has(violation)) continue;
+    reported.add(violation);
     refused.add(violation.line.trim());
   }
   return [...refused];
