@@ -162,7 +162,7 @@ const schema = {
       stop: ref("outcome", "End the run with this outcome."),
       reason: ref("template", "Why, shown to the user and recorded in the run."),
     }, { oneOf: [{ required: ["goto"] }, { required: ["stop"] }] }),
-    phase: closed("A phase: an agent with a prompt (agent phase) or a command (run phase).", {
+    phase: closed("A phase: an agent with a prompt (agent phase), a command (run phase), or a question to a person (ask phase).", {
       description: d("What the phase does.", { type: "string" }),
       agent: d("The agent that runs this phase (a name under `agents`).", { type: "string", pattern: NAME }),
       prompt: d("The prompt: a file path relative to the pipeline file (.md, .txt) or inline text. A template.", { type: "string" }),
@@ -188,13 +188,17 @@ const schema = {
       success_exit_codes: d("Exit codes that count as success. Default [0].", { type: "array", items: { type: "integer" }, minItems: 1 }),
       consecutive_failures: d("Stop when this phase fails this many times in a row (transient failures excluded).", { type: "integer", minimum: 1 }),
       transient: ref("transient"),
+      ask: d("A question to a person: the phase waits for an answer, which rules and templates read as `answer` (and `phases.NAME.answer`). In a terminal it is asked in the live view; without one the run saves its state and exits 3 (awaiting answer) until `phaseloop resume --answer TEXT`. A template.", { type: "string", minLength: 1, examples: ["Review PLAN.md. Answer 'approve' or say what to change."] }),
       max_visits: d("How many times control may enter this phase in one iteration (runs and `when` skips alike; retries and a resumed run do not count). When it would enter once more, `exhausted` decides. Bounds a cycle that does not pass through the loop head.", { type: "integer", minimum: 1, examples: [3] }),
       exhausted: ref("exhausted"),
     }, {
       allOf: [
         { not: { required: ["agent", "run"] }, description: "A phase has either `agent` or `run`, not both." },
         { if: { not: { required: ["max_visits"] } }, then: { properties: { exhausted: false } }, description: "`exhausted` needs `max_visits`." },
-        { anyOf: [{ required: ["agent"] }, { required: ["run"] }] },
+        { not: { required: ["ask", "agent"] }, description: "An `ask` phase runs no agent." },
+        { not: { required: ["ask", "run"] }, description: "An `ask` phase runs no command." },
+        { anyOf: [{ required: ["agent"] }, { required: ["run"] }, { required: ["ask"] }] },
+        { if: { required: ["ask"] }, then: { properties: { prompt: false, tools: false, output: false, output_schema: false, retry: false } } },
         { if: { required: ["agent"] }, then: { required: ["prompt"] } },
         { if: { required: ["run"] }, then: { properties: { prompt: false, tools: false } } },
       ],

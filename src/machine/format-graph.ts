@@ -60,7 +60,7 @@ export function mermaidLabel(text: string): string {
 const nodeId = (name: string) => `p_${name.replace(/[^A-Za-z0-9_]/g, "_")}`;
 
 function phaseLabel(p: CompiledPhase, machine: Machine): string {
-  const what = p.kind === "agent" ? `agent ${p.agent}${p.tools ? `, tools ${p.tools}` : ""}` : "run";
+  const what = p.kind === "agent" ? `agent ${p.agent}${p.tools ? `, tools ${p.tools}` : ""}` : p.kind === "ask" ? "ask a person" : "run";
   return `${p.name}${p.name === machine.head ? " (loop head)" : ""}\n${what}`;
 }
 
@@ -116,7 +116,7 @@ export function describeMachine(machine: Machine): string {
   }
   out.push("", "phases:");
   for (const p of machine.phases) {
-    out.push(`  ${p.index + 1}. ${p.name} — ${p.kind === "agent" ? `agent ${p.agent}${p.tools ? ` with tools ${p.tools}` : ""}, prompt ${p.promptSource}` : "command"}; timeout ${Math.round(p.timeoutMs / 1000)}s${p.idleTimeoutMs ? `, idle ${Math.round(p.idleTimeoutMs / 1000)}s` : ""}; retry ${p.retry.maxAttempts} attempts on ${p.retry.on.join(", ")}`);
+    out.push(`  ${p.index + 1}. ${p.name} — ${p.kind === "agent" ? `agent ${p.agent}${p.tools ? ` with tools ${p.tools}` : ""}, prompt ${p.promptSource}` : p.kind === "ask" ? "asks a person" : "command"}; timeout ${Math.round(p.timeoutMs / 1000)}s${p.idleTimeoutMs ? `, idle ${Math.round(p.idleTimeoutMs / 1000)}s` : ""}; retry ${p.retry.maxAttempts} attempts on ${p.retry.on.join(", ")}`);
     if (p.whenText) out.push(`     runs only when ${p.whenText}`);
     if (p.exhausted) out.push(`     at most ${p.maxVisits} visit${p.maxVisits === 1 ? "" : "s"} per iteration, then ${p.exhausted.goto ? `go to ${p.exhausted.goto}` : `stop: ${p.exhausted.stop}`}`);
     const fall = machine.phases[p.index + 1]?.name ?? `${machine.head} (next iteration)`;

@@ -71,6 +71,7 @@ export function runPhase(d: Draft, phase: CompiledPhase, attempt: number): void 
   s.status = "running";
   s.awaiting = { kind: "phase", phase: phase.name, attempt, seq: s.phaseSeq };
   const ctx = contextOf(d);
+  if (phase.kind === "ask") return askQuestion(d, phase, ctx);
   let problem: string | undefined;
   const text = (t: Template | undefined, mode: "text" | "shell" | "process", where: string) => {
     const r = renderIn(d, t, ctx, mode);
@@ -98,6 +99,34 @@ export function runPhase(d: Draft, phase: CompiledPhase, attempt: number): void 
     return;
   }
   d.fx.push({ type: "phase.run", phase: phase.name, kind: phase.kind, iteration: s.iteration, attempt, seq: s.phaseSeq, prompt, ...(promptReadsFiles ? { promptReadsFiles } : {}), command, env, outputFiles, context: ctx });
+}
+
+/** An ask phase: the question is asked, and the machine waits for answer.given. */
+function askQuestion(d: Draft, phase: CompiledPhase, ctx: Record<string, JsonValue>): void {
+  const s = d.s;
+  const r = renderIn(d, phase.ask, ctx);
+  if (!r.ok) {
+    const message = `cannot render phase "${phase.name}": ask: ${r.error}`;
+    d.fx.push({ type: "phase.error", phase: phase.name, iteration: s.iteration, message });
+    return phaseFinished(d, phase.name, 1, { exit_code: null, output: {}, text: "", error: "spawn_error", message, output_tail: message, tokens: 0, cost_usd: 0, duration_ms: 0, changes: s.iterationChanges, jitter: 0 });
+  }
+  s.status = "waiting";
+  s.awaiting = { kind: "answer", phase: phase.name, question: r.value, seq: s.phaseSeq };
+  const questions = [...(s.questions ?? []), { phase: phase.name, iteration: s.iteration, question: cap(r.value, CAPS.textTail), answer: null }];
+  s.questions = questions.slice(-CAPS.history);
+  d.fx.push({ type: "question.ask", phase: phase.name, iteration: s.iteration, seq: s.phaseSeq, question: r.value, timeoutMs: phase.timeoutMs });
+}
+
+/** The answer (or its timeout) is the ask phase's result. */
+export function answerGiven(d: Draft, name: string, answer: string | null, waitedMs: number): void {
+  d.s.status = "running";
+  const timedOut = answer === null;
+  const asked = d.s.questions?.at(-1);
+  if (asked && asked.phase === name && asked.answer === null) asked.answer = timedOut ? "(no answer: timed out)" : cap(answer, CAPS.textTail);
+  const message = timedOut ? "no answer within the timeout" : null;
+  phaseFinished(d, name, 1, {
+    exit_code: null, output: {}, text: answer ?? "", answer, error: timedOut ? "timeout" : null, message, output_tail: message ?? "", tokens: 0, cost_usd: 0, duration_ms: waitedMs, changes: d.s.iterationChanges, jitter: 0,
+  });
 }
 
 export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseResult): void {
@@ -138,6 +167,7 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
     iteration: s.iteration,
     message: failed ? cap(r.message ?? r.error!, CAPS.textTail) : null,
     denied: (r.denied ?? []).slice(0, CAPS.denied),
+    ...(phase.kind === "ask" ? { answer: r.answer === null || r.answer === undefined ? null : cap(r.answer, CAPS.text) } : {}),
   };
   const output: Record<string, JsonValue> = {};
   for (const [k, v] of Object.entries(r.output)) output[k] = capValue(v);

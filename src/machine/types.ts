@@ -33,10 +33,12 @@ export interface CompiledRule {
   task?: "done" | "blocked";
 }
 
+export type PhaseKind = "agent" | "run" | "ask";
+
 export interface CompiledPhase {
   name: string;
   index: number;
-  kind: "agent" | "run";
+  kind: PhaseKind;
   agent?: string;
   tools?: string;
   /** The prompt template (inline text or the prompt file's content). */
@@ -45,6 +47,8 @@ export interface CompiledPhase {
   promptSource?: string;
   /** `run` as a shell string (interpolations shell-quoted) or an argv list. */
   run?: { shell: Template } | { argv: Template[] };
+  /** An ask phase's question. */
+  ask?: Template;
   whenText?: string;
   when?: Expr;
   timeoutMs: number;
@@ -144,6 +148,8 @@ export type Awaiting =
   | { kind: "retry"; phase: string; attempt: number; delayMs: number }
   | { kind: "hook"; hook: HookName; then: "iteration" | "next-iteration" }
   | { kind: "tasks" }
+  /** An ask phase's question, asked and not yet answered. */
+  | { kind: "answer"; phase: string; question: string; seq: number }
   | null;
 
 export interface TaskState extends TaskContext {
@@ -176,6 +182,8 @@ export interface Snapshot {
   /** Phases of the current iteration, for its history entry. */
   iterationPhases: HistoryEntry["phases"];
   iterationChanges: string[];
+  /** Questions of ask phases and their answers (null until answered), the latest last (capped; absent in older checkpoints). */
+  questions?: { phase: string; iteration: number; question: string; answer: string | null }[];
   /** Entries into each phase this iteration, for `max_visits` (absent in older checkpoints). */
   visits?: Record<string, number>;
   history: HistoryEntry[];
@@ -228,6 +236,8 @@ export interface PhaseResult {
   jitter: number;
   /** The command a command phase ran, as rendered. */
   command?: string | null;
+  /** An ask phase: the answer. */
+  answer?: string | null;
   /** Shell commands an agent ran, where its events say. */
   commands?: string[];
   /** Tool calls the agent was refused. */
@@ -252,6 +262,8 @@ export type MachineEvent =
   | { type: "phase.finished"; at: number; phase: string; attempt: number; result: PhaseResult }
   | { type: "retry.fired"; at: number }
   | { type: "hook.finished"; at: number; hook: HookName; ok: boolean; message?: string | null }
+  /** A person's answer to the question of an ask phase; null when the wait timed out. */
+  | { type: "answer.given"; at: number; phase: string; answer: string | null }
   | { type: "interrupted"; at: number; signal: string }
   | { type: "resumed"; at: number };
 
@@ -283,6 +295,8 @@ export type Effect =
     }
   /** A phase whose `when` did not hold. */
   | { type: "phase.skipped"; phase: string; iteration: number; reason: string }
+  /** Ask a person; answer with answer.given (now, or after a resume). */
+  | { type: "question.ask"; phase: string; iteration: number; seq: number; question: string; timeoutMs: number }
   /** A phase whose `max_visits` was used up: its `exhausted` rule is taken instead. */
   | { type: "phase.exhausted"; phase: string; iteration: number; visits: number; reason: string; goto?: string; stop?: Outcome }
   /** A phase that could not start (a template did not render). It is recorded as failed. */

@@ -40,6 +40,7 @@ export function buildScope(doc: Partial<PipelineDoc>, kind: ScopeKind, phaseName
     scope.text = str;
     scope.error = any;
     scope.attempts = num;
+    scope.answer = any;
   }
   if (kind === "agent-command") {
     scope.prompt = str;
@@ -89,5 +90,6 @@ function phaseShape(output: PipelineDoc["phases"][string]["output"] | undefined)
     iteration: num,
     message: any,
     denied: arr(str),
+    answer: any,
   });
 }

@@ -183,6 +183,8 @@ export interface PhaseSpec {
   /** Breaker for this phase alone: stop when it fails this many times in a row. */
   consecutive_failures?: number;
   transient?: TransientSpec;
+  /** A question to a person (a template); the answer is `answer` / `phases.NAME.answer`. */
+  ask?: string;
   /** Entries into this phase allowed per iteration (runs and `when` skips); one more takes `exhausted`. */
   max_visits?: number;
   /** Where control goes when `max_visits` is used up. Default: stop blocked. */

@@ -242,6 +242,7 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
         if (text !== undefined) sites.push({ pointer: `${base}/prompt`, kind: "template", scope: "phase-input", phase: name, text, file: path, prompt: true });
       } else sites.push({ pointer: `${base}/prompt`, kind: "template", scope: "phase-input", phase: name, prompt: true });
     }
+    if (typeof phase.ask === "string") tpl(`${base}/ask`, "phase-input", name);
     if (typeof phase.run === "string") sh(`${base}/run`, "phase-input", name);
     else if (Array.isArray(phase.run)) phase.run.forEach((_, i) => tpl(`${base}/run/${i}`, "phase-input", name));
     env(phase.env, `${base}/env`, "phase-input", name);

@@ -232,6 +232,10 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
       case "task.updated":
         noteStep(view, formatEventText(event, paint), event.status === "blocked" ? "failed" : "skipped");
         return;
+      case "question.asked":
+      case "question.answered":
+        noteStep(view, formatEventText(event, paint), "skipped");
+        return;
       case "note":
         // A warning is not a failure: it keeps the quiet ↓ mark, its words say the rest.
         noteStep(view, formatEventText(event, paint), "skipped");

@@ -9,6 +9,7 @@ import { exitCodeFor } from "../machine/stop-logic.ts";
 import type { Effect, Machine, MachineEvent, Snapshot, TaskItem } from "../machine/types.ts";
 import { takeBaseline, type Baseline } from "../runtime/measure-changes.ts";
 import type { RunStore } from "../runtime/run-store.ts";
+import { askQuestion, type AnswerSource } from "./ask-question.ts";
 import { loadIterationBaseline, saveIterationBaseline, type IterationRecord } from "./checkpoint.ts";
 import { eventForEffect } from "./effect-events.ts";
 import { EventLog, type EventInput } from "./event-log.ts";
@@ -31,11 +32,14 @@ export interface RunnerOptions {
   /** Iterations iterations.jsonl already holds (a resumed run). */
   recordedIterations?: Set<number>;
   signal: AbortSignal;
+  /** Answers to an ask phase's question: given on the command line, or asked at a terminal. */
+  answers?: AnswerSource;
 }
 
 export interface RunResult {
   exitCode: number;
-  outcome: RunOutcome | "interrupted";
+  /** `awaiting`: an ask phase waits for `resume --answer` (exit 3). */
+  outcome: RunOutcome | "interrupted" | "awaiting";
   snapshot: Snapshot;
 }
 
@@ -48,11 +52,13 @@ export class Runner {
   /** iterations.jsonl records waiting for the next checkpoint. */
   private readonly iterationRecords: IterationRecord[] = [];
   private readonly env: (...extra: (ProcessEnv | undefined)[]) => ProcessEnv;
+  private readonly answers: AnswerSource;
 
   constructor(o: RunnerOptions, snapshot: Snapshot, seq: number) {
     this.o = o;
     this.env = inheritedEnv(o.env);
     this.snapshot = snapshot;
+    this.answers = o.answers ?? {};
     this.events = new EventLog(o.store, o.reporter, o.info.run_id, seq, o.recordedIterations);
     if (o.machine.measuresChanges && snapshot.iterationOpen) this.iterationBaseline = loadIterationBaseline(o.store, snapshot.iteration);
     o.signal.addEventListener("abort", () => {
@@ -100,6 +106,7 @@ export class Runner {
     if (pendingLog.length) this.events.checkpoint(s, pendingLog);
     this.events.flush();
     writeSummary(this.o.store, this.o.info, s);
+    if (s.status === "waiting" && s.awaiting?.kind === "answer") return { exitCode: 3, outcome: "awaiting", snapshot: s };
     const outcome = (s.outcome?.outcome ?? "failed") as RunOutcome;
     return { exitCode: exitCodeFor(outcome), outcome, snapshot: s };
   }
@@ -151,6 +158,8 @@ export class Runner {
         return this.interrupted ? undefined : { type: "retry.fired", at: Date.now() };
       case "hook.run":
         return runHook(e, this.context(log));
+      case "question.ask":
+        return askQuestion(e, this.context(log), this.answers);
       case "phase.run": {
         const result = await runPhase(e, this.context(log));
         return result && { type: "phase.finished", at: Date.now(), phase: e.phase, attempt: e.attempt, result };
