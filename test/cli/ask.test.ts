@@ -107,7 +107,9 @@ describe("ask: a question to a person", () => {
     const dir = tempDir();
     write(dir, { "p.yaml": PIPELINE });
     // script(1) gives the CLI a terminal for stdin and stdout
-    const command = `stty cols 100; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} run p.yaml --reporter tty`;
+    // under Deno the CLI still runs on Node: a terminal would make Deno ask for permissions
+    const node = "Deno" in globalThis ? "node" : process.execPath;
+    const command = `stty cols 100; exec ${JSON.stringify(node)} ${JSON.stringify(CLI)} run p.yaml --reporter tty`;
     const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd: dir, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", TERM: "xterm", NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
