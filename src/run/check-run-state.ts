@@ -66,6 +66,7 @@ const awaiting = nullable(
     hook: obj({ hook: str, then: literal("iteration", "next-iteration") }),
     tasks: obj({}),
     answer: obj({ phase: str, question: str, seq: count }),
+    group: obj({ group: str, running: recordOf(obj({ attempt: count, seq: count, delayMs: optional(num) })) }),
   }),
 );
 
@@ -194,6 +195,12 @@ export function checkCheckpoint(value: unknown, machine: Machine): string | unde
   if ((a?.kind === "phase" || a?.kind === "retry") && !phases.has(a.phase)) return `snapshot.awaiting.phase: names no phase of the pipeline ("${a.phase}")`;
   if ((a?.kind === "phase" || a?.kind === "retry") && a.attempt < 1) return "snapshot.awaiting.attempt: expected a whole number of at least 1";
   if (a?.kind === "hook" && !(a.hook in machine.hooks)) return `snapshot.awaiting.hook: names no hook of the pipeline ("${a.hook}")`;
+  if (a?.kind === "group") {
+    const group = machine.phases.find((p) => p.name === a.group);
+    if (group?.kind !== "group") return `snapshot.awaiting.group: names no parallel group of the pipeline ("${a.group}")`;
+    const stray = Object.keys(a.running).find((m) => !group.members?.includes(m));
+    if (stray !== undefined) return `snapshot.awaiting.running: "${stray}" is not a member of group "${a.group}"`;
+  }
   if (a?.kind === "answer" && machine.phases.find((p) => p.name === a.phase)?.kind !== "ask") return `snapshot.awaiting.phase: names no ask phase of the pipeline ("${a.phase}")`;
   if (a?.kind === "tasks" && !machine.tasks) return "snapshot.awaiting: waits for tasks, but the pipeline has no task source";
   for (const [name, spec] of Object.entries(machine.params)) {

@@ -58,7 +58,8 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   if (!prepared.ok) return failEarly(prepared.error, prepared.message);
   const inv = prepared.invocation;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
-  const scope = openWriteScope(toolSet, e.context, workdir);
+  // in a parallel group the other members' write globs are theirs: changes there are not this member's
+  const scope = openWriteScope(toolSet && e.groupWrite?.length ? { ...toolSet, write: [...(toolSet.write ?? []), ...e.groupWrite] } : toolSet, e.context, workdir);
 
   ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: phase.kind, dir: basename(dir), command: inv.command });
   const { process: r, report }: PhaseExecution = inv.builtin ? await runBuiltinAgentPhase(e, phase, inv.builtin, inv.env, dir, ctx) : await runPhaseProcess(e, phase, inv, dir, ctx);

@@ -71,7 +71,21 @@ export class Runner {
     let event: MachineEvent | undefined = first;
     const log: RunEvent[] = [];
     for (const p of preface) this.events.emit(p as EventInput, log);
-    while (event) {
+    // members of a parallel group run at once: their results come back as they end
+    const inflight = new Map<number, Promise<{ id: number; event: MachineEvent | undefined }>>();
+    let nextId = 0;
+    for (;;) {
+      if (!event) {
+        if (inflight.size === 0) break;
+        const settled = await Promise.race(inflight.values());
+        inflight.delete(settled.id);
+        event = settled.event;
+        if (!event) {
+          // a member stopped by an interrupt: the others are drained first, so none that finished is lost
+          if (this.interrupted && inflight.size === 0) event = { type: "interrupted", at: Date.now(), signal: this.interrupted };
+          continue;
+        }
+      }
       const { snapshot, effects } = transition(this.o.machine, this.snapshot, event);
       this.snapshot = snapshot;
       event = undefined;
@@ -83,6 +97,11 @@ export class Runner {
       this.events.checkpoint(this.snapshot, now, this.iterationRecords.splice(0));
       if (snapshot.status === "interrupted") break;
       for (const effect of effects) {
+        if (effect.type === "phase.run" && effect.group !== undefined) {
+          const id = nextId++;
+          inflight.set(id, this.perform(effect, log).then((settled) => ({ id, event: settled })));
+          continue;
+        }
         const next = await this.perform(effect, log);
         if (next) event = next;
       }
@@ -90,7 +109,7 @@ export class Runner {
         for (const e of effects) if (e.type === "stop") this.logEffect(e, log);
         break;
       }
-      if (this.interrupted) {
+      if (this.interrupted && inflight.size === 0) {
         event = { type: "interrupted", at: Date.now(), signal: this.interrupted };
       }
     }
@@ -161,6 +180,11 @@ export class Runner {
       case "question.ask":
         return askQuestion(e, this.context(log), this.answers);
       case "phase.run": {
+        if (e.delayMs) {
+          // a group member's retry waits beside the others
+          await sleep(e.delayMs, this.o.signal);
+          if (this.interrupted) return undefined;
+        }
         const result = await runPhase(e, this.context(log));
         return result && { type: "phase.finished", at: Date.now(), phase: e.phase, attempt: e.attempt, result };
       }
