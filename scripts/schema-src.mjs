@@ -7,7 +7,7 @@ const ref = (name, description) => (description ? { $ref: `#/$defs/${name}`, des
 const closed = (description, properties, extra = {}) => ({ type: "object", description, additionalProperties: false, properties, ...extra });
 const NAME = "^[A-Za-z_][A-Za-z0-9_-]*$";
 
-const errorClasses = ["timeout", "idle_timeout", "exit_nonzero", "output_invalid", "policy_violation", "transient", "agent_error", "spawn_error", "hook_failed"];
+const errorClasses = ["timeout", "idle_timeout", "exit_nonzero", "output_invalid", "policy_violation", "transient", "agent_error", "spawn_error", "hook_failed", "join_failed"];
 
 const schema = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
@@ -166,7 +166,7 @@ const schema = {
       stop: ref("outcome", "End the run with this outcome."),
       reason: ref("template", "Why, shown to the user and recorded in the run."),
     }, { oneOf: [{ required: ["goto"] }, { required: ["stop"] }] }),
-    phase: closed("A phase: an agent with a prompt (agent phase) or a command (run phase).", {
+    phase: closed("A phase: an agent with a prompt (agent phase), a command (run phase), or a question to a person (ask phase).", {
       description: d("What the phase does.", { type: "string" }),
       agent: d("The agent that runs this phase (a name under `agents`).", { type: "string", pattern: NAME }),
       prompt: d("The prompt: a file path relative to the pipeline file (.md, .txt) or inline text. A template.", { type: "string" }),
@@ -192,6 +192,9 @@ const schema = {
       success_exit_codes: d("Exit codes that count as success. Default [0].", { type: "array", items: { type: "integer" }, minItems: 1 }),
       consecutive_failures: d("Stop when this phase fails this many times in a row (transient failures excluded).", { type: "integer", minimum: 1 }),
       transient: ref("transient"),
+      ask: d("A question to a person: the phase waits for an answer, which rules and templates read as `answer` (and `phases.NAME.answer`). In a terminal it is asked in the live view; without one the run saves its state and exits 3 (awaiting answer) until `phaseloop resume --answer TEXT`. A template.", { type: "string", minLength: 1, examples: ["Review PLAN.md. Answer 'approve' or say what to change."] }),
+      parallel: d("A parallel group: these phases (declared under `phases`) run at once, each with its own agent, tools, timeouts and logs, and are visible to later rules as `phases.NAME`. The group is one phase; its `status` follows `join`. Members run only with their group.", { type: "array", items: { type: "string", pattern: NAME }, minItems: 1, uniqueItems: true, examples: [["review-security", "review-tests"]] }),
+      join: d("When a parallel group succeeded: all_success (every member succeeded; the default), one_success (at least one), all_done (once all ended, whatever their status).", { enum: ["all_success", "one_success", "all_done"], default: "all_success" }),
       max_visits: d("How many times control may enter this phase in one iteration (runs and `when` skips alike; retries and a resumed run do not count). When it would enter once more, `exhausted` decides. Bounds a cycle that does not pass through the loop head.", { type: "integer", minimum: 1, examples: [3] }),
       exhausted: ref("exhausted"),
       sandbox: ref("sandboxMode", "This phase's OS sandbox, overriding the pipeline's. A `run` phase is sandboxed only when it says so (it may write the workdir, and reach no host)."),
@@ -199,7 +202,14 @@ const schema = {
       allOf: [
         { not: { required: ["agent", "run"] }, description: "A phase has either `agent` or `run`, not both." },
         { if: { not: { required: ["max_visits"] } }, then: { properties: { exhausted: false } }, description: "`exhausted` needs `max_visits`." },
-        { anyOf: [{ required: ["agent"] }, { required: ["run"] }] },
+        { not: { required: ["ask", "agent"] }, description: "An `ask` phase runs no agent." },
+        { not: { required: ["ask", "run"] }, description: "An `ask` phase runs no command." },
+        { not: { required: ["parallel", "agent"] }, description: "A parallel group runs no agent itself." },
+        { not: { required: ["parallel", "run"] }, description: "A parallel group runs no command itself." },
+        { not: { required: ["parallel", "ask"] }, description: "A parallel group asks nothing itself." },
+        { anyOf: [{ required: ["agent"] }, { required: ["run"] }, { required: ["ask"] }, { required: ["parallel"] }] },
+        { if: { required: ["parallel"] }, then: { properties: { prompt: false, tools: false, output: false, output_schema: false, retry: false, timeout: false, idle_timeout: false, env: false, success_exit_codes: false, transient: false } }, else: { properties: { join: false } } },
+        { if: { required: ["ask"] }, then: { properties: { prompt: false, tools: false, output: false, output_schema: false, retry: false } } },
         { if: { required: ["agent"] }, then: { required: ["prompt"] } },
         { if: { required: ["run"] }, then: { properties: { prompt: false, tools: false } } },
       ],

@@ -1,6 +1,8 @@
 import type { SandboxMode } from "../pipeline/spec.ts";
 import process from "node:process";
-import { createReporter, REPORTER_KINDS, type ReporterKind } from "../reporters/create-reporter.ts";
+import { createReporter, REPORTER_KINDS, resolveReporterKind, type ReporterKind } from "../reporters/create-reporter.ts";
+import type { Asker } from "../run/ask-question.ts";
+import { canAskAtTerminal, terminalAsker } from "../run/terminal-asker.ts";
 import type { StartOutcome } from "../run/start-run.ts";
 import type { CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
@@ -57,6 +59,11 @@ function liveTerminal() {
   };
 }
 
+/** The terminal asker, when the run draws the live view on a terminal it can read from; otherwise ask phases wait for `resume --answer`. */
+export function askerFor(kind: ReporterKind, io: CliIo): Asker | undefined {
+  return canAskAtTerminal(resolveReporterKind(kind, { isTTY: io.isTTY, env: io.env, columns: io.columns }) === "tty") ? terminalAsker() : undefined;
+}
+
 export function isSandboxMode(value: string): value is SandboxMode {
   return value === "auto" || value === "required" || value === "off";
 }
@@ -82,6 +89,11 @@ export async function finish(io: CliIo, outcome: StartOutcome, command: string):
       io.stderr(`phaseloop ${command}: ${outcome.message}\n`);
       return outcome.exitCode;
     case "ran":
+      if (outcome.result.outcome === "awaiting") {
+        const a = outcome.result.snapshot.awaiting;
+        const phase = a?.kind === "answer" ? a.phase : "?";
+        io.stderr(`phaseloop: awaiting answer: phase ${phase} asks a question (phaseloop status ${outcome.runId}); answer with: phaseloop resume ${outcome.runId} --answer "…" (or --answer-file FILE)\n`);
+      }
       if (outcome.result.exitCode === 130) io.stderr(`phaseloop: interrupted; resume with: phaseloop resume ${outcome.runId}\n`);
       return outcome.result.exitCode;
     default:

@@ -9,7 +9,7 @@ import { startRun } from "../run/start-run.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
 import { resolve, dirname } from "node:path";
 import type { CliIo } from "./cli-io.ts";
-import { finish, interruptSignal, isSandboxMode, parseReporter, reporterFactory } from "./run-common.ts";
+import { askerFor, finish, interruptSignal, isSandboxMode, parseReporter, reporterFactory } from "./run-common.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { keepHeapSteady } from "../runtime/steady-heap.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
@@ -96,7 +96,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const { signal, dispose } = interruptSignal();
   keepHeapSteady();
   try {
-    const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, env: io.env, reporter: reporterFactory(kind, io), signal });
+    const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
     if (outcome.kind === "dry-run") {
       io.stdout(dryRunText(outcome.machine, outcome.params, resolve(io.cwd, workdir), maxIterations, sandbox, io.env));
       // what preflight found, as a run would report it before starting

@@ -56,6 +56,8 @@ export interface RunStatus {
   last_error: RunSummary["last_error"];
   outcome: RunSummary["finished"];
   interrupted: RunSummary["interrupted"];
+  /** The question an ask phase waits to have answered. */
+  question: RunSummary["question"];
   breakers: Breakers;
   tasks: { total: number; done: number; blocked: number; pending: number };
   lock: { pid: number | null; live: boolean } | null;
@@ -96,7 +98,7 @@ export async function readRunStatus(workdir: string, runId: string, now = Date.n
   const state = runStateOf(summary, live);
   const { breakers } = await readBreakers(dir);
   const taskList = Object.values(summary.tasks);
-  const resumable = state === "interrupted" || state === "crashed";
+  const resumable = state === "interrupted" || state === "crashed" || state === "awaiting answer";
   const problems = runStateProblems(dir, runId);
   return {
     run: runId,
@@ -130,6 +132,7 @@ export async function readRunStatus(workdir: string, runId: string, now = Date.n
     last_error: summary.last_error,
     outcome: summary.finished,
     interrupted: summary.interrupted,
+    question: summary.question,
     breakers,
     tasks: {
       total: taskList.length,
@@ -183,6 +186,8 @@ function headlineOf(state: RunState, summary: RunSummary, runId: string): string
     }
     case "crashed":
       return `crashed at ${where} — resume with phaseloop resume ${runId}`;
+    case "awaiting answer":
+      return `awaiting answer: phase ${summary.question?.phase ?? "?"} asks: ${summary.question?.question ?? ""} — answer with phaseloop resume ${runId} --answer "…"`;
     case "empty":
       return "no events yet";
     default: {

@@ -32,6 +32,7 @@ export function buildContext(machine: Machine, snapshot: Snapshot, phase?: strin
     text: own.text,
     error: own.error,
     attempts: own.attempts,
+    answer: own.answer ?? null,
     changes: snapshot.iterationChanges,
     history: snapshot.history,
     files: snapshot.filesChanged ?? {},

@@ -13,6 +13,8 @@ export const DEFAULTS = {
   agentTimeoutMs: 30 * 60_000,
   agentIdleTimeoutMs: 10 * 60_000,
   runTimeoutMs: 10 * 60_000,
+  /** An ask phase waits this long in a terminal; 0: as long as it takes. */
+  askTimeoutMs: 0,
   hookTimeoutMs: 60_000,
   retry: { maxAttempts: 3, on: ["transient"], intervalMs: 10_000, backoff: 2, maxDelayMs: 5 * 60_000, jitter: false } satisfies RetryPolicy,
   taskMaxAttempts: 5,
@@ -147,7 +149,8 @@ interface Tools {
 
 function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: number, t: Tools): CompiledPhase {
   const where = `phases.${name}`;
-  const kind = spec.run !== undefined ? "run" : "agent";
+  const kind = spec.run !== undefined ? "run" : spec.ask !== undefined ? "ask" : spec.parallel !== undefined ? "group" : "agent";
+  const memberOf = Object.entries(doc.phases).find(([, p]) => p.parallel?.includes(name))?.[0];
   const agent = spec.agent !== undefined ? doc.agents?.[spec.agent] : undefined;
   let prompt: Template | undefined;
   let promptSource: string | undefined;
@@ -187,8 +190,8 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
   for (const [k, v] of Object.entries(spec.env ?? {})) env[k] = t.template(v, `${where}.env.${k}`);
   const outputFiles: Record<string, Template> = {};
   for (const [k, o] of Object.entries(spec.output ?? {})) if (o.file !== undefined) outputFiles[k] = t.template(o.file, `${where}.output.${k}.file`);
-  const timeoutFallback = kind === "run" ? DEFAULTS.runTimeoutMs : t.duration(agent?.timeout, DEFAULTS.agentTimeoutMs, `agents.${spec.agent}.timeout`);
-  const idleFallback = kind === "run" ? null : t.duration(agent?.idle_timeout, DEFAULTS.agentIdleTimeoutMs, `agents.${spec.agent}.idle_timeout`);
+  const timeoutFallback = kind === "ask" || kind === "group" ? DEFAULTS.askTimeoutMs : kind === "run" ? DEFAULTS.runTimeoutMs : t.duration(agent?.timeout, DEFAULTS.agentTimeoutMs, `agents.${spec.agent}.timeout`);
+  const idleFallback = kind !== "agent" ? null : t.duration(agent?.idle_timeout, DEFAULTS.agentIdleTimeoutMs, `agents.${spec.agent}.idle_timeout`);
   return {
     name,
     index,
@@ -198,6 +201,9 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
     prompt,
     promptSource,
     run: spec.run === undefined ? undefined : typeof spec.run === "string" ? { shell: t.template(spec.run, `${where}.run`) } : { argv: spec.run.map((a, i) => t.template(a, `${where}.run[${i}]`)) },
+    ask: spec.ask !== undefined ? t.template(spec.ask, `${where}.ask`) : undefined,
+    ...(spec.parallel ? { members: [...spec.parallel], join: spec.join ?? "all_success" } : {}),
+    ...(memberOf !== undefined ? { memberOf } : {}),
     whenText: spec.when,
     when: spec.when !== undefined ? t.expr(spec.when, `${where}.when`) : undefined,
     timeoutMs: t.duration(spec.timeout, timeoutFallback, `${where}.timeout`)!,

@@ -10,7 +10,10 @@ import { cap, CAPS, capValue, contextOf, phaseNamed, renderIn, type Draft } from
 import { nextIteration } from "./iteration.ts";
 import { checkBudgetAndDuration, checkStopRules, stop } from "./stop-logic.ts";
 import { gateFinished, markTask } from "./task-queue.ts";
-import type { CompiledPhase, PhaseResult } from "./types.ts";
+import { startGroup } from "./parallel-group.ts";
+import type { CompiledPhase, Effect, PhaseResult } from "./types.ts";
+
+type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
 
 /** Enter a phase, skipping those whose `when` does not hold. */
 export function enterPhase(d: Draft, name: string): void {
@@ -30,7 +33,7 @@ export function enterPhase(d: Draft, name: string): void {
     d.fx.push({ type: "phase.skipped", phase: phase.name, iteration: d.s.iteration, reason });
     d.s.results[phase.name] = { ...(d.s.results[phase.name] ?? pendingPhase()), status: "skipped", iteration: d.s.iteration };
     d.s.iterationPhases[phase.name] = { status: "skipped", error: null, exit_code: null, output: {}, text_tail: "" };
-    const next = d.m.phases[phase.index + 1];
+    const next = nextInOrder(d, phase);
     if (!next) return nextIteration(d);
     phase = next;
   }
@@ -67,10 +70,29 @@ function countVisit(d: Draft, phase: CompiledPhase): CompiledPhase | "head" | "s
 
 export function runPhase(d: Draft, phase: CompiledPhase, attempt: number): void {
   const s = d.s;
+  if (phase.kind === "group") return startGroup(d, phase);
   s.phaseSeq += 1;
   s.status = "running";
   s.awaiting = { kind: "phase", phase: phase.name, attempt, seq: s.phaseSeq };
   const ctx = contextOf(d);
+  if (phase.kind === "ask") return askQuestion(d, phase, ctx);
+  const run = phaseRunEffect(d, phase, attempt, s.phaseSeq, ctx);
+  if ("error" in run) {
+    d.fx.push({ type: "phase.error", phase: phase.name, iteration: s.iteration, message: run.error });
+    phaseFinished(d, phase.name, attempt, renderFailure(d, run.error));
+    return;
+  }
+  d.fx.push(run);
+}
+
+/** The result of a phase that could not start: a template did not render. */
+export function renderFailure(d: Draft, message: string): PhaseResult {
+  return { exit_code: null, output: {}, text: "", error: "spawn_error", message, output_tail: message, tokens: 0, cost_usd: 0, duration_ms: 0, changes: d.s.iterationChanges, jitter: 0 };
+}
+
+/** The phase.run effect with everything rendered, or why it cannot be rendered. */
+export function phaseRunEffect(d: Draft, phase: CompiledPhase, attempt: number, seq: number, ctx: Record<string, JsonValue>): PhaseRunEffect | { error: string } {
+  const s = d.s;
   let problem: string | undefined;
   const text = (t: Template | undefined, mode: "text" | "shell" | "process", where: string) => {
     const r = renderIn(d, t, ctx, mode);
@@ -89,15 +111,36 @@ export function runPhase(d: Draft, phase: CompiledPhase, attempt: number): void 
   for (const [k, t] of Object.entries(phase.env)) env[k] = text(t, "process", `env.${k}`);
   const outputFiles: Record<string, string> = {};
   for (const [k, t] of Object.entries(phase.outputFiles)) outputFiles[k] = text(t, "process", `output.${k}.file`);
-  if (problem !== undefined) {
-    const message = `cannot render phase "${phase.name}": ${problem}`;
+  if (problem !== undefined) return { error: `cannot render phase "${phase.name}": ${problem}` };
+  return { type: "phase.run", phase: phase.name, kind: phase.kind === "run" ? "run" : "agent", iteration: s.iteration, attempt, seq, prompt, ...(promptReadsFiles ? { promptReadsFiles } : {}), command, env, outputFiles, context: ctx };
+}
+
+/** An ask phase: the question is asked, and the machine waits for answer.given. */
+function askQuestion(d: Draft, phase: CompiledPhase, ctx: Record<string, JsonValue>): void {
+  const s = d.s;
+  const r = renderIn(d, phase.ask, ctx);
+  if (!r.ok) {
+    const message = `cannot render phase "${phase.name}": ask: ${r.error}`;
     d.fx.push({ type: "phase.error", phase: phase.name, iteration: s.iteration, message });
-    phaseFinished(d, phase.name, attempt, {
-      exit_code: null, output: {}, text: "", error: "spawn_error", message, output_tail: message, tokens: 0, cost_usd: 0, duration_ms: 0, changes: s.iterationChanges, jitter: 0,
-    });
-    return;
+    return phaseFinished(d, phase.name, 1, renderFailure(d, message));
   }
-  d.fx.push({ type: "phase.run", phase: phase.name, kind: phase.kind, iteration: s.iteration, attempt, seq: s.phaseSeq, prompt, ...(promptReadsFiles ? { promptReadsFiles } : {}), command, env, outputFiles, context: ctx });
+  s.status = "waiting";
+  s.awaiting = { kind: "answer", phase: phase.name, question: r.value, seq: s.phaseSeq };
+  const questions = [...(s.questions ?? []), { phase: phase.name, iteration: s.iteration, question: cap(r.value, CAPS.textTail), answer: null }];
+  s.questions = questions.slice(-CAPS.history);
+  d.fx.push({ type: "question.ask", phase: phase.name, iteration: s.iteration, seq: s.phaseSeq, question: r.value, timeoutMs: phase.timeoutMs });
+}
+
+/** The answer (or its timeout) is the ask phase's result. */
+export function answerGiven(d: Draft, name: string, answer: string | null, waitedMs: number): void {
+  d.s.status = "running";
+  const timedOut = answer === null;
+  const asked = d.s.questions?.at(-1);
+  if (asked && asked.phase === name && asked.answer === null) asked.answer = timedOut ? "(no answer: timed out)" : cap(answer, CAPS.textTail);
+  const message = timedOut ? "no answer within the timeout" : null;
+  phaseFinished(d, name, 1, {
+    exit_code: null, output: {}, text: answer ?? "", answer, error: timedOut ? "timeout" : null, message, output_tail: message ?? "", tokens: 0, cost_usd: 0, duration_ms: waitedMs, changes: d.s.iterationChanges, jitter: 0,
+  });
 }
 
 export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseResult): void {
@@ -113,18 +156,33 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
   const violated = r.error === "policy_violation";
   if (violated) r = { ...r, output: {} };
 
-  if (failed && phase.retry.on.includes(r.error!) && attempt < phase.retry.maxAttempts) {
+  const ms = retryDelay(phase, attempt, r);
+  if (ms !== null) {
     // limits that do not wait for the phase still apply while retrying
     if (checkBudgetAndDuration(d)) return;
-    const base = Math.min(phase.retry.intervalMs * phase.retry.backoff ** (attempt - 1), phase.retry.maxDelayMs);
-    const ms = Math.round(phase.retry.jitter ? base / 2 + (Math.min(Math.max(r.jitter, 0), 1) * base) / 2 : base);
     s.counters.retries += 1;
     s.status = "waiting";
     s.awaiting = { kind: "retry", phase: name, attempt: attempt + 1, delayMs: ms };
     d.fx.push({ type: "wait", ms, phase: name, attempt: attempt + 1, error: r.error!, message: r.message ?? null });
     return;
   }
+  recordResult(d, phase, attempt, r);
+  if (s.gateRunning && d.m.tasks?.finalGate === name) return gateFinished(d, !failed, r);
+  decide(d, phase, r, violated);
+}
 
+/** The delay before the next attempt of a failed phase, or null when it is not retried. */
+export function retryDelay(phase: CompiledPhase, attempt: number, r: PhaseResult): number | null {
+  if (r.error === null || !phase.retry.on.includes(r.error) || attempt >= phase.retry.maxAttempts) return null;
+  const base = Math.min(phase.retry.intervalMs * phase.retry.backoff ** (attempt - 1), phase.retry.maxDelayMs);
+  return Math.round(phase.retry.jitter ? base / 2 + (Math.min(Math.max(r.jitter, 0), 1) * base) / 2 : base);
+}
+
+/** A phase's final result in the snapshot: its context, this iteration's record, the last failure and the breakers' counts. */
+export function recordResult(d: Draft, phase: CompiledPhase, attempt: number, r: PhaseResult): void {
+  const s = d.s;
+  const name = phase.name;
+  const failed = r.error !== null;
   s.results[name] = {
     status: failed ? "failed" : "succeeded",
     exit_code: r.exit_code,
@@ -138,6 +196,7 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
     iteration: s.iteration,
     message: failed ? cap(r.message ?? r.error!, CAPS.textTail) : null,
     denied: (r.denied ?? []).slice(0, CAPS.denied),
+    ...(phase.kind === "ask" ? { answer: r.answer === null || r.answer === undefined ? null : cap(r.answer, CAPS.text) } : {}),
   };
   const output: Record<string, JsonValue> = {};
   for (const [k, v] of Object.entries(r.output)) output[k] = capValue(v);
@@ -148,6 +207,7 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
     commands: (r.commands ?? []).slice(-CAPS.denied),
     denied: (r.denied ?? []).slice(0, CAPS.denied),
   };
+  if (phase.kind === "group") return; // its members counted for themselves
   if (failed) {
     s.lastFailure = { phase: name, iteration: s.iteration, error: r.error!, exit_code: r.exit_code, output_tail: cap(r.output_tail, CAPS.outputTail), message: r.message ?? r.error! };
     if (r.error !== "transient") {
@@ -158,9 +218,12 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
     s.counters.consecutiveFailures = 0;
     s.counters.phaseFailures[name] = 0;
   }
+}
 
-  if (s.gateRunning && d.m.tasks?.finalGate === name) return gateFinished(d, !failed, r);
-
+/** After a phase's result: the rule that chooses where control goes, then the stop checks in their precedence. */
+export function decide(d: Draft, phase: CompiledPhase, r: PhaseResult, violated: boolean): void {
+  const s = d.s;
+  const name = phase.name;
   // where control goes: the first rule whose `if` holds
   const ctx = contextOf(d, name);
   let chosen: (typeof phase.rules)[number] | undefined;
@@ -218,9 +281,15 @@ export function phaseFinished(d: Draft, name: string, attempt: number, r: PhaseR
     return stop(d, "stopped", { code: "phase_failures", message: `phase "${name}" failed ${pf} time${pf === 1 ? "" : "s"} in a row; last: ${s.lastFailure?.message ?? "?"}` });
   }
   // 5. go on: an explicit goto, or fall through in file order
-  const target = chosen?.goto ?? (violated ? d.m.head : (d.m.phases[phase.index + 1]?.name ?? d.m.head));
+  const target = chosen?.goto ?? (violated ? d.m.head : (nextInOrder(d, phase)?.name ?? d.m.head));
   if (target === d.m.head) return nextIteration(d);
   enterPhase(d, target);
+}
+
+/** The phase after this one in file order, past the members of parallel groups (they run only with their group). */
+export function nextInOrder(d: Draft, phase: CompiledPhase): CompiledPhase | undefined {
+  for (let i = phase.index + 1; i < d.m.phases.length; i++) if (d.m.phases[i]!.memberOf === undefined) return d.m.phases[i];
+  return undefined;
 }
 
 /** Whether a rule's condition looks at the phase's failure (`error`, `status`, or `phases.NAME.error|status`). */

@@ -14,7 +14,8 @@ import { cloneJson } from "./clone-json.ts";
 import { phaseNamed, type Draft } from "./draft.ts";
 import { runHook } from "./hooks.ts";
 import { beginIteration } from "./iteration.ts";
-import { enterPhase, phaseFinished, runPhase } from "./phase-results.ts";
+import { answerGiven, enterPhase, phaseFinished, runPhase } from "./phase-results.ts";
+import { memberFinished, resumeGroup } from "./parallel-group.ts";
 import { stop } from "./stop-logic.ts";
 import { toTaskState } from "./task-queue.ts";
 import type { Effect, Machine, MachineEvent, Snapshot, TransitionResult } from "./types.ts";
@@ -62,12 +63,25 @@ export function transition(machine: Machine, snapshot: Snapshot, event: MachineE
       beginIteration(d);
       break;
     case "phase.finished":
+      if (s.awaiting?.kind === "group" && s.awaiting.running[event.phase]?.attempt === event.attempt) {
+        memberFinished(d, event.phase, event.attempt, event.result);
+        break;
+      }
       if (s.awaiting?.kind !== "phase" || s.awaiting.phase !== event.phase || s.awaiting.attempt !== event.attempt) {
         fx.push({ type: "note", level: "warning", message: `ignored a result for phase "${event.phase}" that was not running` });
         break;
       }
       phaseFinished(d, event.phase, event.attempt, event.result);
       break;
+    case "answer.given": {
+      const a = s.awaiting;
+      if (a?.kind !== "answer" || a.phase !== event.phase) {
+        fx.push({ type: "note", level: "warning", message: `ignored an answer for phase "${event.phase}" that asked nothing` });
+        break;
+      }
+      answerGiven(d, event.phase, event.answer, 0);
+      break;
+    }
     case "retry.fired":
       if (s.awaiting?.kind !== "retry") break;
       s.status = "running";
@@ -100,6 +114,12 @@ export function transition(machine: Machine, snapshot: Snapshot, event: MachineE
       else if (a.kind === "phase" || a.kind === "retry") runPhase(d, phaseNamed(d, a.phase), a.attempt);
       else if (a.kind === "tasks") fx.push({ type: "tasks.load" });
       else if (a.kind === "hook") runHook(d, a.hook, true, a.then);
+      else if (a.kind === "group") resumeGroup(d);
+      else if (a.kind === "answer") {
+        // the question is asked again: answered now, or the run waits again
+        s.status = "waiting";
+        fx.push({ type: "question.ask", phase: a.phase, iteration: s.iteration, seq: a.seq, question: a.question, timeoutMs: phaseNamed(d, a.phase).timeoutMs });
+      }
       break;
     }
   }

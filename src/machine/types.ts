@@ -33,10 +33,15 @@ export interface CompiledRule {
   task?: "done" | "blocked";
 }
 
+export type PhaseKind = "agent" | "run" | "ask" | "group";
+
+/** When a parallel group has succeeded: every member, one member, or once all ended. */
+export type JoinRule = "all_success" | "one_success" | "all_done";
+
 export interface CompiledPhase {
   name: string;
   index: number;
-  kind: "agent" | "run";
+  kind: PhaseKind;
   agent?: string;
   tools?: string;
   /** The prompt template (inline text or the prompt file's content). */
@@ -45,6 +50,13 @@ export interface CompiledPhase {
   promptSource?: string;
   /** `run` as a shell string (interpolations shell-quoted) or an argv list. */
   run?: { shell: Template } | { argv: Template[] };
+  /** An ask phase's question. */
+  ask?: Template;
+  /** A parallel group: its members (run at once) and its join. */
+  members?: string[];
+  join?: JoinRule;
+  /** A member of this parallel group: it runs only with its group. */
+  memberOf?: string;
   whenText?: string;
   when?: Expr;
   timeoutMs: number;
@@ -148,6 +160,10 @@ export type Awaiting =
   | { kind: "retry"; phase: string; attempt: number; delayMs: number }
   | { kind: "hook"; hook: HookName; then: "iteration" | "next-iteration" }
   | { kind: "tasks" }
+  /** A parallel group's members still running (by name: the attempt, its phases/ seq, and the delay before a retry). */
+  | { kind: "group"; group: string; running: Record<string, { attempt: number; seq: number; delayMs?: number }> }
+  /** An ask phase's question, asked and not yet answered. */
+  | { kind: "answer"; phase: string; question: string; seq: number }
   | null;
 
 export interface TaskState extends TaskContext {
@@ -180,6 +196,8 @@ export interface Snapshot {
   /** Phases of the current iteration, for its history entry. */
   iterationPhases: HistoryEntry["phases"];
   iterationChanges: string[];
+  /** Questions of ask phases and their answers (null until answered), the latest last (capped; absent in older checkpoints). */
+  questions?: { phase: string; iteration: number; question: string; answer: string | null }[];
   /** Entries into each phase this iteration, for `max_visits` (absent in older checkpoints). */
   visits?: Record<string, number>;
   history: HistoryEntry[];
@@ -232,6 +250,8 @@ export interface PhaseResult {
   jitter: number;
   /** The command a command phase ran, as rendered. */
   command?: string | null;
+  /** An ask phase: the answer. */
+  answer?: string | null;
   /** Shell commands an agent ran, where its events say. */
   commands?: string[];
   /** Tool calls the agent was refused. */
@@ -256,6 +276,8 @@ export type MachineEvent =
   | { type: "phase.finished"; at: number; phase: string; attempt: number; result: PhaseResult }
   | { type: "retry.fired"; at: number }
   | { type: "hook.finished"; at: number; hook: HookName; ok: boolean; message?: string | null }
+  /** A person's answer to the question of an ask phase; null when the wait timed out. */
+  | { type: "answer.given"; at: number; phase: string; answer: string | null }
   | { type: "interrupted"; at: number; signal: string }
   | { type: "resumed"; at: number };
 
@@ -284,9 +306,17 @@ export type Effect =
       outputFiles: Record<string, string>;
       /** The context, for rendering agent commands and templates the runtime owns. */
       context: Record<string, JsonValue>;
+      /** A member of a parallel group: its group, the other members' write globs (their changes are theirs), and the wait before a retry. */
+      group?: string;
+      groupWrite?: string[];
+      delayMs?: number;
     }
   /** A phase whose `when` did not hold. */
   | { type: "phase.skipped"; phase: string; iteration: number; reason: string }
+  /** Ask a person; answer with answer.given (now, or after a resume). */
+  | { type: "question.ask"; phase: string; iteration: number; seq: number; question: string; timeoutMs: number }
+  /** A parallel group's members have all ended; its join gave it this status. */
+  | { type: "group.finished"; group: string; iteration: number; join: JoinRule; status: "succeeded" | "failed"; succeeded: string[]; failed: string[]; skipped: string[] }
   /** A phase whose `max_visits` was used up: its `exhausted` rule is taken instead. */
   | { type: "phase.exhausted"; phase: string; iteration: number; visits: number; reason: string; goto?: string; stop?: Outcome }
   /** A phase that could not start (a template did not render). It is recorded as failed. */

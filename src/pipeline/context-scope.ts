@@ -40,6 +40,7 @@ export function buildScope(doc: Partial<PipelineDoc>, kind: ScopeKind, phaseName
     scope.text = str;
     scope.error = any;
     scope.attempts = num;
+    scope.answer = any;
   }
   if (kind === "agent-command") {
     scope.prompt = str;
@@ -50,7 +51,7 @@ export function buildScope(doc: Partial<PipelineDoc>, kind: ScopeKind, phaseName
 
 function buildBaseScope(doc: Partial<PipelineDoc>): { scope: Scope; phases: Record<string, Shape> } {
   const phases: Record<string, Shape> = {};
-  for (const [name, phase] of Object.entries(doc.phases ?? {})) phases[name] = phaseShape(phase?.output);
+  for (const [name, phase] of Object.entries(doc.phases ?? {})) phases[name] = phaseShape(Array.isArray(phase?.parallel) ? GROUP_OUTPUT : phase?.output);
   const params: Record<string, Shape> = {};
   for (const [name, p] of Object.entries(doc.params ?? {})) {
     params[name] = p?.type === "string" ? str : p?.type === "boolean" ? { kind: "boolean" } : p?.type ? num : any;
@@ -73,6 +74,9 @@ function buildBaseScope(doc: Partial<PipelineDoc>): { scope: Scope; phases: Reco
   return { scope, phases };
 }
 
+/** A parallel group's output: its members by how they ended. */
+const GROUP_OUTPUT = { succeeded: { json: true }, failed: { json: true }, skipped: { json: true } } as const;
+
 function phaseShape(output: PipelineDoc["phases"][string]["output"] | undefined): Shape {
   const outputs: Record<string, Shape> = {};
   for (const name of Object.keys(output ?? {})) outputs[name] = any;
@@ -89,5 +93,6 @@ function phaseShape(output: PipelineDoc["phases"][string]["output"] | undefined)
     iteration: num,
     message: any,
     denied: arr(str),
+    answer: any,
   });
 }

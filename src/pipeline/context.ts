@@ -27,6 +27,8 @@ export interface PhaseContext {
   message?: string | null;
   /** Tool calls the agent was refused (absent in older checkpoints). */
   denied?: string[];
+  /** An ask phase: the person's answer (null until answered). */
+  answer?: string | null;
 }
 
 /** One phase of an earlier iteration, as it ended. */
@@ -86,6 +88,8 @@ export interface RunContext {
   text: string;
   error: ErrorClass | null;
   attempts: number;
+  /** The current ask phase's answer (null elsewhere). */
+  answer: string | null;
   /** Files changed so far this iteration (measured, relative paths). */
   changes: string[];
   /** Earlier iterations, oldest first, capped. */

@@ -29,7 +29,8 @@ export type ErrorClass =
   | "transient" // rate limit, network error, overloaded backend: backs off, never trips breakers
   | "agent_error" // the agent reported failure (codex turn.failed, claude is_error, no terminal event)
   | "spawn_error" // the program could not be started
-  | "hook_failed"; // a hook with on_failure: block failed
+  | "hook_failed" // a hook with on_failure: block failed
+  | "join_failed"; // a parallel group whose members did not meet its join
 
 export interface PipelineDoc {
   /** Format version; always 1. */
@@ -189,6 +190,12 @@ export interface PhaseSpec {
   /** Breaker for this phase alone: stop when it fails this many times in a row. */
   consecutive_failures?: number;
   transient?: TransientSpec;
+  /** A question to a person (a template); the answer is `answer` / `phases.NAME.answer`. */
+  ask?: string;
+  /** A parallel group: these phases run at once; the group is one phase whose status follows `join`. */
+  parallel?: string[];
+  /** When the group succeeded. Default all_success. */
+  join?: "all_success" | "one_success" | "all_done";
   /** Entries into this phase allowed per iteration (runs and `when` skips); one more takes `exhausted`. */
   max_visits?: number;
   /** Where control goes when `max_visits` is used up. Default: stop blocked. */

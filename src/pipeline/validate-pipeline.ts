@@ -18,6 +18,7 @@ import { buildScope, type ScopeKind } from "./context-scope.ts";
 import { parseDuration } from "./duration.ts";
 import { nodeAtPointer, spanOfPointer, valueOffsetMapper } from "./parse-pipeline-text.ts";
 import { checkCycles } from "./check-cycles.ts";
+import { checkGroups } from "./check-groups.ts";
 import { emptyCommand } from "./empty-command.ts";
 import { dirnameOf, isPromptPath, joinPath } from "./paths.ts";
 import type { PhaseSpec, PipelineDoc, TransitionRule } from "./spec.ts";
@@ -70,6 +71,7 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
     checkDurations,
     checkEmptyCommands,
     checkCycles,
+    checkGroups,
   ];
   const out: Diagnostic[] = [];
   for (const rule of rules) {
@@ -139,10 +141,14 @@ function checkReferences(ctx: RuleContext): Diagnostic[] {
 export function phaseSuccessors(doc: PipelineDoc): Map<string, Set<string>> {
   const names = Object.keys(doc.phases ?? {});
   const edges = new Map<string, Set<string>>();
+  // members of parallel groups run only with their group: fall-through passes them by
+  const members = new Set(Object.values(doc.phases ?? {}).flatMap((p) => (Array.isArray(p?.parallel) ? p.parallel : [])));
   names.forEach((name, i) => {
     const phase = doc.phases[name]!;
     const next = new Set<string>();
-    const fallThrough = names[i + 1] ?? names[0]!;
+    if (members.has(name)) return void edges.set(name, next);
+    if (Array.isArray(phase?.parallel)) for (const m of phase.parallel) next.add(m);
+    const fallThrough = names.slice(i + 1).find((n) => !members.has(n)) ?? names[0]!;
     if (typeof phase?.next === "string") next.add(phase.next);
     else if (Array.isArray(phase?.next)) {
       const rules = rulesOf(phase);
@@ -242,6 +248,7 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
         if (text !== undefined) sites.push({ pointer: `${base}/prompt`, kind: "template", scope: "phase-input", phase: name, text, file: path, prompt: true });
       } else sites.push({ pointer: `${base}/prompt`, kind: "template", scope: "phase-input", phase: name, prompt: true });
     }
+    if (typeof phase.ask === "string") tpl(`${base}/ask`, "phase-input", name);
     if (typeof phase.run === "string") sh(`${base}/run`, "phase-input", name);
     else if (Array.isArray(phase.run)) phase.run.forEach((_, i) => tpl(`${base}/run/${i}`, "phase-input", name));
     env(phase.env, `${base}/env`, "phase-input", name);

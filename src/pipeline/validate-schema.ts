@@ -1,3 +1,4 @@
+import { mixedKindsMessage, refusedKeyMessage } from "./phase-kind-messages.ts";
 import type { Document } from "yaml";
 import type { Diagnostic, DiagnosticCode } from "../diagnostics/diagnostic.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
@@ -147,12 +148,14 @@ export function validateSchema(value: unknown, document: Document.Parsed | undef
         break;
       }
       case "not": {
-        push({ code: "SCHEMA_INVALID", message: `a phase has either "agent" or "run", not both${where(ptr)}`, ...valueSpan(), pointer: ptr, hint: "split it into an agent phase and a run phase" });
+        const m = mixedKindsMessage(valueAt(value, ptr));
+        push({ code: "SCHEMA_INVALID", message: `${m.message}${where(ptr)}`, ...valueSpan(), pointer: ptr, hint: m.hint });
         break;
       }
       case "false schema": {
         const key = ptr.split("/").pop() ?? "";
-        push({ code: "SCHEMA_UNKNOWN_KEY", message: `"${key}" is not allowed in a run phase`, ...spanOfPointer(document, text, ptr, "key"), pointer: ptr, hint: key === "tools" ? "tool sets apply to agent phases" : "a run phase has no prompt; give it an agent instead" });
+        const m = refusedKeyMessage(valueAt(value, ptr.split("/").slice(0, -1).join("/")), key);
+        push({ code: "SCHEMA_UNKNOWN_KEY", message: m.message, ...spanOfPointer(document, text, ptr, "key"), pointer: ptr, hint: m.hint });
         break;
       }
       case "if":
@@ -190,7 +193,7 @@ function combinatorMessage(ptr: string, actual: unknown): { code: DiagnosticCode
       : { code: "SCHEMA_REQUIRED", message: `a transition rule needs "goto" or "stop"${where(ptr)}`, hint: "add goto: PHASE, or stop: complete | blocked | failed" };
   }
   if (parent === "agents") return { code: "SCHEMA_REQUIRED", message: `agent "${key}" needs a "preset" or a "command"`, hint: "e.g. preset: claude, or command: [node, agent.js]" };
-  if (parent === "phases") return { code: "SCHEMA_REQUIRED", message: `phase "${key}" needs an "agent" (with a "prompt") or a "run" command` };
+  if (parent === "phases") return { code: "SCHEMA_REQUIRED", message: `phase "${key}" needs an "agent" (with a "prompt"), a "run" command or an "ask" question` };
   if (/^(timeout|idle_timeout|interval|max_delay|max_duration)$/.test(String(key))) {
     return { code: "INVALID_DURATION", message: `${JSON.stringify(actual)} is not a duration${where(ptr)}`, hint: "use seconds (30) or a string such as \"500ms\", \"10s\", \"5m\", \"2h\", \"1h30m\"" };
   }

@@ -201,6 +201,10 @@ export function formatEventText(event: RunEvent, paint: Paint): string {
       const status = event.status === "done" ? paint.green("done") : event.status === "blocked" ? paint.red("blocked") : event.status;
       return `task ${event.task} ${status} (${plural(event.attempts, "attempt")})${event.reason === null ? "" : `: ${event.reason}`}`;
     }
+    case "question.asked":
+      return `${paint.cyan(event.phase)} ${paint.bold("asks:")} ${event.question}`;
+    case "question.answered":
+      return `${paint.cyan(event.phase)} answered: ${event.answer}`;
     case "note":
       return event.level === "warning" ? `${paint.yellow("warning:")} ${event.message}` : `${paint.dim("note:")} ${event.message}`;
     case "run.interrupted":

@@ -58,6 +58,8 @@ export interface RunSummary {
     at: string;
   } | null;
   interrupted: { signal: string; iteration: number; phase: string | null; at: string } | null;
+  /** An ask phase's question that has no answer yet. */
+  question: { phase: string; question: string; iteration: number; at: string } | null;
   tasks: Record<string, { status: "pending" | "done" | "blocked"; attempts: number; reason: string | null }>;
 }
 
@@ -91,6 +93,7 @@ export function emptyRunSummary(): RunSummary {
     last_changes: null,
     finished: null,
     interrupted: null,
+    question: null,
     tasks: {},
   };
 }
@@ -167,6 +170,12 @@ export function addToRunSummary(summary: RunSummary, event: RunEvent): RunSummar
     case "task.updated":
       summary.tasks[event.task] = { status: event.status, attempts: event.attempts, reason: event.reason };
       break;
+    case "question.asked":
+      summary.question = { phase: event.phase, question: event.question, iteration: event.iteration, at: event.at };
+      break;
+    case "question.answered":
+      summary.question = null;
+      break;
     case "note":
       if (event.level === "warning") summary.warnings += 1;
       break;
@@ -195,7 +204,7 @@ export function addToRunSummary(summary: RunSummary, event: RunEvent): RunSummar
 }
 
 /** The run's state as `status` reports it. */
-export type RunState = "complete" | "blocked" | "failed" | "stopped" | "running" | "interrupted" | "crashed" | "empty";
+export type RunState = "complete" | "blocked" | "failed" | "stopped" | "running" | "interrupted" | "crashed" | "awaiting answer" | "empty";
 
 /**
  * Finished runs say their outcome. An unfinished run is running only while a
@@ -206,5 +215,6 @@ export function runStateOf(summary: RunSummary, lockHeldByLiveProcess: boolean):
   if (summary.finished !== null) return summary.finished.outcome;
   if (summary.events === 0 && !lockHeldByLiveProcess) return "empty";
   if (lockHeldByLiveProcess) return "running";
+  if (summary.question !== null) return "awaiting answer";
   return summary.interrupted !== null ? "interrupted" : "crashed";
 }

@@ -20,6 +20,8 @@ export interface Step {
   passedTitle?: () => string;
   /** The listr task drawing this step, once its slot has started. */
   task: { title: string | undefined; output: string | undefined } | null;
+  /** The phase a phase step shows: members of a parallel group run at once, each on its own line. */
+  phase?: string;
 }
 
 export interface IterationView {
@@ -85,13 +87,16 @@ export function waitForStep(view: IterationView, index: number): Promise<Step | 
   });
 }
 
-/** The phase run still open, to which live output belongs. */
-export function openPhaseStep(view: IterationView): Step | undefined {
+/** The phase run still open, to which live output belongs: `phase`'s own when several run at once (a parallel group). */
+export function openPhaseStep(view: IterationView, phase?: string): Step | undefined {
+  let latest: Step | undefined;
   for (let i = view.steps.length - 1; i >= 0; i--) {
     const s = view.steps[i]!;
-    if (s.end === null && !s.closesOnNext) return s;
+    if (s.end !== null || s.closesOnNext) continue;
+    if (phase !== undefined && s.phase === phase) return s;
+    latest ??= s;
   }
-  return undefined;
+  return latest;
 }
 
 export interface Deferred {

@@ -120,13 +120,13 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
   const phaseStep = (event: PhaseStarted): Step => {
     const startedAt = now();
     const attempt = event.attempt > 1 ? ` ${paint.dim(`(attempt ${event.attempt})`)}` : "";
-    return { title: () => `${paint.cyan(event.phase)}${attempt} · ${formatDuration(now() - startedAt)}`, output: null, end: null, settle: null, closesOnNext: false, task: null };
+    return { title: () => `${paint.cyan(event.phase)}${attempt} · ${formatDuration(now() - startedAt)}`, output: null, end: null, settle: null, closesOnNext: false, task: null, phase: event.phase };
   };
 
   const finishPhase = (view: IterationView, event: PhaseFinished): void => {
     view.tokens += event.tokens;
     view.costUsd += event.cost_usd;
-    const step = openPhaseStep(view);
+    const step = openPhaseStep(view, event.phase);
     const usage = formatUsage(event.tokens, event.cost_usd);
     const attempt = event.attempt > 1 ? ` ${paint.dim(`(attempt ${event.attempt})`)}` : "";
     const head = `${paint.cyan(event.phase)}${attempt}`;
@@ -148,8 +148,8 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     addStep(view, instantStep(title, kind), maxSteps);
   };
 
-  const showOutput = (view: IterationView, line: string): void => {
-    const step = openPhaseStep(view);
+  const showOutput = (view: IterationView, line: string, phase?: string): void => {
+    const step = openPhaseStep(view, phase);
     if (step === undefined) return;
     const text = cleanLine(line).trim();
     if (text === "") return;
@@ -159,18 +159,18 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
 
   // A phase may print far faster than a terminal redraws: its last line is drawn at most
   // every OUTPUT_MS, and before anything else the view shows.
-  let pendingOutput: { view: IterationView; line: string } | null = null;
+  let pendingOutput: { view: IterationView; line: string; phase?: string } | null = null;
   let outputTimer: ReturnType<typeof setTimeout> | null = null;
   const drawOutput = (): void => {
     if (outputTimer !== null) clearTimeout(outputTimer);
     outputTimer = null;
     const pending = pendingOutput;
     pendingOutput = null;
-    if (pending !== null) showOutput(pending.view, pending.line);
+    if (pending !== null) showOutput(pending.view, pending.line, pending.phase);
   };
-  const onOutput = (view: IterationView, line: string): void => {
+  const onOutput = (view: IterationView, line: string, phase?: string): void => {
     if (line.trim() === "") return;
-    pendingOutput = { view, line };
+    pendingOutput = { view, line, phase };
     outputTimer ??= setTimeout(drawOutput, OUTPUT_MS);
   };
 
@@ -190,7 +190,7 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
         addStep(view, phaseStep(event), maxSteps);
         return;
       case "phase.output":
-        onOutput(view, event.line);
+        onOutput(view, event.line, event.phase);
         return;
       case "phase.finished":
         finishPhase(view, event);
@@ -234,6 +234,10 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
         return;
       case "task.updated":
         noteStep(view, formatEventText(event, paint), event.status === "blocked" ? "failed" : "skipped");
+        return;
+      case "question.asked":
+      case "question.answered":
+        noteStep(view, formatEventText(event, paint), "skipped");
         return;
       case "note":
         // A warning is not a failure: it keeps the quiet ↓ mark, its words say the rest.

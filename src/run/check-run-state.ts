@@ -65,6 +65,8 @@ const awaiting = nullable(
     retry: obj({ phase: str, attempt: count, delayMs: num }),
     hook: obj({ hook: str, then: literal("iteration", "next-iteration") }),
     tasks: obj({}),
+    answer: obj({ phase: str, question: str, seq: count }),
+    group: obj({ group: str, running: recordOf(obj({ attempt: count, seq: count, delayMs: optional(num) })) }),
   }),
 );
 
@@ -91,6 +93,7 @@ const snapshotShape = obj({
   history: arrayOf(historyEntry),
   filesChanged: optional(recordOf(count)),
   visits: optional(recordOf(count)),
+  questions: optional(arrayOf(obj({ phase: str, iteration: count, question: str, answer: nullable(str) }))),
   lastFailure: nullable(obj({ phase: str, iteration: count, error: str, exit_code: nullable(num), output_tail: str, message: str })),
   counters: obj({ consecutiveFailures: count, noProgress: count, phaseFailures: recordOf(count), phasesRun: count, retries: count }),
   tokens: num,
@@ -135,6 +138,8 @@ const eventFields: Record<string, Record<string, Check>> = {
   "hook.finished": { hook: str, ok: bool, exit_code: nullable(num), duration_ms: num, message: nullable(str) },
   "iteration.finished": { iteration: count, changes: stringList, task: nullable(str) },
   "task.updated": { task: str, status: literal("pending", "done", "blocked"), attempts: count, reason: nullable(str) },
+  "question.asked": { iteration: count, phase: str, question: str },
+  "question.answered": { iteration: count, phase: str, question: str, answer: str },
   note: { level: literal("info", "warning"), message: str },
   "run.interrupted": { signal: str, iteration: count, phase: nullable(str) },
   "run.finished": {
@@ -190,6 +195,13 @@ export function checkCheckpoint(value: unknown, machine: Machine): string | unde
   if ((a?.kind === "phase" || a?.kind === "retry") && !phases.has(a.phase)) return `snapshot.awaiting.phase: names no phase of the pipeline ("${a.phase}")`;
   if ((a?.kind === "phase" || a?.kind === "retry") && a.attempt < 1) return "snapshot.awaiting.attempt: expected a whole number of at least 1";
   if (a?.kind === "hook" && !(a.hook in machine.hooks)) return `snapshot.awaiting.hook: names no hook of the pipeline ("${a.hook}")`;
+  if (a?.kind === "group") {
+    const group = machine.phases.find((p) => p.name === a.group);
+    if (group?.kind !== "group") return `snapshot.awaiting.group: names no parallel group of the pipeline ("${a.group}")`;
+    const stray = Object.keys(a.running).find((m) => !group.members?.includes(m));
+    if (stray !== undefined) return `snapshot.awaiting.running: "${stray}" is not a member of group "${a.group}"`;
+  }
+  if (a?.kind === "answer" && machine.phases.find((p) => p.name === a.phase)?.kind !== "ask") return `snapshot.awaiting.phase: names no ask phase of the pipeline ("${a.phase}")`;
   if (a?.kind === "tasks" && !machine.tasks) return "snapshot.awaiting: waits for tasks, but the pipeline has no task source";
   for (const [name, spec] of Object.entries(machine.params)) {
     const problem = checkParam(s.params[name], spec);

@@ -8,6 +8,11 @@ export function eventForEffect(e: Effect, s: Snapshot): EventInput | undefined {
   switch (e.type) {
     case "phase.skipped":
       return { type: "phase.skipped", iteration: e.iteration, phase: e.phase, reason: e.reason };
+    case "group.finished": {
+      const parts = [`${e.succeeded.length} succeeded`, `${e.failed.length} failed${e.failed.length ? ` (${e.failed.join(", ")})` : ""}`];
+      if (e.skipped.length) parts.push(`${e.skipped.length} skipped`);
+      return { type: "note", level: e.status === "failed" ? "warning" : "info", message: `group "${e.group}" ${e.status} (join ${e.join}): ${parts.join(", ")}` };
+    }
     case "phase.exhausted":
       return { type: "note", level: "warning", message: `phase "${e.phase}" was entered ${e.visits} time${e.visits === 1 ? "" : "s"} this iteration (max_visits): ${e.goto ? `going to "${e.goto}"` : `stopping ${e.stop}`}: ${e.reason}` };
     case "phase.error":

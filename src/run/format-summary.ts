@@ -6,7 +6,8 @@ import type { RunInfo } from "./run-info.ts";
 /** summary.md: a human report of the run, from the snapshot and iterations.jsonl. */
 export function formatSummary(info: RunInfo, s: Snapshot, iterations: (HistoryEntry & { at?: string })[]): string {
   const out: string[] = [];
-  const outcome = s.status === "interrupted" ? "interrupted (resumable)" : s.outcome ? s.outcome.outcome : "running";
+  const awaiting = s.awaiting?.kind === "answer" ? s.awaiting : null;
+  const outcome = s.status === "interrupted" ? "interrupted (resumable)" : s.outcome ? s.outcome.outcome : awaiting ? "awaiting answer" : "running";
   out.push(`# ${info.pipeline} — run ${info.run_id}`, "");
   out.push(`- **Outcome:** ${outcome}${s.outcome ? ` — ${s.outcome.reason.message} (\`${s.outcome.reason.code}\`)` : ""}`);
   out.push(`- **Pipeline:** \`${info.file}\` (${info.hash.slice(0, 19)}…), phaseloop ${info.version}`);
@@ -30,6 +31,13 @@ export function formatSummary(info: RunInfo, s: Snapshot, iterations: (HistoryEn
   if (s.tasks?.length) {
     out.push("", "## Tasks", "", "| task | status | attempts | note |", "|---|---|---|---|");
     for (const t of s.tasks) out.push(`| ${t.id} ${t.title.replace(/\|/g, "\\|")} | ${t.status} | ${t.attempts} | ${(t.reason ?? "").replace(/\|/g, "\\|")} |`);
+  }
+  if (s.questions?.length) {
+    out.push("", "## Questions", "");
+    for (const q of s.questions) {
+      out.push(`**${q.phase}** (iteration ${q.iteration}) asked:`, "", ...q.question.split("\n").map((l) => `> ${l}`), "");
+      out.push(q.answer === null ? `_Awaiting an answer:_ \`phaseloop resume ${info.run_id} --answer "…"\`` : `Answer: ${q.answer}`, "");
+    }
   }
   if (s.lastFailure) {
     out.push("", "## Last failure", "", `Phase \`${s.lastFailure.phase}\` in iteration ${s.lastFailure.iteration}: ${s.lastFailure.message}`, "", "```", s.lastFailure.output_tail.slice(-1500), "```");

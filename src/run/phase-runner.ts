@@ -59,10 +59,13 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   if (!prepared.ok) return failEarly(prepared.error, prepared.message);
   const inv = prepared.invocation;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
-  const scope = openWriteScope(toolSet, e.context, workdir);
+  // in a parallel group the other members' write globs are theirs: changes there are not this member's
+  const scope = openWriteScope(toolSet && e.groupWrite?.length ? { ...toolSet, write: [...(toolSet.write ?? []), ...e.groupWrite] } : toolSet, e.context, workdir);
   let fence: PhaseFence | undefined;
   try {
-    fence = await openFence(phase, toolSet ? (scope?.globs ?? []) : undefined, inv.env, ctx, ctx.sandboxFlag, inv.command);
+    // the sandbox lets a member write its own globs only
+    const own = scope ? scope.globs.slice(0, scope.globs.length - (e.groupWrite?.length ?? 0)) : [];
+    fence = await openFence(phase, toolSet ? own : undefined, inv.env, ctx, ctx.sandboxFlag, inv.command);
   } catch (error) {
     return failEarly("spawn_error", (error as Error).message);
   }

@@ -18,6 +18,7 @@ import { checkCheckpoint } from "./check-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { checkBaselineFile, checkPhasesDir, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type IterationLogScan, type JsonlScan, type StateProblem, forceHint } from "./read-run-state.ts";
 import { readLoggedEvents, rebuildCheckpoint, runInfoFromLog } from "./rebuild-checkpoint.ts";
+import type { Asker } from "./ask-question.ts";
 import type { Reporter } from "./run-events.ts";
 import { changedFiles, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
 import { Runner } from "./run-pipeline.ts";
@@ -36,6 +37,10 @@ export interface ResumeOptions {
   env: Record<string, string | undefined>;
   reporter: () => Reporter;
   signal: AbortSignal;
+  /** The answer to the question the run waits on (`--answer`, `--answer-file`). */
+  answer?: string;
+  /** Asks at the terminal when no answer was given. */
+  ask?: Asker;
 }
 
 export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
@@ -115,6 +120,9 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     // the rebuilt checkpoint says the run had ended
     return finishedRun(workdir, runId, dir, { checkpoint: cp, file: join(dir, "state.json") }, events.value, iterations.value, cp);
   }
+  if (o.answer !== undefined && cp.snapshot.awaiting?.kind !== "answer") {
+    return { kind: "usage", message: `run ${runId} is not waiting for an answer; resume it without --answer` };
+  }
   const baselineProblem = machine.measuresChanges && cp.snapshot.iterationOpen ? checkBaselineFile(dir, runId) : undefined;
   if (baselineProblem && !o.force) return stateProblem(baselineProblem);
   if (baselineProblem) notes.push(`baseline.json was unusable (${baselineProblem.message}); iteration ${cp.snapshot.iteration} measures its changes from now on (--force)`);
@@ -142,7 +150,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     const reporter = o.reporter();
     const snapshot = cp.snapshot;
     if (snapshot.status !== "interrupted") snapshot.status = "interrupted"; // a crash: the run stopped without saying so
-    const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal, recordedIterations: iterations.value.iterations, sandbox: sandboxFlag }, snapshot, seq);
+    const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal, recordedIterations: iterations.value.iterations, answers: { ask: o.ask, ...(o.answer !== undefined ? { given: { text: o.answer, used: false } } : {}) }, sandbox: sandboxFlag }, snapshot, seq);
     const inFlight = snapshot.awaiting?.kind === "phase" || snapshot.awaiting?.kind === "retry" ? snapshot.awaiting.phase : null;
     // a run stopped before it logged anything starts its log now
     const preface: Record<string, unknown>[] = seq === 0 ? [runStartedEvent(machine, info)] : [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight, pipeline: machine.name, workdir: info.workdir, max_iterations: snapshot.limits.maxIterations }];

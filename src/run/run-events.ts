@@ -94,6 +94,8 @@ export type RunEvent = Base &
     | { type: "hook.finished"; hook: string; ok: boolean; exit_code: number | null; duration_ms: number; message: string | null }
     | { type: "iteration.finished"; iteration: number; changes: string[]; task: string | null }
     | { type: "task.updated"; task: string; status: "pending" | "done" | "blocked"; attempts: number; reason: string | null }
+    | { type: "question.asked"; iteration: number; phase: string; question: string }
+    | { type: "question.answered"; iteration: number; phase: string; question: string; answer: string }
     | { type: "note"; level: "info" | "warning"; message: string }
     | { type: "run.interrupted"; signal: string; iteration: number; phase: string | null }
     | {

@@ -10,6 +10,7 @@ import type { Effect, Machine, MachineEvent, Snapshot, TaskItem } from "../machi
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { takeBaseline, type Baseline } from "../runtime/measure-changes.ts";
 import type { RunStore } from "../runtime/run-store.ts";
+import { askQuestion, type AnswerSource } from "./ask-question.ts";
 import { loadIterationBaseline, saveIterationBaseline, type IterationRecord } from "./checkpoint.ts";
 import { eventForEffect } from "./effect-events.ts";
 import { EventLog, type EventInput } from "./event-log.ts";
@@ -34,11 +35,14 @@ export interface RunnerOptions {
   signal: AbortSignal;
   /** `--sandbox` from the command line. */
   sandbox?: SandboxMode;
+  /** Answers to an ask phase's question: given on the command line, or asked at a terminal. */
+  answers?: AnswerSource;
 }
 
 export interface RunResult {
   exitCode: number;
-  outcome: RunOutcome | "interrupted";
+  /** `awaiting`: an ask phase waits for `resume --answer` (exit 3). */
+  outcome: RunOutcome | "interrupted" | "awaiting";
   snapshot: Snapshot;
 }
 
@@ -51,11 +55,13 @@ export class Runner {
   /** iterations.jsonl records waiting for the next checkpoint. */
   private readonly iterationRecords: IterationRecord[] = [];
   private readonly env: (...extra: (ProcessEnv | undefined)[]) => ProcessEnv;
+  private readonly answers: AnswerSource;
 
   constructor(o: RunnerOptions, snapshot: Snapshot, seq: number) {
     this.o = o;
     this.env = inheritedEnv(o.env);
     this.snapshot = snapshot;
+    this.answers = o.answers ?? {};
     this.events = new EventLog(o.store, o.reporter, o.info.run_id, seq, o.recordedIterations);
     if (o.machine.measuresChanges && snapshot.iterationOpen) this.iterationBaseline = loadIterationBaseline(o.store, snapshot.iteration);
     o.signal.addEventListener("abort", () => {
@@ -68,7 +74,21 @@ export class Runner {
     let event: MachineEvent | undefined = first;
     const log: RunEvent[] = [];
     for (const p of preface) this.events.emit(p as EventInput, log);
-    while (event) {
+    // members of a parallel group run at once: their results come back as they end
+    const inflight = new Map<number, Promise<{ id: number; event: MachineEvent | undefined }>>();
+    let nextId = 0;
+    for (;;) {
+      if (!event) {
+        if (inflight.size === 0) break;
+        const settled = await Promise.race(inflight.values());
+        inflight.delete(settled.id);
+        event = settled.event;
+        if (!event) {
+          // a member stopped by an interrupt: the others are drained first, so none that finished is lost
+          if (this.interrupted && inflight.size === 0) event = { type: "interrupted", at: Date.now(), signal: this.interrupted };
+          continue;
+        }
+      }
       const { snapshot, effects } = transition(this.o.machine, this.snapshot, event);
       this.snapshot = snapshot;
       event = undefined;
@@ -80,6 +100,11 @@ export class Runner {
       this.events.checkpoint(this.snapshot, now, this.iterationRecords.splice(0));
       if (snapshot.status === "interrupted") break;
       for (const effect of effects) {
+        if (effect.type === "phase.run" && effect.group !== undefined) {
+          const id = nextId++;
+          inflight.set(id, this.perform(effect, log).then((settled) => ({ id, event: settled })));
+          continue;
+        }
         const next = await this.perform(effect, log);
         if (next) event = next;
       }
@@ -87,7 +112,7 @@ export class Runner {
         for (const e of effects) if (e.type === "stop") this.logEffect(e, log);
         break;
       }
-      if (this.interrupted) {
+      if (this.interrupted && inflight.size === 0) {
         event = { type: "interrupted", at: Date.now(), signal: this.interrupted };
       }
     }
@@ -103,6 +128,7 @@ export class Runner {
     if (pendingLog.length) this.events.checkpoint(s, pendingLog);
     this.events.flush();
     writeSummary(this.o.store, this.o.info, s);
+    if (s.status === "waiting" && s.awaiting?.kind === "answer") return { exitCode: 3, outcome: "awaiting", snapshot: s };
     const outcome = (s.outcome?.outcome ?? "failed") as RunOutcome;
     return { exitCode: exitCodeFor(outcome), outcome, snapshot: s };
   }
@@ -155,7 +181,14 @@ export class Runner {
         return this.interrupted ? undefined : { type: "retry.fired", at: Date.now() };
       case "hook.run":
         return runHook(e, this.context(log));
+      case "question.ask":
+        return askQuestion(e, this.context(log), this.answers);
       case "phase.run": {
+        if (e.delayMs) {
+          // a group member's retry waits beside the others
+          await sleep(e.delayMs, this.o.signal);
+          if (this.interrupted) return undefined;
+        }
         const result = await runPhase(e, this.context(log));
         return result && { type: "phase.finished", at: Date.now(), phase: e.phase, attempt: e.attempt, result };
       }

@@ -18,6 +18,7 @@ import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
 import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
 import { stopRunProcesses } from "../runtime/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
+import type { Asker } from "./ask-question.ts";
 import type { Reporter } from "./run-events.ts";
 import { runPreflight, type PreflightResult } from "./preflight.ts";
 import { createPreflightHost } from "../runtime/preflight-host.ts";
@@ -53,6 +54,8 @@ export interface StartOptions {
   env: Record<string, string | undefined>;
   reporter: () => Reporter;
   signal: AbortSignal;
+  /** Asks an ask phase's question at the terminal; without it such a run waits (exit 3). */
+  ask?: Asker;
 }
 
 export async function compileFile(path: string): Promise<{ loaded: LoadedPipeline; machine?: Machine; diagnostics: Diagnostic[] }> {
@@ -134,7 +137,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     }
     const versionsWritten = recordAgentVersions(store, info, preflight.versions);
     const reporter = o.reporter();
-    const runner = new Runner({ machine, store, info, reporter, env: o.env, tasks, signal: o.signal, sandbox: o.sandbox }, snapshot, 0);
+    const runner = new Runner({ machine, store, info, reporter, env: o.env, tasks, signal: o.signal, answers: { ask: o.ask }, sandbox: o.sandbox }, snapshot, 0);
     const preface = [
       {
         type: "run.started",

@@ -22,6 +22,8 @@ export type SandboxOffer = { available: true; platform: string } | { available: 
 export function phaseSandbox(machine: Pick<Machine, "sandbox">, phase: Pick<CompiledPhase, "name" | "kind" | "sandbox">, flag?: SandboxMode): PhaseSandbox {
   const own = phase.sandbox === undefined ? undefined : { mode: phase.sandbox, pointer: `/phases/${phase.name}/sandbox` };
   if (flag === "off") return { mode: "off" };
+  // a question or a parallel group runs no process of its own (a group's members are phases)
+  if (phase.kind !== "agent" && phase.kind !== "run") return { mode: "off" };
   if (phase.kind === "run") return own ?? { mode: "off" };
   if (flag !== undefined) return { mode: flag };
   if (own) return own;
@@ -78,7 +80,9 @@ export function unsandboxedPhases(machine: Pick<Machine, "sandbox" | "phases">, 
 export function documentSandboxModes(doc: PipelineDoc): Record<string, SandboxMode> {
   const out: Record<string, SandboxMode> = {};
   for (const [name, spec] of Object.entries(doc.phases)) {
-    out[name] = phaseSandbox(doc, { name, kind: spec.run !== undefined ? "run" : "agent", sandbox: spec.sandbox }).mode;
+    // a phase that is neither runs no process of its own (a question, a parallel group)
+    const kind: CompiledPhase["kind"] = spec.run !== undefined ? "run" : spec.agent !== undefined ? "agent" : "ask";
+    out[name] = phaseSandbox(doc, { name, kind, sandbox: spec.sandbox }).mode;
   }
   return out;
 }

@@ -10,17 +10,17 @@ export function checkMermaid(text: string): string[] {
   if (lines[0] !== "flowchart TD") problems.push("the first line must be the flowchart header");
   const id = String.raw`[A-Za-z_][A-Za-z0-9_]*`;
   const label = String.raw`"[^"\n]*"`;
-  const node = new RegExp(String.raw`^  ${id}(\[${label}\]|\(\(${label}\)\)|\(\[${label}\]\))$`);
-  const edge = new RegExp(String.raw`^  ${id} (-->|-\.->)(\|${label}\|)? ${id}$`);
+  const node = new RegExp(String.raw`^  ${id}(\[${label}\]|\(\(${label}\)\)|\(\[${label}\]\)|\{\{${label}\}\})$`);
+  const edge = new RegExp(String.raw`^  ${id} (-->|-\.->|==>)(\|${label}\|)? ${id}$`);
   const declared = new Set<string>();
   for (const line of lines.slice(1)) {
     for (const [, inner] of line.matchAll(/"([^"]*)"/g)) {
       const stray = inner!.replace(/#(?:\d+|[a-z]+);/g, "");
       if (/[#`]/.test(stray)) problems.push(`a label with an unescaped # or backtick: ${line}`);
     }
-    if (node.test(line)) declared.add(line.trim().split(/[[(]/)[0]!);
+    if (node.test(line)) declared.add(line.trim().split(/[[({]/)[0]!);
     else if (edge.test(line)) {
-      for (const m of line.trim().replace(/\|"[^"]*"\|/, "").split(/ -\.?-> /)) if (!declared.has(m)) problems.push(`edge to an undeclared node: ${m}`);
+      for (const m of line.trim().replace(/\|"[^"]*"\|/, "").split(/ (?:-\.?->|==>) /)) if (!declared.has(m)) problems.push(`edge to an undeclared node: ${m}`);
     } else if (!/^  classDef \w+ [\w:#,]+$/.test(line) && !/^  class [\w,]+ \w+$/.test(line)) problems.push(`not Mermaid this checker knows: ${line}`);
   }
   return problems;

@@ -21,6 +21,8 @@ const TYPES: Record<RunEventType, true> = {
   "hook.finished": true,
   "iteration.finished": true,
   "task.updated": true,
+  "question.asked": true,
+  "question.answered": true,
   "note": true,
   "run.interrupted": true,
   "run.finished": true,
