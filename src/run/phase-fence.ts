@@ -154,8 +154,8 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
     if (plan.mode === "required") throw new Error(`phase "${phase.name}" requires an OS sandbox: ${offer.reason}`);
     return undefined;
   }
-  // a temp dir of the phase's own, the same path each time (so its wrap can be reused), in a
-  // directory of this run's own (mode 0700): nobody else can put anything there
+  // a temp dir of the phase's own, in a directory of this run's own (mode 0700): nobody else
+  // can put anything there
   runTemp ??= mkdtempSync(join(tmpdir(), "phaseloop-run-"));
   const tempDir = join(runTemp, phase.name);
   rmSync(tempDir, { recursive: true, force: true });
@@ -163,7 +163,7 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
   const profile = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command);
   prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine, command), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "") }));
   // the library loads only when a phase is sandboxed: runs without one start as fast as before
-  const { sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");
+  const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");
   sessionOpened = true;
   const refused: string[] = [];
   const agent = agentKind(phase, ctx.machine, command);
@@ -177,6 +177,7 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
         env: { ...wrapped.env, TMPDIR: tempDir },
         done(stderr, stdout) {
           const found = sandboxRefusals(profile, wrapped, stderr, ctx.info.workdir, stdout).filter((r) => !quiet(r, agent));
+          releaseSandboxed(wrapped);
           for (const r of found) if (!refused.includes(r)) refused.push(r);
           return found;
         },

@@ -63,25 +63,14 @@ export function openSandboxSession(): Promise<void> {
   return opened;
 }
 
-/**
- * Wraps made this session, by profile and command: a phase that runs again with the same
- * profile and command (a loop's every iteration) reuses its wrap, which spares the library's
- * work per wrap (a scan of the workdir for files to protect, program lookups). Each is
- * released when the session closes.
- */
-const wraps = new Map<string, WrappedCommand>();
-/** Violation records already reported, so a reused wrap reports only what is new. */
-const reported = new WeakSet<object>();
+/** Wraps not yet released: released when the session closes if their phase did not. */
+const wraps = new Set<WrappedCommand>();
 
 /** Stop the proxies. */
 export async function closeSandboxSession(): Promise<void> {
   if (opened === undefined) return;
   opened = undefined;
-  for (const wrapped of wraps.values()) {
-    SandboxManager.unregisterCommandNetworkLists(wrapped.commandId);
-    SandboxManager.cleanupAfterCommand();
-  }
-  wraps.clear();
+  for (const wrapped of [...wraps]) releaseSandboxed(wrapped);
   await SandboxManager.reset();
   if (bridgeDir !== undefined) rmSync(bridgeDir, { recursive: true, force: true });
   bridgeDir = undefined;
@@ -98,9 +87,6 @@ export async function wrapInSandbox(profile: SandboxProfile, command: string[] |
   await openSandboxSession();
   const settings = Object.entries({ NO_PROXY: "", no_proxy: "", ...exports }).map(([k, v]) => `${k}=${shellQuote(v)}`);
   const text = `export ${settings.join(" ")}; ${typeof command === "string" ? command : `exec ${command.map(shellQuote).join(" ")}`}`;
-  const key = JSON.stringify([profile, text, cwd]);
-  const known = wraps.get(key);
-  if (known !== undefined) return known;
   const commandId = `phaseloop-${randomUUID()}`;
   SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: profile.allowedHosts });
   const wrapped = await SandboxManager.wrapWithSandboxArgv(
@@ -122,8 +108,19 @@ export async function wrapInSandbox(profile: SandboxProfile, command: string[] |
   const setpriv = setprivPath();
   const argv = setpriv === undefined ? wrapped.argv : [setpriv, "--pdeathsig", "KILL", ...wrapped.argv];
   const made: WrappedCommand = { argv, env, commandId };
-  wraps.set(key, made);
+  wraps.add(made);
   return made;
+}
+
+/**
+ * Release what was kept for one wrapped command, once it ended. Each wrap is made afresh: the
+ * library creates mount points for what it protects (a `.git` that does not exist yet, say)
+ * and removes them here, before phaseloop measures what the phase changed.
+ */
+export function releaseSandboxed(wrapped: WrappedCommand): void {
+  if (!wraps.delete(wrapped)) return;
+  SandboxManager.unregisterCommandNetworkLists(wrapped.commandId);
+  SandboxManager.cleanupAfterCommand();
 }
 
 /**
@@ -133,8 +130,6 @@ export async function wrapInSandbox(profile: SandboxProfile, command: string[] |
 export function sandboxRefusals(profile: SandboxProfile, wrapped: WrappedCommand, stderr: string, cwd: string, stdout = ""): string[] {
   const refused = new Set<string>([...readRefusals(stderr, cwd, profile), ...readStreamRefusals(stdout, cwd, profile)]);
   for (const violation of SandboxManager.getSandboxViolationStore().getViolationsForCommand(wrapped.commandId)) {
-    if (reported.has(violation)) continue;
-    reported.add(violation);
     refused.add(violation.line.trim());
   }
   return [...refused];

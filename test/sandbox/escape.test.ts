@@ -12,7 +12,7 @@ import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runProcess } from "../../src/runtime/run-process.ts";
 import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
-import { closeSandboxSession, sandboxRefusals, wrapInSandbox } from "../../src/runtime/sandbox-session.ts";
+import { closeSandboxSession, releaseSandboxed, sandboxRefusals, wrapInSandbox } from "../../src/runtime/sandbox-session.ts";
 import { compileSandbox } from "../../src/sandbox/compile-sandbox.ts";
 
 const probe = probeSandbox();
@@ -30,6 +30,7 @@ async function inSandbox(script: string, write: string[] = ["src/**"], network: 
   const wrapped = await wrapInSandbox(profile, ["sh", "-c", script], work);
   const result = await runProcess({ command: wrapped.argv, cwd: work, env: { ...process.env, HOME: home, ...wrapped.env }, timeoutMs: 60_000 });
   const refusals = sandboxRefusals(profile, wrapped, result.stderrTail, work);
+  releaseSandboxed(wrapped);
   return { result, refusals };
 }
 
