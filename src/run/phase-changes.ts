@@ -32,12 +32,14 @@ export interface PhaseChanges {
 }
 
 /** Measure after the phase ran: the iteration's changes, and what left the write scope. */
-export async function measurePhaseChanges(phaseName: string, scope: WriteScope | undefined, ctx: RunContext): Promise<PhaseChanges> {
+export async function measurePhaseChanges(phaseName: string, scope: WriteScope | undefined, ctx: RunContext, ignore?: (path: string) => boolean): Promise<PhaseChanges> {
   const workdir = ctx.info.workdir;
   const iterationBaseline = ctx.iterationBaseline;
-  let changes = iterationBaseline ? changesSince(workdir, iterationBaseline) : [];
+  const keep = (paths: string[]) => (ignore ? paths.filter((p) => !ignore(p)) : paths);
+  let changes = keep(iterationBaseline ? changesSince(workdir, iterationBaseline) : []);
   if (!scope) return { changes };
-  const phaseChanges = scopeChangesSince(workdir, scope.baseline);
+  const measured = scopeChangesSince(workdir, scope.baseline);
+  const phaseChanges = { paths: keep(measured.paths), internals: keep(measured.internals) };
   const { default: picomatch } = await import("picomatch");
   // a glob rendered empty (an empty param) allows nothing; picomatch refuses empty patterns
   const globs = scope.globs.filter((g) => g !== "");

@@ -32,6 +32,13 @@ export interface PhaseFence {
 }
 
 let sessionOpened = false;
+/** Sandboxed commands running now, in every phase of this run. */
+let running = 0;
+
+/** Whether any sandboxed command of this run is running now (its placeholders may be in the workdir). */
+export function sandboxesRunning(): boolean {
+  return running > 0;
+}
 let runTemp: string | undefined;
 
 /** Stop the sandbox's proxies, if a phase of this run started them, and remove the phases' temp dirs. */
@@ -172,10 +179,14 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
     refused,
     async wrap(command) {
       const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, { TMPDIR: tempDir });
+      running++;
+      let ended = false;
       return {
         argv: wrapped.argv,
         env: { ...wrapped.env, TMPDIR: tempDir },
         done(stderr, stdout) {
+          if (!ended) running--;
+          ended = true;
           const found = sandboxRefusals(profile, wrapped, stderr, ctx.info.workdir, stdout).filter((r) => !quiet(r, agent));
           releaseSandboxed(wrapped);
           for (const r of found) if (!refused.includes(r)) refused.push(r);

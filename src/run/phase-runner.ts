@@ -21,7 +21,8 @@ import { readInside as readOutputInside } from "../runtime/open-inside.ts";
 import { resolveInside } from "../runtime/resolve-inside.ts";
 import { runBuiltinAgentPhase } from "./builtin-agent-phase.ts";
 import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
-import { openFence, type PhaseFence } from "./phase-fence.ts";
+import { openFence, sandboxesRunning, type PhaseFence } from "./phase-fence.ts";
+import { isPlaceholder } from "./sandbox-placeholders.ts";
 import { preparePhase, type PhaseRunEffect } from "./phase-invocation.ts";
 import { runPhaseProcess, type PhaseExecution } from "./phase-process.ts";
 import type { RunContext } from "./run-context.ts";
@@ -108,7 +109,8 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   if (!failure && extracted.errors.length > 0) failure = { error: "output_invalid", message: extracted.errors.map((x) => x.message).join("; ") };
 
   // measured changes, and the write scope of the tool allowlist
-  const { changes, violation } = await measurePhaseChanges(e.phase, scope, ctx);
+  // phases sandboxed at the same time leave placeholders of protected names while they run
+  const { changes, violation } = await measurePhaseChanges(e.phase, scope, ctx, sandboxesRunning() ? (p) => isPlaceholder(workdir, p) : undefined);
   if (violation) failure ??= violation;
 
   const result: PhaseResult = {
