@@ -106,7 +106,7 @@ async function runSlot(view: IterationView, index: number, task: Wrapper, o: Ite
   if (index < o.maxSteps - 1) {
     return task.newListr(
       [{ title: step.title(), task: (_ctx, inner) => runStep(step, inner) }, { task: (_ctx, next) => runSlot(view, index + 1, next, o) }],
-      { concurrent: false, exitOnError: false },
+      { concurrent: true, exitOnError: false },
     );
   }
   // Out of slots: one line stands for the rest of the iteration.
