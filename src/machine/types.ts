@@ -31,6 +31,8 @@ export interface CompiledRule {
   stop?: Outcome;
   reason?: Template;
   task?: "done" | "blocked";
+  /** A short name for graphs. */
+  label?: string;
 }
 
 export type PhaseKind = "agent" | "run" | "ask" | "group";
