@@ -167,9 +167,9 @@ export async function runIterationList(view: IterationView, o: IterationListOpti
                 },
               },
               {
-                // after the last step: an iteration with a failed phase ends as failed
+                // after the last step: an iteration with a failed or cut-short phase is not ticked
                 task: () => {
-                  if (view.failures > 0) throw new Error(o.title(view));
+                  if (view.failures > 0 || view.cutShort !== null) throw new Error(o.title(view));
                 },
               },
             ],

@@ -68,6 +68,7 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     if (view.ended) {
       if (view.changes !== null) parts.push(view.changes === 0 ? paint.yellow("no files changed") : `${plural(view.changes, "file")} changed`);
       if (view.failures > 0) parts.push(paint.red(`${plural(view.failures, "failed phase")}`));
+      if (view.cutShort !== null) parts.push(paint.yellow(view.cutShort));
     }
     const at = view.endedAt ?? now();
     parts.push(formatDuration(at - view.startedAt));
