@@ -169,6 +169,8 @@ export async function runIterationList(view: IterationView, o: IterationListOpti
               {
                 // after the last step: an iteration with a failed or cut-short phase is not ticked
                 task: () => {
+                  // the iteration may have ended before its group was drawn: its title says how it ended
+                  group.title = o.title(view);
                   if (view.failures > 0 || view.cutShort !== null) throw new Error(o.title(view));
                 },
               },

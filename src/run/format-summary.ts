@@ -51,7 +51,7 @@ const OUTCOME_WORDS: Record<string, string> = {
   failed: "❌ failed",
   stopped: "⏹️ stopped without completing",
   interrupted: "⏸️ interrupted (resumable with `phaseloop resume`)",
-  "awaiting answer": "❓ awaiting an answer",
+  "awaiting answer": "❓ awaiting answer",
   running: "▶️ running",
 };
 
