@@ -53,7 +53,9 @@ describe.skipIf(!hasTmux)("the live view in a terminal (tmux)", () => {
     const dir = tempDir();
     write(dir, { "p.yaml": PIPELINE, "agent.sh": AGENT });
     const session = `w${width}`;
-    const command = `cd ${dir} && env -u CI NO_COLOR=1 ${process.execPath} ${CLI} run p.yaml; echo EXIT=$?; sleep 60`;
+    // under Deno the CLI still runs on Node: a terminal would make Deno ask for permissions
+    const node = "Deno" in globalThis ? "node" : process.execPath;
+    const command = `cd ${dir} && env -u CI NO_COLOR=1 ${node} ${CLI} run p.yaml; echo EXIT=$?; sleep 60`;
     expect(tmux("new-session", "-d", "-s", session, "-x", String(width), "-y", "40", command).status).toBe(0);
     const live = await screenUntil(session, (s) => /› line 2/.test(s));
     const outputLine = live.split("\n").find((l) => l.includes("› line"));
