@@ -160,6 +160,7 @@ const schema = {
       stop: ref("outcome", "End the run with this outcome."),
       reason: ref("template", "Why, shown to the user and recorded in the run: the stop reason with `stop`, the task's with `task`; on a rule that goes on while a task is current, why this attempt did not finish it (a [REJECTED] note on the task)."),
       task: d("Mark the current task done or blocked.", { enum: ["done", "blocked"] }),
+      label: d("A short name for the rule on graphs (`phaseloop graph`), instead of its condition.", { type: "string", minLength: 1 }),
     }, { oneOf: [{ required: ["goto"] }, { required: ["stop"] }] }),
     exhausted: closed("What happens when a phase with `max_visits` would be entered once more in the same iteration. Default: stop blocked.", {
       goto: d("The phase to go to instead. Going to the loop head starts the next iteration.", { type: "string", pattern: NAME }),

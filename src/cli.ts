@@ -14,6 +14,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main: Co
   run: { summary: "run a pipeline", load: () => import("./commands/run.ts") },
   resume: { summary: "continue an interrupted run from its checkpoint", load: () => import("./commands/resume.ts") },
   status: { summary: "show where a run stands", load: () => import("./commands/status.ts") },
+  runs: { summary: "list the runs of a workdir, newest first", load: () => import("./commands/runs.ts") },
   logs: { summary: "show a run's event log", load: () => import("./commands/logs.ts") },
   validate: { summary: "check pipelines and report every problem", load: () => import("./commands/validate.ts") },
   graph: { summary: "draw a pipeline's state machine (Mermaid or DOT)", load: () => import("./commands/graph.ts") },
@@ -27,10 +28,15 @@ const HELP = `phaseloop ${VERSION}: agentic coding loops from versioned YAML pip
 Usage:
   phaseloop run PIPELINE [--param k=v]... [--workdir DIR] [--max-iterations N]
                 [--reporter auto|tty|plain|json] [--sandbox auto|required|off] [--dry-run]
-  phaseloop resume [RUN_ID] [--force]     phaseloop status [RUN_ID] [--json]
-  phaseloop logs [RUN_ID] [--follow]      phaseloop validate PIPELINE... [--json]
+  phaseloop resume [RUN_ID] [--force] [--answer TEXT | --answer-file F] [--workdir DIR]
+                [--reporter auto|tty|plain|json] [--sandbox auto|required|off]
+  phaseloop status [RUN_ID] [--json] [--workdir DIR]
+  phaseloop runs [--json] [--workdir DIR]
+  phaseloop logs [RUN_ID] [--follow] [--json] [--workdir DIR]
+  phaseloop validate PIPELINE... [--json] [--print]
   phaseloop graph PIPELINE [--format mermaid|dot]
-  phaseloop init [RECIPE] [--dir DIR]     phaseloop recipes
+  phaseloop init [RECIPE] [--dir DIR] [--force]
+  phaseloop recipes
   phaseloop schema
 
 Commands:
@@ -38,10 +44,13 @@ ${Object.entries(COMMANDS)
   .map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`)
   .join("\n")}
 
+Every command: --help (its own options), --no-color. phaseloop --version.
+
 Exit codes: 0 complete, 1 failed, 2 invalid input or usage, 3 stopped without
 completing (blocked, limit, breaker, budget), 130 interrupted (resumable).
 
-Docs: https://phaseloop.dev (docs/ in the package)
+Docs: README.md and docs/ in the package (format.md, expressions.md,
+stop-logic.md, agents.md, events.md, diagnostics.md, recipes.md).
 `;
 
 function ignoreEpipe(stream: NodeJS.WriteStream): void {

@@ -176,6 +176,7 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
           stop: r.stop,
           reason: r.reason !== undefined ? t.template(r.reason, `${where}.next[${i}].reason`) : undefined,
           task: r.task,
+          ...(r.label !== undefined ? { label: r.label } : {}),
         }));
   const r = spec.retry;
   const retry: RetryPolicy = {

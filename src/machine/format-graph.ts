@@ -1,55 +1,12 @@
+import { machineGraph, type GraphNode, type MachineGraph } from "./machine-graph.ts";
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
-import type { CompiledPhase, Machine } from "./types.ts";
+import type { Machine } from "./types.ts";
 
-interface Edge {
-  from: string;
-  to: string;
-  label: string;
-  kind: "goto" | "stop" | "fall" | "skip" | "gate" | "fork" | "join";
-}
+export { joinNodeId, machineGraph, shortLabel } from "./machine-graph.ts";
 
-/** The node a parallel group's members join at; the group's rules leave from it. */
-export const joinNode = (group: string) => `join:${group}`;
-
-const OUTCOMES = ["complete", "blocked", "failed", "stopped"] as const;
-
-/** The machine's edges: guarded rules, fall-through, skips, and where each can stop. */
-export function machineEdges(machine: Machine): Edge[] {
-  const edges: Edge[] = [];
-  for (const p of machine.phases) {
-    // a member runs only in its group: it forks from the group and joins back
-    if (p.memberOf !== undefined) {
-      edges.push({ from: p.memberOf, to: p.name, label: "", kind: "fork" }, { from: p.name, to: joinNode(p.memberOf), label: "", kind: "join" });
-      continue;
-    }
-    const fall = machine.phases.slice(p.index + 1).find((x) => x.memberOf === undefined)?.name ?? machine.head;
-    const from = p.kind === "group" ? joinNode(p.name) : p.name;
-    for (const r of p.rules) {
-      const label = [r.ifText ?? "", r.task ? `task ${r.task}` : ""].filter(Boolean).join(" / ");
-      if (r.goto) edges.push({ from, to: r.goto, label, kind: "goto" });
-      else if (r.stop) edges.push({ from, to: r.stop, label, kind: "stop" });
-    }
-    if (p.rules.length === 0 || p.rules.every((r) => r.if)) edges.push({ from, to: fall, label: p.rules.length ? "otherwise" : "", kind: "fall" });
-    if (p.when) edges.push({ from: p.name, to: fall, label: `skip unless ${p.whenText}`, kind: "skip" });
-    if (p.exhausted) edges.push({ from: p.name, to: p.exhausted.goto ?? p.exhausted.stop!, label: `after ${p.maxVisits} visit${p.maxVisits === 1 ? "" : "s"}`, kind: p.exhausted.goto ? "skip" : "stop" });
-  }
-  if (machine.tasks?.finalGate) {
-    edges.push({ from: machine.tasks.finalGate, to: "complete", label: "gate passes", kind: "gate" });
-    edges.push({ from: machine.tasks.finalGate, to: machine.head, label: "gate fails: reopen task", kind: "gate" });
-  }
-  return edges;
-}
-
-function limitText(machine: Machine): string[] {
-  const l = machine.limits;
-  const show = (v: unknown) => (typeof v === "number" ? String(v) : "param");
-  const out = [`max_iterations ${show(l.maxIterations)}`];
-  if (l.maxDurationMs !== null) out.push(`max_duration ${Math.round(l.maxDurationMs / 1000)}s`);
-  if (l.noProgress !== null) out.push(`no_progress ${show(l.noProgress)}`);
-  if (l.consecutiveFailures !== null) out.push(`consecutive_failures ${show(l.consecutiveFailures)}`);
-  if (l.budgetTokens !== null) out.push(`tokens ${l.budgetTokens}`);
-  if (l.budgetCostUsd !== null) out.push(`cost $${l.budgetCostUsd}`);
-  return out;
+/** The machine's edges, as `machineGraph` draws them. */
+export function machineEdges(machine: Machine): MachineGraph["edges"] {
+  return machineGraph(machine).edges;
 }
 
 /** Mermaid labels: quoted, with the characters Mermaid reads specially escaped as entities. */
@@ -67,60 +24,75 @@ export function mermaidLabel(text: string): string {
   return `"${escaped}"`;
 }
 
-const nodeId = (name: string) => (name.startsWith("join:") ? `j_${name.slice(5).replace(/[^A-Za-z0-9_]/g, "_")}` : `p_${name.replace(/[^A-Za-z0-9_]/g, "_")}`);
-
-function phaseLabel(p: CompiledPhase, machine: Machine): string {
-  const mode = phaseSandbox(machine, p).mode;
-  const kind = p.kind === "agent" ? `agent ${p.agent}${p.tools ? `, tools ${p.tools}` : ""}` : p.kind === "ask" ? "ask a person" : p.kind === "group" ? `parallel: ${(p.members ?? []).join(", ")}` : "run";
-  const what = `${kind}${mode === "off" ? "" : `, sandbox ${mode}`}`;
-  return `${p.name}${p.name === machine.head ? " (loop head)" : ""}\n${what}`;
+function mermaidNode(n: GraphNode): string {
+  const label = mermaidLabel(n.label.join(" · "));
+  switch (n.kind) {
+    case "start":
+      return `  ${n.id}([${label}])`;
+    case "queue":
+    case "join":
+      return `  ${n.id}{{${label}}}`;
+    case "outcome":
+      return `  ${n.id}((${label}))`;
+    default:
+      return `  ${n.id}[${label}]`;
+  }
 }
 
 /** A Mermaid flowchart of the machine. */
 export function formatMermaid(machine: Machine): string {
-  const lines = ["flowchart TD"];
-  for (const p of machine.phases) {
-    lines.push(`  ${nodeId(p.name)}[${mermaidLabel(phaseLabel(p, machine).replace("\n", " · "))}]`);
-    if (p.kind === "group") lines.push(`  ${nodeId(joinNode(p.name))}{{${mermaidLabel(`join ${p.join}`)}}}`);
+  const graph = machineGraph(machine);
+  const lines = ["flowchart TD", ...graph.nodes.map(mermaidNode)];
+  for (const e of graph.edges) {
+    const arrow = e.style === "dashed" ? "-.->" : e.style === "bold" ? "==>" : "-->";
+    lines.push(e.label ? `  ${e.from} ${arrow}|${mermaidLabel(e.label)}| ${e.to}` : `  ${e.from} ${arrow} ${e.to}`);
   }
-  const used = new Set(machineEdges(machine).filter((e) => e.kind === "stop" || e.kind === "gate").map((e) => e.to));
-  used.add("stopped");
-  if (machine.stopRules.length) machine.stopRules.forEach((r) => used.add(r.outcome));
-  for (const o of OUTCOMES) if (used.has(o)) lines.push(`  ${o}((${mermaidLabel(o)}))`);
-  lines.push(`  start([${mermaidLabel("start")}])`, `  start --> ${nodeId(machine.head)}`);
-  for (const e of machineEdges(machine)) {
-    const to = (OUTCOMES as readonly string[]).includes(e.to) ? e.to : nodeId(e.to);
-    const arrow = e.kind === "skip" ? "-.->" : e.kind === "fork" || e.kind === "join" ? "==>" : "-->";
-    lines.push(e.label ? `  ${nodeId(e.from)} ${arrow}|${mermaidLabel(e.label)}| ${to}` : `  ${nodeId(e.from)} ${arrow} ${to}`);
-  }
-  for (const r of machine.stopRules) lines.push(`  ${nodeId(machine.head)} -.->|${mermaidLabel(`stop.when ${r.ifText}`)}| ${r.outcome}`);
-  lines.push(`  limits[${mermaidLabel(`limits: ${limitText(machine).join(", ")}`)}]`, "  limits -.-> stopped");
+  const outcomes = graph.nodes.filter((n) => n.kind === "outcome").map((n) => n.id);
+  const head = graph.nodes.find((n) => n.head);
   lines.push("  classDef outcome fill:#eee,stroke:#555");
-  lines.push(`  class ${OUTCOMES.filter((o) => used.has(o)).join(",")} outcome`);
+  if (outcomes.length) lines.push(`  class ${outcomes.join(",")} outcome`);
+  if (head) lines.push("  classDef head stroke-width:3px", `  class ${head.id} head`);
   return lines.join("\n") + "\n";
 }
 
 const dotQuote = (s: string) => `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
 
-/** A Graphviz DOT digraph of the machine. */
+const DOT_SHAPES: Record<GraphNode["kind"], string> = {
+  start: "shape=circle, label=\"\", width=0.2, style=filled, fillcolor=black",
+  phase: "shape=box, style=rounded",
+  queue: "shape=hexagon",
+  join: "shape=diamond",
+  outcome: "shape=doublecircle",
+};
+
+/** A Graphviz DOT digraph of the machine: the same nodes and edges as the Mermaid drawing. */
 export function formatDot(machine: Machine): string {
-  const lines = [`digraph ${dotQuote(machine.name)} {`, "  rankdir=TB;", "  node [shape=box, style=rounded];"];
-  lines.push(`  start [shape=circle, label="", width=0.2, style=filled, fillcolor=black];`);
-  for (const p of machine.phases) {
-    lines.push(`  ${dotQuote(p.name)} [label=${dotQuote(phaseLabel(p, machine))}${p.name === machine.head ? ", penwidth=2" : ""}];`);
-    if (p.kind === "group") lines.push(`  ${dotQuote(joinNode(p.name))} [label=${dotQuote(`join ${p.join}`)}, shape=diamond];`);
+  const graph = machineGraph(machine);
+  const lines = [`digraph ${dotQuote(machine.name)} {`, "  rankdir=TB;"];
+  for (const n of graph.nodes) {
+    const label = n.kind === "start" ? "" : `, label=${dotQuote(n.label.join("\n"))}`;
+    lines.push(`  ${n.id} [${DOT_SHAPES[n.kind]}${label}${n.head ? ", penwidth=2" : ""}];`);
   }
-  for (const o of OUTCOMES) lines.push(`  ${dotQuote(`(${o})`)} [label=${dotQuote(o)}, shape=doublecircle];`);
-  lines.push(`  start -> ${dotQuote(machine.head)};`);
-  for (const e of machineEdges(machine)) {
-    const to = (OUTCOMES as readonly string[]).includes(e.to) ? `(${e.to})` : e.to;
-    const style = e.kind === "skip" ? ", style=dashed" : e.kind === "fork" || e.kind === "join" ? ", style=bold" : "";
-    lines.push(`  ${dotQuote(e.from)} -> ${dotQuote(to)} [label=${dotQuote(e.label)}${style}];`);
+  for (const e of graph.edges) {
+    const attrs = [`label=${dotQuote(e.label)}`];
+    if (e.title) attrs.push(`tooltip=${dotQuote(e.title)}`);
+    if (e.style !== "solid") attrs.push(`style=${e.style}`);
+    lines.push(`  ${e.from} -> ${e.to} [${attrs.join(", ")}];`);
   }
-  lines.push(`  limits [shape=note, label=${dotQuote(`limits\n${limitText(machine).join("\n")}`)}];`);
-  lines.push(`  limits -> ${dotQuote("(stopped)")} [style=dotted];`);
   lines.push("}");
   return lines.join("\n") + "\n";
+}
+
+function limitText(machine: Machine): string[] {
+  const l = machine.limits;
+  const show = (v: unknown) => (typeof v === "number" ? String(v) : "param");
+  const out = [`max_iterations ${show(l.maxIterations)}`];
+  if (l.maxDurationMs !== null) out.push(`max_duration ${Math.round(l.maxDurationMs / 1000)}s`);
+  if (l.noProgress !== null) out.push(`no_progress ${show(l.noProgress)}`);
+  if (l.consecutiveFailures !== null) out.push(`consecutive_failures ${show(l.consecutiveFailures)}`);
+  if (l.budgetTokens !== null) out.push(`tokens ${l.budgetTokens}`);
+  if (l.budgetCostUsd !== null) out.push(`cost $${l.budgetCostUsd}`);
+  return out;
 }
 
 /** The machine in words, for `run --dry-run`. */

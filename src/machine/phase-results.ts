@@ -125,7 +125,7 @@ function askQuestion(d: Draft, phase: CompiledPhase, ctx: Record<string, JsonVal
     return phaseFinished(d, phase.name, 1, renderFailure(d, message));
   }
   s.status = "waiting";
-  s.awaiting = { kind: "answer", phase: phase.name, question: r.value, seq: s.phaseSeq };
+  s.awaiting = { kind: "answer", phase: phase.name, question: r.value, seq: s.phaseSeq, ...(s.lastAt !== null ? { askedAt: s.lastAt } : {}) };
   const questions = [...(s.questions ?? []), { phase: phase.name, iteration: s.iteration, question: cap(r.value, CAPS.textTail), answer: null }];
   s.questions = questions.slice(-CAPS.history);
   d.fx.push({ type: "question.ask", phase: phase.name, iteration: s.iteration, seq: s.phaseSeq, question: r.value, timeoutMs: phase.timeoutMs });

@@ -116,9 +116,16 @@ export function transition(machine: Machine, snapshot: Snapshot, event: MachineE
       else if (a.kind === "hook") runHook(d, a.hook, true, a.then);
       else if (a.kind === "group") resumeGroup(d);
       else if (a.kind === "answer") {
-        // the question is asked again: answered now, or the run waits again
-        s.status = "waiting";
-        fx.push({ type: "question.ask", phase: a.phase, iteration: s.iteration, seq: a.seq, question: a.question, timeoutMs: phaseNamed(d, a.phase).timeoutMs });
+        const timeoutMs = phaseNamed(d, a.phase).timeoutMs;
+        if (timeoutMs > 0 && a.askedAt !== undefined && event.at - a.askedAt >= timeoutMs) {
+          // a person's time is wall-clock time: a question left longer than its timeout has timed out
+          fx.push({ type: "note", level: "warning", message: `phase "${a.phase}" asked ${Math.round((event.at - a.askedAt) / 1000)}s ago, longer than its timeout (${Math.round(timeoutMs / 1000)}s): it failed with timeout, and an answer given now is not used` });
+          answerGiven(d, a.phase, null, event.at - a.askedAt);
+        } else {
+          // the question is asked again: answered now, or the run waits again
+          s.status = "waiting";
+          fx.push({ type: "question.ask", phase: a.phase, iteration: s.iteration, seq: a.seq, question: a.question, timeoutMs: timeoutMs > 0 && a.askedAt !== undefined ? timeoutMs - (event.at - a.askedAt) : timeoutMs });
+        }
       }
       break;
     }

@@ -31,6 +31,8 @@ export interface CompiledRule {
   stop?: Outcome;
   reason?: Template;
   task?: "done" | "blocked";
+  /** A short name for graphs. */
+  label?: string;
 }
 
 export type PhaseKind = "agent" | "run" | "ask" | "group";
@@ -163,7 +165,7 @@ export type Awaiting =
   /** A parallel group's members still running (by name: the attempt, its phases/ seq, and the delay before a retry). */
   | { kind: "group"; group: string; running: Record<string, { attempt: number; seq: number; delayMs?: number }> }
   /** An ask phase's question, asked and not yet answered. */
-  | { kind: "answer"; phase: string; question: string; seq: number }
+  | { kind: "answer"; phase: string; question: string; seq: number; askedAt?: number }
   | null;
 
 export interface TaskState extends TaskContext {

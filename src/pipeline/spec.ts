@@ -163,6 +163,8 @@ export interface TransitionRule {
   reason?: string;
   /** Mark the current task. */
   task?: "done" | "blocked";
+  /** A short name for the rule on graphs. */
+  label?: string;
 }
 
 export type Next = string | TransitionRule[];

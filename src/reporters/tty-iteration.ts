@@ -37,12 +37,14 @@ export interface IterationView {
   tokens: number;
   costUsd: number;
   failures: number;
+  /** Why the iteration was cut short with a phase in flight (interrupted, run ended), if it was. */
+  cutShort: string | null;
   /** The group's listr task, to retitle it as the iteration goes. */
   group: { title: string | undefined } | null;
 }
 
 export function newIterationView(iteration: number, task: string | null, startedAt: number): IterationView {
-  return { iteration, task, startedAt, steps: [], waiters: new Map(), ended: false, endedAt: null, changes: null, tokens: 0, costUsd: 0, failures: 0, group: null };
+  return { iteration, task, startedAt, steps: [], waiters: new Map(), ended: false, endedAt: null, changes: null, tokens: 0, costUsd: 0, failures: 0, cutShort: null, group: null };
 }
 
 /** A step that is over as soon as it is shown (notes, hook results, skips). */
@@ -70,7 +72,9 @@ export function addStep(view: IterationView, step: Step, maxSteps: number): void
 export function endView(view: IterationView, reason: string, now: number): void {
   if (view.ended) return;
   for (const step of view.steps) {
-    if (step.end === null) endStep(step, step.closesOnNext ? { kind: "skipped", title: step.title() } : { kind: "failed", title: `${step.title()} (${reason})` });
+    if (step.end !== null) continue;
+    if (!step.closesOnNext) view.cutShort = reason;
+    endStep(step, step.closesOnNext ? { kind: "skipped", title: step.title() } : { kind: "failed", title: `${step.title()} (${reason})` });
   }
   view.ended = true;
   view.endedAt = now;

@@ -106,7 +106,7 @@ async function runSlot(view: IterationView, index: number, task: Wrapper, o: Ite
   if (index < o.maxSteps - 1) {
     return task.newListr(
       [{ title: step.title(), task: (_ctx, inner) => runStep(step, inner) }, { task: (_ctx, next) => runSlot(view, index + 1, next, o) }],
-      { concurrent: false, exitOnError: false },
+      { concurrent: true, exitOnError: false },
     );
   }
   // Out of slots: one line stands for the rest of the iteration.
@@ -167,9 +167,11 @@ export async function runIterationList(view: IterationView, o: IterationListOpti
                 },
               },
               {
-                // after the last step: an iteration with a failed phase ends as failed
+                // after the last step: an iteration with a failed or cut-short phase is not ticked
                 task: () => {
-                  if (view.failures > 0) throw new Error(o.title(view));
+                  // the iteration may have ended before its group was drawn: its title says how it ended
+                  group.title = o.title(view);
+                  if (view.failures > 0 || view.cutShort !== null) throw new Error(o.title(view));
                 },
               },
             ],

@@ -27,6 +27,27 @@ export interface TtyReporterOptions {
 type PhaseStarted = Extract<RunEvent, { type: "phase.started" }>;
 type PhaseFinished = Extract<RunEvent, { type: "phase.finished" }>;
 
+/** A line cut to the terminal's width with an ellipsis (colour codes kept, not counted), never wrapped. */
+export function fitLine(text: string, width: number): string {
+  // eslint-disable-next-line no-control-regex
+  const sgr = /(\u001b\[[0-9;]*m)/;
+  if ([...text.split(sgr).filter((p) => !sgr.test(p)).join("")].length <= width) return text;
+  let shown = 0;
+  let out = "";
+  for (const part of text.split(sgr)) {
+    if (sgr.test(part)) {
+      out += part;
+      continue;
+    }
+    for (const ch of part) {
+      if (shown === width - 1) return `${out}…${text.includes("\u001b[") ? "\u001b[0m" : ""}`;
+      out += ch;
+      shown += 1;
+    }
+  }
+  return out;
+}
+
 /** Events that belong to the iteration a resumed run continues (notes before them stay plain lines). */
 const RESUMED_STEP: ReadonlySet<RunEvent["type"]> = new Set(["phase.started", "phase.finished", "phase.skipped", "phase.retry", "policy.violation"]);
 
@@ -57,7 +78,8 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
 
   const writeLine = (text: string): void => {
     enqueue(() => {
-      io.stdout.write(`${text}\n`);
+      const width = io.terminal?.size().columns ?? io.columns ?? 0;
+      io.stdout.write(`${width > 0 ? fitLine(text, width) : text}\n`);
     });
   };
 
@@ -68,6 +90,7 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     if (view.ended) {
       if (view.changes !== null) parts.push(view.changes === 0 ? paint.yellow("no files changed") : `${plural(view.changes, "file")} changed`);
       if (view.failures > 0) parts.push(paint.red(`${plural(view.failures, "failed phase")}`));
+      if (view.cutShort !== null) parts.push(paint.yellow(view.cutShort));
     }
     const at = view.endedAt ?? now();
     parts.push(formatDuration(at - view.startedAt));

@@ -15,15 +15,15 @@ export type Asker = (question: { phase: string; question: string; timeoutMs: num
 
 /** Where an answer can come from in this life of the run. */
 export interface AnswerSource {
-  /** Given on the command line (`resume --answer` / `--answer-file`); used once. */
-  given?: { text: string; used: boolean };
+  /** Given on the command line (`resume --answer` / `--answer-file`) for the question of phase run `seq`; used once, for that question only. */
+  given?: { text: string; used: boolean; seq: number };
   /** A terminal to ask in. */
   ask?: Asker;
 }
 
 /** Carry out a question.ask effect: the answer.given event, or undefined when the run must wait (or was interrupted). */
 export async function askQuestion(e: QuestionEffect, ctx: RunContext, source: AnswerSource): Promise<MachineEvent | undefined> {
-  if (source.given && !source.given.used) {
+  if (source.given && !source.given.used && source.given.seq === e.seq) {
     source.given.used = true;
     return answered(e, ctx, source.given.text);
   }

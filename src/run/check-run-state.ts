@@ -65,7 +65,7 @@ const awaiting = nullable(
     retry: obj({ phase: str, attempt: count, delayMs: num }),
     hook: obj({ hook: str, then: literal("iteration", "next-iteration") }),
     tasks: obj({}),
-    answer: obj({ phase: str, question: str, seq: count }),
+    answer: obj({ phase: str, question: str, seq: count, askedAt: optional(num) }),
     group: obj({ group: str, running: recordOf(obj({ attempt: count, seq: count, delayMs: optional(num) })) }),
   }),
 );

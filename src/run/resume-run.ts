@@ -150,7 +150,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     const reporter = o.reporter();
     const snapshot = cp.snapshot;
     if (snapshot.status !== "interrupted") snapshot.status = "interrupted"; // a crash: the run stopped without saying so
-    const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal, recordedIterations: iterations.value.iterations, answers: { ask: o.ask, ...(o.answer !== undefined ? { given: { text: o.answer, used: false } } : {}) }, sandbox: sandboxFlag }, snapshot, seq);
+    const runner = new Runner({ machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal, recordedIterations: iterations.value.iterations, answers: { ask: o.ask, ...(o.answer !== undefined && snapshot.awaiting?.kind === "answer" ? { given: { text: o.answer, used: false, seq: snapshot.awaiting.seq } } : {}) }, sandbox: sandboxFlag }, snapshot, seq);
     const inFlight = snapshot.awaiting?.kind === "phase" || snapshot.awaiting?.kind === "retry" ? snapshot.awaiting.phase : null;
     // a run stopped before it logged anything starts its log now
     const preface: Record<string, unknown>[] = seq === 0 ? [runStartedEvent(machine, info)] : [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight, pipeline: machine.name, workdir: info.workdir, max_iterations: snapshot.limits.maxIterations }];

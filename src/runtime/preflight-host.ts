@@ -1,7 +1,6 @@
 /** The preflight host on a real machine: PATH lookups and version commands, all asynchronous. */
 import { execFile } from "node:child_process";
-import { constants } from "node:fs";
-import { access, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import type { PreflightHost } from "../run/preflight.ts";
 
@@ -29,10 +28,11 @@ export function createPreflightHost(env: Record<string, string | undefined>): Pr
   };
 }
 
+/** A file with an execute bit (read from its mode: asking the system, access(X_OK), needs Deno's --allow-sys). */
 async function isExecutableFile(path: string): Promise<boolean> {
   try {
-    await access(path, constants.X_OK);
-    return (await stat(path)).isFile();
+    const info = await stat(path);
+    return info.isFile() && (info.mode & 0o111) !== 0;
   } catch {
     return false;
   }

@@ -121,4 +121,18 @@ describe("ask: a question to a person", () => {
     expect(readFileSync(join(dir, "built.txt"), "utf8")).toBe("approve");
     expect(events(dir).filter((e) => e.type === "question.answered").map((e) => e.answer)).toEqual(["approve"]);
   }, 60_000);
+
+  it("an answer given after the question's timeout is not used: the phase failed with timeout", async () => {
+    const dir = tempDir();
+    write(dir, { "p.yaml": PIPELINE.replace("timeout: 48h", "timeout: 1s") });
+    expect(cli(["run", "p.yaml", "--reporter", "plain"], dir).code).toBe(3);
+    await new Promise((r) => setTimeout(r, 1300));
+    const late = cli(["resume", "--answer", "approve", "--reporter", "plain"], dir);
+    expect(late.code).toBe(3); // back to plan, and the question again
+    expect(late.stdout).toMatch(/longer than its timeout \(1s\): it failed with timeout/);
+    const ev = events(dir);
+    expect(ev.filter((e) => e.type === "question.answered")).toEqual([]);
+    expect(existsSync(join(dir, "built.txt"))).toBe(false);
+    expect(readFileSync(join(dir, "plans.txt"), "utf8")).toBe("plan\nplan\n");
+  });
 });

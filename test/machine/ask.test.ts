@@ -18,7 +18,7 @@ describe("ask phases", () => {
     const fx = d.finish();
     expect(fx).toContainEqual({ type: "question.ask", phase: "approve", iteration: 1, seq: 2, question: "Approve the plan of iteration 1?", timeoutMs: 48 * 3_600_000 });
     expect(d.snapshot.status).toBe("waiting");
-    expect(d.snapshot.awaiting).toEqual({ kind: "answer", phase: "approve", question: "Approve the plan of iteration 1?", seq: 2 });
+    expect(d.snapshot.awaiting).toEqual({ kind: "answer", phase: "approve", question: "Approve the plan of iteration 1?", seq: 2, askedAt: d.at });
     const next = d.send({ type: "answer.given", at: d.at, phase: "approve", answer: "yes" });
     expect(d.snapshot.results.approve).toMatchObject({ status: "succeeded", answer: "yes", text: "yes" });
     expect(next).toContainEqual(expect.objectContaining({ type: "phase.run", phase: "build", command: "echo yes" }));
@@ -55,6 +55,21 @@ describe("ask phases", () => {
     d.startRun();
     const fx = d.send({ type: "answer.given", at: d.at, phase: "approve", answer: "yes" });
     expect(fx).toEqual([expect.objectContaining({ type: "note", level: "warning" })]);
+    expect(d.running?.phase).toBe("plan");
+  });
+
+  it("a question left longer than its timeout fails with timeout when the run is resumed; before that, it is asked with the time left", () => {
+    const d = new Driver(asking());
+    d.startRun();
+    d.finish();
+    const asked = d.at;
+    d.send({ type: "interrupted", at: asked + 1000, signal: "SIGTERM" });
+    const again = d.send({ type: "resumed", at: asked + 3_600_000 });
+    expect(again).toEqual([expect.objectContaining({ type: "question.ask", timeoutMs: 47 * 3_600_000 })]);
+    d.send({ type: "interrupted", at: asked + 3_600_001, signal: "SIGTERM" });
+    const late = d.send({ type: "resumed", at: asked + 48 * 3_600_000 });
+    expect(late).toContainEqual(expect.objectContaining({ type: "note", level: "warning" }));
+    expect(d.snapshot.results.approve).toMatchObject({ status: "failed", error: "timeout", answer: null });
     expect(d.running?.phase).toBe("plan");
   });
 });

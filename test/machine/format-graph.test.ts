@@ -30,30 +30,37 @@ const review = () =>
   });
 
 describe("drawing the machine", () => {
-  it("lists guarded edges, fall-through, skips and stops", () => {
-    const edges = machineEdges(review()).map((e) => `${e.from} -${e.kind}-> ${e.to}: ${e.label}`);
+  it("lists guarded edges, fall-through, skips, stops, limits and stop rules, long conditions shortened", () => {
+    const edges = machineEdges(review()).map((e) => `${e.from} -${e.style}-> ${e.to}: ${e.label}`);
     expect(edges).toEqual([
-      "write -fall-> test: ",
-      "test -goto-> write: exit_code != 0",
-      "test -fall-> docs: otherwise",
-      "docs -fall-> review: ",
-      "docs -skip-> review: skip unless params.docs",
-      `review -stop-> complete: contains(text, '<ok> "yes" | #1 \`x\` & more')`,
-      "review -stop-> blocked: output.verdict == 'stuck'",
-      "review -goto-> write: ",
+      "start -solid-> p_write: ",
+      "p_write -solid-> p_test: ",
+      "p_test -solid-> p_write: exit_code != 0",
+      "p_test -solid-> p_docs: otherwise",
+      "p_docs -solid-> p_review: ",
+      "p_docs -dashed-> p_review: skipped unless params.docs",
+      `p_review -solid-> complete: contains(text, '<ok> "yes" |…`,
+      "p_review -solid-> blocked: output.verdict == 'stuck'",
+      "p_review -solid-> p_write: otherwise",
+      "p_write -dashed-> stopped: max_iterations 8 · max_duration 7200s · no_progress 3 · consecutive_failures 4 · tokens 100000 · cost $5",
+      "p_write -dashed-> stopped: stop.when run.tokens > 90000",
     ]);
+    // the whole condition stays with the shortened label
+    expect(machineEdges(review())[6]!.title).toBe(`contains(text, '<ok> "yes" | #1 \`x\` & more')`);
   });
 
   it("draws Mermaid that the checker accepts, with every label shown as written", () => {
     const text = formatMermaid(review());
     expect(checkMermaid(text)).toEqual([]);
     const labels = [...text.matchAll(/\|("[^"]*")\|/g)].map((m) => decodeMermaidLabel(m[1]!));
-    expect(labels).toContain(`contains(text, '<ok> "yes" | #1 \`x\` & more')`);
+    expect(labels).toContain(`contains(text, '<ok> "yes" |…`);
     expect(labels).toContain("exit_code != 0");
     expect(text).toMatch(/p_write\["write \(loop head\)/);
     expect(text).toContain("p_docs -.->");
-    expect(text).toMatch(/limits\["limits: max_iterations 8, max_duration 7200s, no_progress 3, consecutive_failures 4, tokens 100000, cost \$5"\]/);
+    expect(text).toContain('p_write -.->|"max_iterations 8 · max_duration 7200s · no_progress 3 · consecutive_failures 4 · tokens 100000 · cost $5"| stopped');
     for (const o of ["complete", "blocked", "stopped"]) expect(text).toContain(`  ${o}((`);
+    // an outcome nothing leads to is not drawn
+    expect(text).not.toContain("failed((");
   });
 
   it("quotes any text as a Mermaid label that reads back the same", () => {
@@ -77,8 +84,8 @@ describe("drawing the machine", () => {
     const text = formatDot(review());
     expect(text.startsWith('digraph "review loop" {')).toBe(true);
     expect(text.trimEnd().endsWith("}")).toBe(true);
-    expect(text).toContain(`"review" -> "(complete)" [label="contains(text, '<ok> \\"yes\\" | #1 \`x\` & more')"];`);
-    expect(text).toContain(`"docs" -> "review" [label="skip unless params.docs", style=dashed];`);
+    expect(text).toContain(`p_review -> complete [label="contains(text, '<ok> \\"yes\\" |…", tooltip="contains(text, '<ok> \\"yes\\" | #1 \`x\` & more')"];`);
+    expect(text).toContain(`p_docs -> p_review [label="skipped unless params.docs", style=dashed];`);
     // every quote in the output is either escaped or balanced per line
     for (const line of text.split("\n")) expect(line.replace(/\\./g, "").split('"').length % 2).toBe(1);
   });
@@ -105,6 +112,40 @@ describe("drawing the machine", () => {
     const mer = formatMermaid(m);
     expect(checkMermaid(mer)).toEqual([]);
     expect(mer).toContain('p_gate -->|"gate passes"| complete');
-    expect(mer).toContain('p_work -->|"exit_code == 0 / task done"| p_work');
+    expect(mer).toContain('p_gate -->|"gate fails: last task reopened"| queue');
+    expect(mer).toContain('queue -->|"all tasks done"| p_gate');
+    expect(mer).toContain('queue -->|"next task"| p_work');
+    expect(mer).toContain('queue -->|"no task can go on (blocked)"| blocked');
+    // going to the loop head goes back to the queue, which picks the next task
+    expect(mer).toContain('p_work -->|"exit_code == 0 · task done"| queue');
+  });
+
+  it("draws the same nodes and edges in Mermaid and DOT, each once, every node but start with a way in", () => {
+    const machines = [
+      review(),
+      compile({
+        phases: {
+          work: { run: "true", next: [{ if: "exit_code == 0 && phases.work.attempts < 3 && iteration > 1", label: "tests pass", task: "done", goto: "work" }, { if: "exit_code == 2", task: "blocked", goto: "work" }] },
+          gate: { run: "make check" },
+        },
+        tasks: { source: { glob: "tasks/*.md" }, max_attempts: 2, final_gate: "gate" },
+        stop: { max_iterations: 10, no_progress: 2 },
+      }),
+    ];
+    for (const m of machines) {
+      const mer = formatMermaid(m);
+      const dot = formatDot(m);
+      const merNodes = [...mer.matchAll(/^ {2}([A-Za-z_][A-Za-z0-9_]*)[[({]/gm)].map((x) => x[1]).sort();
+      const dotNodes = [...dot.matchAll(/^ {2}([A-Za-z_][A-Za-z0-9_]*) \[/gm)].map((x) => x[1]).sort();
+      expect(merNodes).toEqual(dotNodes);
+      const merEdges = [...mer.matchAll(/^ {2}(\w+) -\.?->(?:\|"([^"]*)"\|)? (\w+)$/gm)].map((x) => `${x[1]}>${x[3]}:${decodeMermaidLabel(`"${x[2] ?? ""}"`)}`);
+      const dotEdges = [...dot.matchAll(/^ {2}(\w+) -> (\w+) \[label="((?:[^"\\]|\\.)*)"/gm)].map((x) => `${x[1]}>${x[2]}:${x[3]!.replace(/\\(.)/g, "$1")}`);
+      expect(merEdges.sort()).toEqual(dotEdges.sort());
+      expect(new Set(merEdges).size).toBe(merEdges.length);
+      const targets = new Set(merEdges.map((e) => e.split(">")[1]!.split(":")[0]));
+      for (const n of merNodes) if (n !== "start") expect(targets, `${n} has a way in`).toContain(n);
+    }
+    expect(formatMermaid(machines[1]!)).toContain('p_work -->|"tests pass · task done"| queue');
+    expect(formatMermaid(machines[1]!)).toContain('p_work -->|"exit_code == 2 · task blocked"| queue');
   });
 });

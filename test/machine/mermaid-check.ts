@@ -21,7 +21,7 @@ export function checkMermaid(text: string): string[] {
     if (node.test(line)) declared.add(line.trim().split(/[[({]/)[0]!);
     else if (edge.test(line)) {
       for (const m of line.trim().replace(/\|"[^"]*"\|/, "").split(/ (?:-\.?->|==>) /)) if (!declared.has(m)) problems.push(`edge to an undeclared node: ${m}`);
-    } else if (!/^  classDef \w+ [\w:#,]+$/.test(line) && !/^  class [\w,]+ \w+$/.test(line)) problems.push(`not Mermaid this checker knows: ${line}`);
+    } else if (!/^  classDef \w+ [\w:#,-]+$/.test(line) && !/^  class [\w,]+ \w+$/.test(line)) problems.push(`not Mermaid this checker knows: ${line}`);
   }
   return problems;
 }

@@ -126,7 +126,7 @@ describe("parallel groups", () => {
     for (const line of ["p_reviews ==> p_a", "p_a ==> j_reviews", "p_reviews ==> p_c", "p_c ==> j_reviews", 'j_reviews{{"join one_success"}}']) expect(mermaid).toContain(line);
     expect(mermaid).toMatch(/j_reviews -->\|"status == 'succeeded'"\| complete/);
     const dot = formatDot(group());
-    expect(dot).toContain('"reviews" -> "b" [label="", style=bold];');
-    expect(dot).toContain('"b" -> "join:reviews" [label="", style=bold];');
+    expect(dot).toContain('p_reviews -> p_b [label="", style=bold];');
+    expect(dot).toContain('p_b -> j_reviews [label="", style=bold];');
   });
 });

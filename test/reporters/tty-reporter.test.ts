@@ -160,3 +160,27 @@ describe("createTtyReporter", () => {
     expect(text).toBe("");
   });
 });
+
+describe("a resumed run", () => {
+  it("gets the same view as a fresh one: header, iteration N/M and its steps, then the next iterations", async () => {
+    const events = buildEvents([
+      { type: "run.resumed", iteration: 2, phase: "work", pipeline: "demo", workdir: "/w", max_iterations: 6 },
+      { type: "phase.started", iteration: 2, phase: "work", attempt: 1, kind: "agent", dir: "0003-work", command: ["a"] },
+      { type: "phase.output", phase: "work", stream: "stdout", line: "working" },
+      { type: "phase.finished", iteration: 2, phase: "work", attempt: 1, status: "succeeded", error: null, message: null, exit_code: 0, duration_ms: 1000, tokens: 0, cost_usd: 0, output: {}, changes: [] },
+      { type: "iteration.finished", iteration: 2, changes: [], task: null },
+      { type: "iteration.started", iteration: 3, task: null },
+      { type: "phase.started", iteration: 3, phase: "work", attempt: 1, kind: "agent", dir: "0004-work", command: ["a"] },
+      { type: "phase.finished", iteration: 3, phase: "work", attempt: 1, status: "failed", error: "exit_nonzero", message: "exit code 1", exit_code: 1, duration_ms: 1000, tokens: 0, cost_usd: 0, output: {}, changes: [] },
+      { type: "iteration.finished", iteration: 3, changes: [], task: null },
+      { type: "run.finished", outcome: "stopped", reason: { code: "no_progress", message: "no file changed in 2 iterations in a row (no_progress: 2)" }, exit_code: 3, iterations: 3, tokens: 0, cost_usd: 0, elapsed_ms: 5000 },
+    ]);
+    const text = await play(events, { gapMs: 10 });
+    expect(text).toContain("phaseloop · demo · run 20261101-120400-ab12 · resumed at iteration 2, phase work · up to 6 iterations");
+    expect(finalScreen(text, "iteration 2/6")).toMatch(/^iteration 2\/6/);
+    expect(text).toMatch(/✔ iteration 2\/6/);
+    expect(text).toMatch(/✖ iteration 3\/6 · no files changed · 1 failed phase/);
+    expect(text).toContain("✖ work failed in 1.0s: exit code 1");
+    expect(text).toContain("■ stopped: no file changed in 2 iterations in a row\n");
+  });
+});

@@ -1,0 +1,60 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cli, ensureBuilt, git, runDir, tempDir, write } from "./cli-helpers.ts";
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+const PIPELINE = `phaseloop: 1
+name: report
+agents:
+  scribe: { command: [sh, -c, "cat > /dev/null; echo x > outside.txt; echo $RANDOM > src/in.txt"] }
+tools:
+  narrow: { read: ["**"], write: ["src/**"], on_violation: warn }
+phases:
+  write:
+    agent: scribe
+    tools: narrow
+    prompt: "Write the files now."
+  flaky:
+    run: "if [ -f .flaky ]; then exit 0; fi; touch .flaky; exit 7"
+    retry: { max_attempts: 2, on: [exit_nonzero], interval: 10ms }
+  check:
+    run: "echo checking; exit 1"
+    next:
+      - if: exit_code == 0
+        stop: complete
+      - goto: write
+stop:
+  max_iterations: 2
+`;
+
+describe("summary.md", () => {
+  it("is a report a person reads: outcome in words, facts, the path taken, a row per iteration, what went wrong", () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "src"));
+    write(dir, { "p.yaml": PIPELINE });
+    git(dir, "init", "-q");
+    const r = cli(["run", "p.yaml", "--reporter", "plain"], dir);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/report: +\.phaseloop\/runs\/\S+\/summary\.md\n$/);
+    const md = readFileSync(join(runDir(dir), "summary.md"), "utf8");
+    expect(md).toMatch(/^# report · run \S+\n\n\*\*⏹️ stopped without completing\*\*: reached max_iterations \(2\) without completing\n/);
+    expect(md).toMatch(/\| Iterations \| 2 of 2 \|/);
+    expect(md).toMatch(/\| Phases run \| 7, 3 failed, 1 retry \|/);
+    expect(md).toMatch(/\| Policy violations \| 1 \|/);
+    // no rows for what did not happen
+    expect(md).not.toMatch(/\| (Tokens|Cost|Tasks|Params) \|/);
+    expect(md).toContain("```mermaid\nflowchart LR\n");
+    expect(md).toContain('p_flaky["flaky ×3, 1 failed"]');
+    expect(md).toContain('p_check["check ×2, 2 failed"]');
+    expect(md).toContain('p_check --> p_write');
+    expect(md).toContain('end_(("stopped"))');
+    expect(md).toMatch(/\| 1 \| ✅ write<br>✅ flaky<br>❌ check: exit code 1 \| 3: `\.flaky`, `outside\.txt`, `src\/in\.txt` \| [\d.]+ m?s \|/);
+    expect(md).toContain("- Phase `write` changed 1 file outside its write globs (`outside.txt`); allowed with a warning.");
+    expect(md).toContain("- Phase `flaky` was retried (attempt 2) after 10 ms: exit code 7.");
+    expect(md).toMatch(/## Last failure\n\nPhase `check` in iteration 2: exit code 1\.\n\n```\n[^`]*checking/);
+    // every section has something in it, and no table has an empty column
+    for (const section of md.split(/^## /m).slice(1)) expect(section.trim().split("\n").length).toBeGreaterThan(2);
+  });
+});
