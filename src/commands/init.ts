@@ -1,18 +1,23 @@
-import { cp, mkdir, stat } from "node:fs/promises";
+import { cp, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
-import { listRecipes, RECIPES_DIR } from "./recipes.ts";
+import { extendingFile, extendsSpecifier, ownRecipes, packageRecipes, schemaPathFor, withSchemaLine } from "./package-recipes.ts";
 
 /** What `phaseloop init` copies when no recipe is named: the simplest loop there is. */
 export const STARTER_RECIPE = "ralph";
 
-const USAGE = `Usage: phaseloop init [RECIPE] [--dir DIR] [--force]
+const USAGE = `Usage: phaseloop init [RECIPE | PACKAGE/RECIPE] [--dir DIR] [--force]
+       phaseloop init --extends RECIPE | PACKAGE/RECIPE [--dir DIR] [--force]
 
 Copies a recipe (RECIPE.yaml and its folder of prompts and scripts) into DIR
 (default: ./pipelines), so a team can commit it and adapt it. Without RECIPE it
-copies ${STARTER_RECIPE}: one prompt repeated until a check command passes. Refuses
-to overwrite existing files unless --force. See: phaseloop recipes
+copies ${STARTER_RECIPE}: one prompt repeated until a check command passes.
+PACKAGE/RECIPE names a recipe of an installed package (see: phaseloop recipes).
+
+--extends writes a short file that extends the recipe instead of copying it:
+improvements to the recipe reach it when the package is updated.
+Refuses to overwrite existing files unless --force.
 `;
 
 async function exists(path: string): Promise<boolean> {
@@ -29,32 +34,43 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stdout(USAGE);
     return 0;
   }
-  const parsed = parseCommandArgs(argv, ["--force"], ["--dir"]);
-  if (!parsed.ok || parsed.args.positionals.length > 1) {
-    io.stderr(`phaseloop init: ${parsed.ok ? "name at most one recipe" : parsed.message}\n${USAGE}`);
+  const parsed = parseCommandArgs(argv, ["--force"], ["--dir", "--extends"]);
+  const base = parsed.ok ? parsed.args.values.get("--extends") : undefined;
+  if (!parsed.ok || parsed.args.positionals.length > (base === undefined ? 1 : 0)) {
+    io.stderr(`phaseloop init: ${parsed.ok ? (base === undefined ? "name at most one recipe" : "--extends names the recipe; give no other") : parsed.message}\n${USAGE}`);
     return 2;
   }
-  const name = (parsed.args.positionals[0] ?? STARTER_RECIPE).replace(/\.yaml$/, "");
-  const recipes = await listRecipes();
-  const recipe = recipes.find((r) => r.name === name);
+  const name = (base ?? parsed.args.positionals[0] ?? STARTER_RECIPE).replace(/\.ya?ml$/, "");
+  const own = await ownRecipes();
+  const recipes = [...own, ...(await packageRecipes(io.cwd))];
+  const recipe = recipes.find((r) => r.id === name || (r.package === "phaseloop" && r.name === name));
   if (!recipe) {
-    const hint = didYouMean(name, recipes.map((r) => r.name));
-    io.stderr(`phaseloop init: no recipe "${name}"${hint ? ` (${hint})` : ""}; recipes: ${recipes.map((r) => r.name).join(", ")}\n`);
+    const names = recipes.map((r) => (r.package === "phaseloop" ? r.name : r.id));
+    const hint = didYouMean(name, names);
+    io.stderr(`phaseloop init: no recipe "${name}"${hint ? ` (${hint})` : ""}; recipes: ${names.join(", ")}\n`);
     return 2;
   }
   const dir = resolve(io.cwd, parsed.args.values.get("--dir") ?? "pipelines");
   const force = parsed.args.flags.has("--force");
-  const copies: [string, string][] = [[join(RECIPES_DIR, recipe.file), join(dir, recipe.file)]];
-  if (await exists(join(RECIPES_DIR, name))) copies.push([join(RECIPES_DIR, name), join(dir, name)]);
+  const target = join(dir, `${recipe.name}.yaml`);
+  const copies: [string, string][] = base !== undefined ? [] : [[recipe.file, target]];
+  if (base === undefined && recipe.folder) copies.push([recipe.folder, join(dir, recipe.name)]);
   const clashes = [];
-  for (const [, to] of copies) if (await exists(to)) clashes.push(relative(io.cwd, to) || to);
+  for (const to of base !== undefined ? [target] : copies.map((c) => c[1])) if (await exists(to)) clashes.push(relative(io.cwd, to) || to);
   if (clashes.length && !force) {
     io.stderr(`phaseloop init: ${clashes.join(", ")} already exist${clashes.length === 1 ? "s" : ""}; use --force to overwrite\n`);
     return 2;
   }
   await mkdir(dir, { recursive: true });
-  for (const [from, to] of copies) await cp(from, to, { recursive: true, force: true });
-  const shown = relative(io.cwd, join(dir, recipe.file)) || join(dir, recipe.file);
-  io.stdout(`created ${shown}${copies.length > 1 ? ` and ${relative(io.cwd, join(dir, name))}/` : ""}\n\nNext:\n  phaseloop validate ${shown}\n  phaseloop run ${shown} --dry-run\n`);
+  if (base !== undefined) {
+    await writeFile(target, extendingFile(recipe, await extendsSpecifier(recipe, target), schemaPathFor(target), recipe.name));
+  } else {
+    for (const [from, to] of copies) await cp(from, to, { recursive: true, force: true });
+    // the copy's editor line points at the installed schema, wherever the copy is
+    await writeFile(target, withSchemaLine(await readFile(target, "utf8"), schemaPathFor(target)));
+  }
+  const shown = relative(io.cwd, target) || target;
+  const what = base !== undefined ? ` (extends ${recipe.id})` : copies.length > 1 ? ` and ${relative(io.cwd, join(dir, recipe.name))}/` : "";
+  io.stdout(`created ${shown}${what}\n\nNext:\n  phaseloop validate ${shown}${base !== undefined ? `\n  phaseloop validate --print ${shown}` : ""}\n  phaseloop run ${shown} --dry-run\n`);
   return 0;
 }

@@ -1,6 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { CliIo } from "./cli-io.ts";
+import { packageRecipes } from "./package-recipes.ts";
 
 /** The recipes shipped in the package's pipelines/ folder. */
 export const RECIPES_DIR = fileURLToPath(new URL("../../pipelines/", import.meta.url));
@@ -25,7 +26,7 @@ export async function listRecipes(): Promise<RecipeInfo[]> {
 /** `phaseloop recipes` */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
-    io.stdout("Usage: phaseloop recipes [--json]\n\nLists the loop recipes that ship with phaseloop. Copy one with phaseloop init RECIPE.\n");
+    io.stdout("Usage: phaseloop recipes [--json]\n\nLists the loop recipes that ship with phaseloop, then those of installed packages\nthat declare some (\"phaseloop\": { \"recipes\": \"FOLDER\" } in their package.json), as\nPACKAGE/RECIPE. Copy one with phaseloop init RECIPE, or extend it with\nphaseloop init --extends RECIPE.\n");
     return 0;
   }
   const unknown = argv.find((a) => a !== "--json");
@@ -33,13 +34,13 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`phaseloop recipes: unexpected argument "${unknown}"\n`);
     return 2;
   }
-  const recipes = await listRecipes();
+  const recipes = [...(await listRecipes()).map((r) => ({ ...r, package: "phaseloop", version: undefined as string | undefined })), ...(await packageRecipes(io.cwd)).map((r) => ({ name: r.id, file: r.file, description: r.description, package: r.package, version: r.version }))];
   if (argv.includes("--json")) {
-    io.stdout(JSON.stringify(recipes.map(({ name, description }) => ({ name, description })), null, 2) + "\n");
+    io.stdout(JSON.stringify(recipes.map(({ name, description, package: pkg, version }) => ({ name, description, package: pkg, ...(version ? { version } : {}) })), null, 2) + "\n");
     return 0;
   }
   const width = Math.max(...recipes.map((r) => r.name.length));
   for (const r of recipes) io.stdout(`${r.name.padEnd(width)}  ${r.description}\n`);
-  io.stdout(`\nCopy one into your repository: phaseloop init RECIPE [--dir DIR]\n`);
+  io.stdout(`\nCopy one into your repository: phaseloop init RECIPE [--dir DIR]\nExtend one instead (it keeps getting the recipe's improvements): phaseloop init --extends RECIPE\n`);
   return 0;
 }

@@ -1,0 +1,174 @@
+/**
+ * Recipes that installed packages publish: a package says where its recipes
+ * are in its package.json (`"phaseloop": { "recipes": "pipelines" }`), and
+ * `phaseloop recipes` lists them as PACKAGE/RECIPE. phaseloop's own six
+ * recipes are published the same way. Also: the `$schema` line a copied or
+ * written file gets, a path that resolves offline to the installed schema.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { resolveSpecifier } from "../pipeline/resolve-specifier.ts";
+import { readSourceFile } from "../runtime/read-source-file.ts";
+
+/** The root of the phaseloop package that is running. */
+export const PACKAGE_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The schema shipped in it. */
+export const SCHEMA_FILE = join(PACKAGE_ROOT, "schemas", "pipeline.schema.json");
+
+export interface PackageRecipe {
+  /** PACKAGE/RECIPE, as `init` takes it. */
+  id: string;
+  package: string;
+  version?: string;
+  name: string;
+  /** The recipe's YAML file, absolute. */
+  file: string;
+  /** Its folder of prompts and scripts, when it has one. */
+  folder?: string;
+  description: string;
+}
+
+interface Manifest {
+  name?: string;
+  version?: string;
+  phaseloop?: { recipes?: unknown };
+}
+
+/** The packages installed from `cwd` upward (nearest first), by name. */
+function installedPackages(cwd: string): Map<string, string> {
+  const found = new Map<string, string>();
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    const nm = join(dir, "node_modules");
+    for (const entry of safeList(nm)) {
+      if (entry.startsWith(".")) continue;
+      const names = entry.startsWith("@") ? safeList(join(nm, entry)).map((n) => `${entry}/${n}`) : [entry];
+      for (const name of names) if (!found.has(name)) found.set(name, join(nm, name));
+    }
+    if (dirname(dir) === dir) break;
+  }
+  return found;
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function manifestOf(dir: string): Manifest | undefined {
+  try {
+    return JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The recipes folder a package declares (inside the package), or undefined. */
+function recipesFolder(pkgDir: string, manifest: Manifest): string | undefined {
+  const declared = manifest.phaseloop?.recipes;
+  if (typeof declared !== "string" || declared.trim() === "") return undefined;
+  const folder = resolve(pkgDir, declared);
+  return folder === pkgDir || folder.startsWith(pkgDir + sep) ? folder : undefined;
+}
+
+async function recipesIn(pkg: string, version: string | undefined, folder: string): Promise<PackageRecipe[]> {
+  let files: string[];
+  try {
+    files = (await readdir(folder)).filter((f) => f.endsWith(".yaml") || f.endsWith(".yml")).sort();
+  } catch {
+    return [];
+  }
+  const out: PackageRecipe[] = [];
+  for (const f of files) {
+    const name = f.replace(/\.ya?ml$/, "");
+    const text = await readFile(join(folder, f), "utf8").catch(() => "");
+    if (!/^phaseloop:\s*1\s*$/m.test(text)) continue; // an include or another YAML file, not a pipeline
+    const description = /^description:\s*(.+)$/m.exec(text)?.[1]?.trim().replace(/^["']|["']$/g, "") ?? "";
+    const sub = join(folder, name);
+    out.push({ id: `${pkg}/${name}`, package: pkg, ...(version ? { version } : {}), name, file: join(folder, f), ...(existsSync(sub) ? { folder: sub } : {}), description });
+  }
+  return out;
+}
+
+/** Recipes of the installed packages that declare some (phaseloop itself excluded: its own come first, by name). */
+export async function packageRecipes(cwd: string): Promise<PackageRecipe[]> {
+  const out: PackageRecipe[] = [];
+  for (const [name, dir] of [...installedPackages(cwd)].sort((a, b) => a[0].localeCompare(b[0]))) {
+    if (name === "phaseloop") continue;
+    const manifest = manifestOf(dir);
+    const folder = manifest && recipesFolder(dir, manifest);
+    if (folder) out.push(...(await recipesIn(name, manifest.version, folder)));
+  }
+  return out;
+}
+
+/** phaseloop's own recipes, as a package publishes them. */
+export async function ownRecipes(): Promise<PackageRecipe[]> {
+  const manifest = manifestOf(PACKAGE_ROOT) ?? {};
+  const folder = recipesFolder(PACKAGE_ROOT.replace(/[\\/]$/, ""), manifest) ?? join(PACKAGE_ROOT, "pipelines");
+  return recipesIn("phaseloop", manifest.version, folder);
+}
+
+/**
+ * The `$schema` path for a file written at `file`: the schema of the phaseloop
+ * installed in the nearest node_modules (so the line keeps working for the
+ * whole team), else the schema of the phaseloop that is running.
+ */
+export function schemaPathFor(file: string): string {
+  const from = dirname(resolve(file));
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", "phaseloop", "schemas", "pipeline.schema.json");
+    if (existsSync(candidate)) return toPosix(relative(from, candidate));
+    if (dirname(dir) === dir) break;
+  }
+  return toPosix(relative(from, SCHEMA_FILE));
+}
+
+function toPosix(p: string): string {
+  return p.split(sep).join("/");
+}
+
+/** Replace (or add) a YAML file's `# yaml-language-server: $schema=` line. */
+export function withSchemaLine(text: string, schema: string): string {
+  const line = `# yaml-language-server: $schema=${schema}`;
+  return /^# yaml-language-server: \$schema=.*$/m.test(text) ? text.replace(/^# yaml-language-server: \$schema=.*$/m, line) : `${line}\n${text}`;
+}
+
+/** The `extends:` value that names a recipe from a file at `file`: its package path when that resolves to it, else a relative path. */
+export async function extendsSpecifier(recipe: PackageRecipe, file: string): Promise<string> {
+  const host = { cwd: process.cwd(), readFile: async (p: string) => readSourceFile(p) };
+  for (const spec of [`${recipe.package}/${recipe.name}.yaml`, `${recipe.id}`]) {
+    const r = await resolveSpecifier(spec, resolve(file), host);
+    if (r.ok && resolve(r.file) === resolve(recipe.file)) return spec;
+  }
+  const rel = toPosix(relative(dirname(resolve(file)), recipe.file));
+  return rel.startsWith(".") ? rel : `./${rel}`;
+}
+
+/** The short file `init --extends` writes: the base, and its params as comments to override. */
+export function extendingFile(recipe: PackageRecipe, specifier: string, schema: string, name: string): string {
+  const text = readFileSync(recipe.file, "utf8");
+  const params = /^params:\s*\n((?:[ \t]+.*\n|\s*\n)*)/m.exec(text)?.[1] ?? "";
+  const names = [...params.matchAll(/^  ([A-Za-z_][A-Za-z0-9_]*):/gm)].map((m) => m[1]!);
+  const lines = [
+    `# yaml-language-server: $schema=${schema}`,
+    `#`,
+    `# ${name}: extends ${recipe.id}${recipe.version ? ` (${recipe.version})` : ""}. Write here only what differs:`,
+    `# maps merge key by key and this file wins, lists are replaced whole, null removes.`,
+    `# See what the merge produces: phaseloop validate --print THIS_FILE`,
+    `phaseloop: 1`,
+    `name: ${name}`,
+    `extends: "${specifier}"`,
+  ];
+  if (names.length) {
+    lines.push(`# params:`);
+    for (const p of names) lines.push(`#   ${p}: { default: … }`);
+  }
+  lines.push(`# agents:  { worker: { preset: claude, model: sonnet } }`, `# stop:    { max_iterations: 10 }`, ``);
+  return lines.join("\n");
+}
