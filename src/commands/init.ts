@@ -1,8 +1,8 @@
 import { cp, mkdir, readFile, stat, writeFile } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
-import { extendingFile, extendsSpecifier, ownRecipes, packageRecipes, schemaPathFor, withSchemaLine } from "./package-recipes.ts";
+import { extendingFile, extendsSpecifier, ownRecipes, packageRecipes, relativeFilesOf, schemaPathFor, withSchemaLine } from "./package-recipes.ts";
 
 /** What `phaseloop init` copies when no recipe is named: the simplest loop there is. */
 export const STARTER_RECIPE = "ralph";
@@ -55,6 +55,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const target = join(dir, `${recipe.name}.yaml`);
   const copies: [string, string][] = base !== undefined ? [] : [[recipe.file, target]];
   if (base === undefined && recipe.folder) copies.push([recipe.folder, join(dir, recipe.name)]);
+  // the files it extends or includes by relative path come along
+  if (base === undefined) for (const f of relativeFilesOf(recipe.file)) if (!recipe.folder || !f.startsWith(recipe.folder + sep)) copies.push([f, join(dir, relative(dirname(recipe.file), f))]);
   const clashes = [];
   for (const to of base !== undefined ? [target] : copies.map((c) => c[1])) if (await exists(to)) clashes.push(relative(io.cwd, to) || to);
   if (clashes.length && !force) {
@@ -62,6 +64,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   await mkdir(dir, { recursive: true });
+  for (const [, to] of copies) await mkdir(dirname(to), { recursive: true });
   if (base !== undefined) {
     await writeFile(target, extendingFile(recipe, await extendsSpecifier(recipe, target), schemaPathFor(target), recipe.name));
   } else {

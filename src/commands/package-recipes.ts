@@ -10,6 +10,8 @@ import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { parse as parseYaml } from "yaml";
+import { isPromptPath } from "../pipeline/paths.ts";
 import { resolveSpecifier } from "../pipeline/resolve-specifier.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 
@@ -137,6 +139,38 @@ function toPosix(p: string): string {
 export function withSchemaLine(text: string, schema: string): string {
   const line = `# yaml-language-server: $schema=${schema}`;
   return /^# yaml-language-server: \$schema=.*$/m.test(text) ? text.replace(/^# yaml-language-server: \$schema=.*$/m, line) : `${line}\n${text}`;
+}
+
+/**
+ * The files a recipe names by relative path (`extends: ./x.yaml`, `include:
+ * [./agents.yaml]`), and theirs, inside the recipe's folder: a copy takes them along.
+ */
+export function relativeFilesOf(file: string, root = dirname(file), seen = new Set<string>()): string[] {
+  let doc: { extends?: unknown; include?: unknown } | undefined;
+  try {
+    doc = parseYaml(readFileSync(file, "utf8")) as typeof doc;
+  } catch {
+    return [];
+  }
+  const named = [doc?.extends, ...(Array.isArray(doc?.include) ? doc.include : [])].filter((s): s is string => typeof s === "string" && /^\.\.?\//.test(s));
+  const out: string[] = [];
+  for (const spec of named) {
+    const path = resolve(dirname(file), spec);
+    if (seen.has(path) || !path.startsWith(root + sep) || !existsSync(path)) continue;
+    seen.add(path);
+    out.push(path, ...relativeFilesOf(path, root, seen));
+  }
+  // prompt files, and files reached through {{ pipeline.dir }}
+  const phases = (doc as { phases?: Record<string, { prompt?: unknown }> } | undefined)?.phases;
+  const used = Object.values(phases && typeof phases === "object" ? phases : {}).map((p) => p?.prompt).filter((p): p is string => typeof p === "string" && isPromptPath(p)).map((p) => p.trim());
+  for (const m of JSON.stringify(doc ?? {}).matchAll(/\{\{\s*pipeline\.dir\s*\}\}\/([\w./-]+)/g)) used.push(m[1]!);
+  for (const rel of used) {
+    const path = resolve(dirname(file), rel);
+    if (seen.has(path) || !path.startsWith(root + sep) || !existsSync(path)) continue;
+    seen.add(path);
+    out.push(path);
+  }
+  return out;
 }
 
 /** The `extends:` value that names a recipe from a file at `file`: its package path when that resolves to it, else a relative path. */

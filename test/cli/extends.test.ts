@@ -90,3 +90,45 @@ describe("extends from a package and from relative paths, on the CLI", () => {
     expect(cli(["resume", "--force", "--reporter", "plain"], dir).code).toBe(0);
   });
 });
+
+describe("recipes in packages", () => {
+  it("phaseloop recipes lists a package's recipes as PACKAGE/RECIPE, after phaseloop's own", () => {
+    const dir = tempDir();
+    acme(dir);
+    const r = cli(["recipes"], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ralph\s+/m);
+    expect(r.stdout).toMatch(/^@acme\/loops\/check-loop\s+Run a check until it passes$/m);
+    expect(r.stdout).not.toMatch(/catalogue/); // an include is not a recipe
+    const json = JSON.parse(cli(["recipes", "--json"], dir).stdout);
+    expect(json).toContainEqual({ name: "@acme/loops/check-loop", description: "Run a check until it passes", package: "@acme/loops", version: "1.4.2" });
+  });
+
+  it("init PACKAGE/RECIPE copies it with the files it names, and a $schema line that resolves", () => {
+    const dir = tempDir();
+    acme(dir);
+    const r = cli(["init", "@acme/loops/check-loop"], dir);
+    expect(r.code).toBe(0);
+    const text = readFileSync(join(dir, "pipelines/check-loop.yaml"), "utf8");
+    expect(text.split("\n")[0]).toMatch(/^# yaml-language-server: \$schema=\S+pipeline\.schema\.json$/);
+    expect(readFileSync(join(dir, "pipelines/catalogue.yaml"), "utf8")).toContain("worker");
+    expect(cli(["validate", "pipelines/check-loop.yaml"], dir).code).toBe(0);
+  });
+
+  it("init --extends writes a short file that extends the recipe by its package path", () => {
+    const dir = tempDir();
+    acme(dir);
+    const r = cli(["init", "--extends", "@acme/loops/check-loop"], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^created pipelines\/check-loop\.yaml \(extends @acme\/loops\/check-loop\)/);
+    const text = readFileSync(join(dir, "pipelines/check-loop.yaml"), "utf8");
+    expect(text).toContain('extends: "@acme/loops/check-loop.yaml"');
+    expect(text).toContain("#   marker: { default: … }");
+    expect(cli(["validate", "pipelines/check-loop.yaml"], dir).code).toBe(0);
+    // phaseloop's own recipes, the same way
+    const own = cli(["init", "--extends", "hailstone", "--dir", "loops"], dir);
+    expect(own.code).toBe(0);
+    expect(cli(["validate", "loops/hailstone.yaml"], dir).code).toBe(0);
+    expect(cli(["init", "--extends", "@acme/loops/chek-loop"], dir).stderr).toMatch(/did you mean "@acme\/loops\/check-loop"/);
+  });
+});
