@@ -1,6 +1,6 @@
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
-import { parsePipelineText, type ParsedText } from "./parse-pipeline-text.ts";
+import { parsePipelineText, spanOfPointer, type ParsedText } from "./parse-pipeline-text.ts";
 import { composePipeline, locate, namesOtherFiles, type SourceFile } from "./resolve-extends.ts";
 import type { PipelineDoc } from "./spec.ts";
 import { validateSchema } from "./validate-schema.ts";
@@ -19,6 +19,8 @@ export interface LoadedPipeline {
   files?: SourceFile[];
   /** The merged document as data, when the pipeline extends or includes other files. */
   merged?: unknown;
+  /** Where the value at a JSON pointer of the merged document was written: its file, span and the chain of files (a pipeline that extends or includes). */
+  locate?: (pointer: string) => Pick<Diagnostic, "file" | "start" | "end" | "related">;
 }
 
 /** The texts of every file a loaded pipeline's diagnostics may point into. */
@@ -83,6 +85,10 @@ async function loadComposed(file: string, text: string, parsed: ParsedText, host
   const result: LoadedPipeline = { file, text, diagnostics: [...parsed.diagnostics, ...composed.diagnostics], promptFiles: {}, files: composed.files };
   if (hasErrors(composed.diagnostics) || composed.value === undefined) return result;
   result.merged = composed.value;
+  result.locate = (pointer) => {
+    const d = locate({ code: "INTERNAL", severity: "error", message: "", file, ...spanOfPointer(composed.document, composed.text, pointer) }, composed, file);
+    return { file: d.file, start: d.start, end: d.end, ...(d.related ? { related: d.related } : {}) };
+  };
   const problems = new Map<string, string>();
   for (const path of promptFilesOf(composed.value, file)) {
     const read = await host.readFile(path);

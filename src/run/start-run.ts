@@ -169,7 +169,10 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
 
 /** Preflight on this machine: every agent's program can be found (see preflight.ts). */
 export function preflightRun(machine: Machine, loaded: LoadedPipeline, params: Record<string, import("../pipeline/spec.ts").JsonValue>, workdir: string, env: Record<string, string | undefined>): Promise<PreflightResult> {
-  return runPreflight({ machine, file: loaded.file, text: loaded.text, params, workdir }, createPreflightHost(env));
+  const found = runPreflight({ machine, file: loaded.file, text: loaded.text, params, workdir }, createPreflightHost(env));
+  // a pipeline that extends others: each problem in the file that wrote the key
+  const locate = loaded.locate;
+  return locate ? found.then((r) => ({ ...r, diagnostics: r.diagnostics.map((d) => (d.pointer !== undefined && d.file === loaded.file ? { ...d, ...locate(d.pointer) } : d)) })) : found;
 }
 
 /** How long the end of a run waits for version reads still going (they never hold up its start). */

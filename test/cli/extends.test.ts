@@ -91,6 +91,20 @@ describe("extends from a package and from relative paths, on the CLI", () => {
   });
 });
 
+describe("checks before a run, in the file that wrote the key", () => {
+  it("an agent of the base that cannot start is reported in the base", () => {
+    const dir = tempDir();
+    write(dir, {
+      "shared/base.yaml": "phaseloop: 1\nname: base\nagents:\n  worker: { command: [no-such-agent-program-xyz] }\nphases:\n  work:\n    agent: worker\n    prompt: go\n    next: [{ if: \"true\", stop: complete }]\nstop: { max_iterations: 1 }\n",
+      "ours.yaml": "phaseloop: 1\nname: ours\nextends: ./shared/base.yaml\n",
+    });
+    const r = cli(["run", "ours.yaml", "--reporter", "plain"], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^shared\/base\.yaml:4:\d+: error AGENT_NOT_FOUND/m);
+    expect(r.stderr).toContain("note: extended by ours.yaml (ours.yaml:3:10)");
+  });
+});
+
 describe("recipes in packages", () => {
   it("phaseloop recipes lists a package's recipes as PACKAGE/RECIPE, after phaseloop's own", () => {
     const dir = tempDir();
