@@ -226,14 +226,17 @@ export async function composePipeline(file: string, text: string, document: Docu
 function isComplete(section: string, value: unknown): boolean {
   if (!isMap(value)) return section === "phases" ? false : section === "tools";
   const has = (k: string) => pairOf(value, k) !== undefined;
-  if (section === "phases") return has("agent") || has("run");
+  if (section === "phases") return PHASE_KINDS.some(has);
   if (section === "agents") return has("preset") || has("command");
   if (section === "params") return has("type");
   return true;
 }
 
+/** The keys that make a phase what it is: one of them makes a new phase, not an override. */
+const PHASE_KINDS = ["agent", "run", "ask", "parallel", "pipeline"];
+
 function newEntryHint(section: string): string {
-  if (section === "phases") return "a new phase needs `agent` (and `prompt`) or `run`";
+  if (section === "phases") return "a new phase needs `agent` (and `prompt`), `run`, `ask` or `parallel`";
   if (section === "agents") return "a new agent needs `preset` or `command`";
   return "a new param needs `type`";
 }
