@@ -35,7 +35,7 @@ Usage:
   phaseloop logs [RUN_ID] [--follow] [--json] [--workdir DIR]
   phaseloop validate PIPELINE... [--json] [--print]
   phaseloop graph PIPELINE [--format mermaid|dot]
-  phaseloop init [RECIPE] [--dir DIR] [--force]
+  phaseloop init [[PACKAGE/]RECIPE] [--extends [PACKAGE/]RECIPE] [--dir DIR] [--force]
   phaseloop recipes
   phaseloop schema
 
