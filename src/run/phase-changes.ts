@@ -6,8 +6,7 @@
 import type { JsonValue } from "../expr/index.ts";
 import { parseTemplate, renderTemplate } from "../expr/index.ts";
 import type { ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
-import { changesSince } from "../runtime/measure-changes.ts";
-import { revertScope, scopeChangesSince, takeScopeBaseline, type ScopeBaseline } from "../runtime/write-scope-baseline.ts";
+import { revertScope, type ScopeBaseline } from "../runtime/write-scope-baseline.ts";
 import type { RunContext } from "./run-context.ts";
 
 /** A write scope opened before the phase runs: its globs, rendered, and the workdir as it was. */
@@ -17,11 +16,15 @@ export interface WriteScope {
   toolSet: ToolSetSpec;
 }
 
-/** Open the write scope of a tool set that has one (take the baseline before the phase runs). */
-export function openWriteScope(toolSet: ToolSetSpec | undefined, context: Record<string, JsonValue>, workdir: string): WriteScope | undefined {
+/**
+ * Just before the phase runs: open the write scope of a tool set that has
+ * one (its baseline is the workdir now).
+ */
+export function openWriteScope(toolSet: ToolSetSpec | undefined, context: Record<string, JsonValue>, ctx: RunContext): WriteScope | undefined {
   const globs = toolSet?.write?.map((g) => renderGlob(g, context));
-  if (!toolSet || !globs) return undefined;
-  return { globs, baseline: takeScopeBaseline(workdir), toolSet };
+  const baseline = ctx.changes?.startPhase(globs !== undefined);
+  if (!toolSet || !globs || !baseline) return undefined;
+  return { globs, baseline, toolSet };
 }
 
 export interface PhaseChanges {
@@ -34,12 +37,13 @@ export interface PhaseChanges {
 /** Measure after the phase ran: the iteration's changes, and what left the write scope. */
 export async function measurePhaseChanges(phaseName: string, scope: WriteScope | undefined, ctx: RunContext, ignore?: (path: string) => boolean): Promise<PhaseChanges> {
   const workdir = ctx.info.workdir;
-  const iterationBaseline = ctx.iterationBaseline;
   const keep = (paths: string[]) => (ignore ? paths.filter((p) => !ignore(p)) : paths);
-  let changes = keep(iterationBaseline ? changesSince(workdir, iterationBaseline) : []);
-  if (!scope) return { changes };
-  const measured = scopeChangesSince(workdir, scope.baseline);
-  const phaseChanges = { paths: keep(measured.paths), internals: keep(measured.internals) };
+  const tracker = ctx.changes;
+  if (!tracker) return { changes: [] };
+  const measured = tracker.endPhase(scope?.baseline);
+  let changes = keep(measured.changes);
+  const phaseChanges = measured.scope && { paths: keep(measured.scope.paths), internals: keep(measured.scope.internals) };
+  if (!scope || !phaseChanges) return { changes };
   const { default: picomatch } = await import("picomatch");
   // a glob rendered empty (an empty param) allows nothing; picomatch refuses empty patterns
   const globs = scope.globs.filter((g) => g !== "");
@@ -50,8 +54,9 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
   const action = scope.toolSet.on_violation ?? "fail";
   ctx.emit({ type: "policy.violation", phase: phaseName, paths: outside, action });
   if (action === "revert") {
+    tracker.touched();
     const stuck = revertScope(workdir, scope.baseline, outside);
-    if (iterationBaseline) changes = changesSince(workdir, iterationBaseline);
+    changes = keep(tracker.remeasure());
     return { changes, violation: { error: "policy_violation", message: `changed files outside the write scope (reverted${stuck.length ? `, except ${stuck.join(", ")}` : ""}): ${outside.join(", ")}` } };
   }
   if (action === "fail") return { changes, violation: { error: "policy_violation", message: `changed files outside the write scope: ${outside.join(", ")}` } };

@@ -6,7 +6,7 @@
  * builtin-agent-phase for the in-process agent), what it changed
  * (phase-changes); this one classifies the outcome and reads the outputs.
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { PhaseResult } from "../machine/types.ts";
 import type { AgentRunReport } from "../agents/agent-adapter.ts";
@@ -46,6 +46,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
     const abs = resolveInside(workdir, rel);
     if (!abs) return failEarly("policy_violation", `output file "${rel}" is outside the workdir`);
     outputPaths[name] = abs;
+    if (lstatSync(abs, { throwIfNoEntry: false })) ctx.changes?.touched();
     rmSync(abs, { force: true });
   }
 
@@ -61,7 +62,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   const inv = prepared.invocation;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
   // in a parallel group the other members' write globs are theirs: changes there are not this member's
-  const scope = openWriteScope(toolSet && e.groupWrite?.length ? { ...toolSet, write: [...(toolSet.write ?? []), ...e.groupWrite] } : toolSet, e.context, workdir);
+  const scope = openWriteScope(toolSet && e.groupWrite?.length ? { ...toolSet, write: [...(toolSet.write ?? []), ...e.groupWrite] } : toolSet, e.context, ctx);
   let fence: PhaseFence | undefined;
   try {
     // the sandbox lets a member write its own globs only

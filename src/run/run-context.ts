@@ -5,7 +5,7 @@
  */
 import type { Machine, Snapshot } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
-import type { Baseline } from "../runtime/measure-changes.ts";
+import type { ChangeTracker } from "../runtime/change-tracker.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import type { EventInput } from "./event-log.ts";
 import type { RunInfo } from "./run-info.ts";
@@ -18,8 +18,8 @@ export interface RunContext {
   readonly info: RunInfo;
   /** The snapshot of the transition that asked for the effect. */
   readonly snapshot: Snapshot;
-  /** The change baseline of the current iteration, when the pipeline measures changes. */
-  readonly iterationBaseline: Baseline | undefined;
+  /** The iteration's changes, when the pipeline measures them. */
+  readonly changes: ChangeTracker | undefined;
   /** Interrupts the run: processes that get it stop. */
   readonly signal: AbortSignal;
   /** `--sandbox` from the command line, when given. */

@@ -8,7 +8,7 @@ import { transition } from "../machine/transition.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
 import type { Effect, Machine, MachineEvent, Snapshot, TaskItem } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
-import { takeBaseline, type Baseline } from "../runtime/measure-changes.ts";
+import { ChangeTracker } from "../runtime/change-tracker.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import { askQuestion, type AnswerSource } from "./ask-question.ts";
 import { loadIterationBaseline, saveIterationBaseline, type IterationRecord } from "./checkpoint.ts";
@@ -50,7 +50,8 @@ export class Runner {
   readonly o: RunnerOptions;
   snapshot: Snapshot;
   private readonly events: EventLog;
-  private iterationBaseline: Baseline | undefined;
+  /** The iteration's changes, when the pipeline measures them. */
+  private readonly changes: ChangeTracker | undefined;
   private interrupted: string | undefined;
   /** iterations.jsonl records waiting for the next checkpoint. */
   private readonly iterationRecords: IterationRecord[] = [];
@@ -63,7 +64,7 @@ export class Runner {
     this.snapshot = snapshot;
     this.answers = o.answers ?? {};
     this.events = new EventLog(o.store, o.reporter, o.info.run_id, seq, o.recordedIterations);
-    if (o.machine.measuresChanges && snapshot.iterationOpen) this.iterationBaseline = loadIterationBaseline(o.store, snapshot.iteration);
+    if (o.machine.measuresChanges) this.changes = new ChangeTracker(o.info.workdir, snapshot.iterationOpen ? loadIterationBaseline(o.store, snapshot.iteration) : undefined);
     o.signal.addEventListener("abort", () => {
       this.interrupted ??= String(o.signal.reason ?? "SIGINT");
     });
@@ -155,7 +156,7 @@ export class Runner {
       signal,
       sandboxFlag: this.o.sandbox,
       snapshot: this.snapshot,
-      iterationBaseline: this.iterationBaseline,
+      changes: this.changes,
       env: this.env,
       emit: (event) => this.events.emit(event, log),
       interrupted: () => this.interrupted,
@@ -166,20 +167,19 @@ export class Runner {
   private async perform(e: Effect, log: RunEvent[]): Promise<MachineEvent | undefined> {
     switch (e.type) {
       case "iteration.begin":
-        if (this.o.machine.measuresChanges) {
-          this.iterationBaseline = takeBaseline(this.o.info.workdir);
-          saveIterationBaseline(this.o.store, e.iteration, this.iterationBaseline);
-        }
+        if (this.changes) saveIterationBaseline(this.o.store, e.iteration, this.changes.beginIteration());
         return undefined;
       case "tasks.load":
         return loadRunTasks(this.context(log), this.o.tasks);
       case "task.update":
+        this.changes?.touched();
         writeRunTask(e, this.context(log));
         return undefined;
       case "wait":
         await sleep(e.ms, this.o.signal);
         return this.interrupted ? undefined : { type: "retry.fired", at: Date.now() };
       case "hook.run":
+        this.changes?.touched();
         return runHook(e, this.context(log));
       case "question.ask":
         return askQuestion(e, this.context(log), this.answers);

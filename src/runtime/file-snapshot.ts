@@ -77,6 +77,22 @@ export function snapshotFiles(dir: string, options: SnapshotOptions, prefix = ""
   return files;
 }
 
+/**
+ * One path as a snapshot would record it (a file by mode and content hash, a
+ * link by its target), a directory by its stat, and `-` when nothing is there.
+ */
+export function pathState(full: string): string {
+  try {
+    const st = lstatSync(full);
+    if (st.isSymbolicLink()) return `link:${readlinkSync(full)}`;
+    if (st.isDirectory()) return `dir:${statKey(st)}`;
+    if (st.size > HASH_LIMIT) return statKey(st);
+    return ((st.mode & 0o111) !== 0 ? "x" : "") + contentHash(full, st);
+  } catch {
+    return "-";
+  }
+}
+
 /** Paths whose entries differ between two snapshots (added, changed or removed), sorted. */
 export function diffSnapshots(before: Record<string, string>, after: Record<string, string>): string[] {
   const changed = new Set<string>();

@@ -22,7 +22,8 @@ interface Entry {
 /** The files of the repository's directories, by absolute path. */
 export type GitInternals = Map<string, Entry>;
 
-export function snapshotGitInternals(dirs: string[]): GitInternals {
+/** The files of `dirs` now; entries of `before` whose stat is unchanged are taken over, not read again. */
+export function snapshotGitInternals(dirs: string[], before?: GitInternals): GitInternals {
   const files: GitInternals = new Map();
   const walk = (dir: string) => {
     let entries;
@@ -40,7 +41,13 @@ export function snapshotGitInternals(dirs: string[]): GitInternals {
       if (files.has(full)) continue;
       try {
         const st = lstatSync(full);
-        const entry: Entry = { key: statKey(st), mode: st.mode & 0o7777 };
+        const key = statKey(st);
+        const was = before?.get(full);
+        if (was?.key === key) {
+          files.set(full, was);
+          continue;
+        }
+        const entry: Entry = { key, mode: st.mode & 0o7777 };
         if (e.isSymbolicLink()) entry.link = readlinkSync(full);
         else if (st.size <= KEEP_LIMIT) entry.data = readFileSync(full);
         files.set(full, entry);

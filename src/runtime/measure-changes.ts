@@ -7,16 +7,24 @@
  * written. Elsewhere a baseline is a file snapshot. Each baseline is compared
  * with the present, not with HEAD: changes from earlier iterations do not
  * count again.
+ *
+ * A git baseline taken from the last measure (nothing having changed since)
+ * keeps the earlier index and adds an overlay: the paths that measure found
+ * different from that index, each with its state then (content hash and
+ * mode, a link's target, or absent). A path is changed since the baseline
+ * when `git status` against the index names it and the overlay does not,
+ * or when its state differs from the overlay's: one `git status` per
+ * measure, and none per baseline.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { diffSnapshots, snapshotFiles } from "./file-snapshot.ts";
-import { findRepo, restoreFromIndex, worktreeChanges, writeSlotIndex } from "./private-git.ts";
+import { diffSnapshots, pathState, snapshotFiles } from "./file-snapshot.ts";
+import { advanceSlotIndex, findRepo, restoreFromIndex, worktreeChanges, writeSlotIndex } from "./private-git.ts";
 
 const SKIP_DIRS = new Set([".git", "node_modules", ".phaseloop"]);
 
 export type Baseline =
-  | { kind: "git"; index: string; root: string; prefix: string; gitDir: string; commonDir: string }
+  | { kind: "git"; index: string; root: string; prefix: string; gitDir: string; commonDir: string; overlay?: Record<string, string> }
   | { kind: "snapshot"; files: Record<string, string> };
 
 /** The repository root and the workdir's path inside it, or undefined outside git. */
@@ -40,8 +48,49 @@ export function takeBaseline(workdir: string, slot = "iteration"): Baseline {
 
 /** Files changed (added, modified, deleted) since the baseline, relative to the workdir, sorted. */
 export function changesSince(workdir: string, baseline: Baseline): string[] {
-  if (baseline.kind === "git") return worktreeChanges(workdir, baseline, baseline.index)?.changed ?? [];
-  return diffSnapshots(baseline.files, snapshotFiles(workdir, { skip: SKIP_DIRS }));
+  return measureSince(workdir, baseline).changes;
+}
+
+/**
+ * Files changed since the baseline, with what the look found that a later
+ * baseline can take over: outside git the snapshot of the present, in git
+ * the paths that differ from the baseline's index (`tree`, given when the
+ * caller has already asked git).
+ */
+export function measureSince(workdir: string, baseline: Baseline, tree?: string[]): { changes: string[]; tree?: string[]; files?: Record<string, string> } {
+  if (baseline.kind === "git") {
+    const differ = tree ?? worktreeChanges(workdir, baseline, baseline.index)?.changed ?? [];
+    const overlay = baseline.overlay;
+    if (!overlay) return { changes: differ, tree: differ };
+    const changes = new Set(differ.filter((p) => !Object.hasOwn(overlay, p)));
+    for (const [p, was] of Object.entries(overlay)) if (pathState(join(workdir, p)) !== was) changes.add(p);
+    return { changes: [...changes].sort(), tree: differ };
+  }
+  const files = snapshotFiles(workdir, { skip: SKIP_DIRS });
+  return { changes: diffSnapshots(baseline.files, files), files };
+}
+
+/** Beyond this many paths in an overlay, the baseline's index is brought up to date instead. */
+const OVERLAY_LIMIT = 64;
+
+/**
+ * The baseline of the present without scanning the workdir, from the last
+ * measure since `baseline` (nothing having changed since): its `tree` in
+ * git, its snapshot outside. With `overlay` false (a baseline that must be an
+ * index file of its own, for a write scope to restore from) the index is
+ * brought up to date. Undefined when it cannot be done (the caller then
+ * takes a baseline).
+ */
+export function advanceBaseline(workdir: string, baseline: Baseline, look: { tree?: string[]; files?: Record<string, string> }, slot = "iteration", overlay = true): Baseline | undefined {
+  if (baseline.kind === "snapshot") return look.files && { kind: "snapshot", files: look.files };
+  if (!look.tree) return undefined;
+  const { overlay: _, ...base } = baseline;
+  if (look.tree.length === 0) return base;
+  if (overlay && look.tree.length <= OVERLAY_LIMIT) return { ...base, overlay: Object.fromEntries(look.tree.map((p) => [p, pathState(join(workdir, p))])) };
+  const repo = findRepo(workdir);
+  if (!repo) return undefined;
+  const index = advanceSlotIndex(workdir, repo, baseline.index, slot, look.tree);
+  return index ? { kind: "git", index, ...repo } : undefined;
 }
 
 /**
@@ -51,7 +100,12 @@ export function changesSince(workdir: string, baseline: Baseline): string[] {
  * undone (by removing them).
  */
 export function revertPaths(workdir: string, baseline: Baseline, paths: string[]): string[] {
-  if (baseline.kind === "git") return restoreFromIndex(workdir, baseline, baseline.index, paths);
+  if (baseline.kind === "git") {
+    // a path of the overlay is not as the index has it
+    const overlay = baseline.overlay ?? {};
+    const held = paths.filter((p) => !Object.hasOwn(overlay, p));
+    return [...restoreFromIndex(workdir, baseline, baseline.index, held), ...paths.filter((p) => Object.hasOwn(overlay, p))].sort();
+  }
   const failed: string[] = [];
   for (const p of paths) {
     if (baseline.files[p] !== undefined) {

@@ -5,7 +5,7 @@
  * user's `.git`: not an object, not the index.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { makePhaseloopDir } from "./run-store.ts";
@@ -28,7 +28,7 @@ export interface GitResult {
 
 // settings that would make a command write elsewhere than phaseloop's files, or run something
 // (the untracked cache lives in phaseloop's index files, and spares git reading unchanged folders)
-const SAFE_CONFIG = ["-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=true"];
+const SAFE_CONFIG = ["-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all"];
 
 export function runGit(args: string[], cwd: string, env?: Record<string, string>): GitResult {
   const r = spawnSync("git", [...SAFE_CONFIG, ...args], { cwd, env: env ? { ...process.env, ...env } : process.env, encoding: "utf8", maxBuffer: 1024 * 1024 * 1024 });
@@ -70,8 +70,15 @@ export function privateEnv(workdir: string, repo: Pick<GitRepo, "commonDir">, in
   };
 }
 
-/** The pathspec of the workdir with phaseloop's own folder left out, for commands run in the workdir. */
-export const WORKDIR_PATHSPEC = ["--", ".", ":(exclude,literal).phaseloop"];
+/**
+ * The pathspec of the workdir with phaseloop's own folder left out, for
+ * commands run in the workdir. At the top of the work tree there is none:
+ * `.phaseloop/` keeps itself out with its own `.gitignore`, and git uses the
+ * untracked cache only for a whole-tree status.
+ */
+export function workdirPathspec(repo: Pick<GitRepo, "prefix">): string[] {
+  return repo.prefix ? ["--", ".", ":(exclude,literal).phaseloop"] : [];
+}
 
 let counter = 0;
 
@@ -83,7 +90,7 @@ let counter = 0;
  */
 export function writeSlotIndex(workdir: string, repo: GitRepo, slot: string): string | undefined {
   const dir = measureDir(workdir);
-  const name = `index-${slot}-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+  const name = slotName(slot);
   const index = join(dir, name);
   const work = `${index}.new`;
   const seed = newestIndex(dir) ?? join(repo.gitDir, "index");
@@ -91,15 +98,55 @@ export function writeSlotIndex(workdir: string, repo: GitRepo, slot: string): st
   try {
     if (existsSync(seed)) copyFileSync(seed, work);
     else runGit(["read-tree", "HEAD"], repo.root, env); // no HEAD yet: an empty index
-    const add = runGit(["add", "-A", "--ignore-errors", ...WORKDIR_PATHSPEC], workdir, env);
+    const add = runGit(["add", "-A", "--ignore-errors", ...workdirPathspec(repo)], workdir, env);
     if (!add.ok && !existsSync(work)) return undefined;
     renameSync(work, index);
   } catch {
     rmSync(work, { force: true });
     return undefined;
   }
-  for (const old of readdirSync(dir)) if (old.startsWith(`index-${slot}-`) && old !== name) rmSync(join(dir, old), { force: true });
+  endOlder(dir, slot, name);
   return index;
+}
+
+/**
+ * A new index file for `slot`: the index `from` with `paths` (relative to
+ * the workdir) brought up to the work tree, added, updated or removed. It
+ * matches the work tree when `from` did except at `paths`, so no scan is
+ * needed. Undefined when git cannot (the caller then scans).
+ */
+export function advanceSlotIndex(workdir: string, repo: GitRepo, from: string, slot: string, paths: string[]): string | undefined {
+  const dir = measureDir(workdir);
+  const name = slotName(slot);
+  const index = join(dir, name);
+  const work = `${index}.new`;
+  try {
+    // git replaces an index file (lock, then rename) and never writes into it: a link is a copy
+    try {
+      linkSync(from, work);
+    } catch {
+      copyFileSync(from, work);
+    }
+    if (paths.length > 0) {
+      const r = spawnSync("git", [...SAFE_CONFIG, "update-index", "--add", "--remove", "-z", "--stdin"], { cwd: workdir, env: { ...process.env, ...privateEnv(workdir, repo, work) }, input: paths.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
+      if (r.status !== 0) throw new Error("update-index failed");
+    }
+    renameSync(work, index);
+  } catch {
+    rmSync(work, { force: true });
+    return undefined;
+  }
+  endOlder(dir, slot, name);
+  return index;
+}
+
+function slotName(slot: string): string {
+  return `index-${slot}-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+}
+
+/** Remove the slot's index files other than `name` (a new baseline in a slot ends the previous one). */
+function endOlder(dir: string, slot: string, name: string): void {
+  for (const old of readdirSync(dir)) if (old.startsWith(`index-${slot}-`) && old !== name) rmSync(join(dir, old), { force: true });
 }
 
 function newestIndex(dir: string): string | undefined {
@@ -120,7 +167,7 @@ function newestIndex(dir: string): string | undefined {
  * as `dir/`). Undefined when git fails.
  */
 export function worktreeChanges(workdir: string, repo: GitRepo, index: string, ignored = false): { changed: string[]; ignored: string[] } | undefined {
-  const args = ["status", "--porcelain=v2", "-z", "-uall", "--no-renames", ...(ignored ? ["--ignored=traditional"] : []), ...WORKDIR_PATHSPEC];
+  const args = ["status", "--porcelain=v2", "-z", "-uall", "--no-renames", ...(ignored ? ["--ignored=traditional"] : []), ...workdirPathspec(repo)];
   const r = runGit(args, workdir, privateEnv(workdir, repo, index));
   if (!r.ok) return undefined;
   const changed: string[] = [];

@@ -30,20 +30,40 @@ export interface ScopeChanges {
 const PLAIN_SKIP = new Set([".phaseloop"]);
 const STAT_ONLY = new Set(["node_modules", ".git"]);
 
-export function takeScopeBaseline(workdir: string): ScopeBaseline {
-  const changes = takeBaseline(workdir, "phase");
-  if (changes.kind !== "git") return { changes, ignored: snapshotFiles(workdir, { skip: PLAIN_SKIP, statOnly: STAT_ONLY }) };
+/** What a scope baseline can take over from the last look at the workdir (nothing having changed since) instead of scanning. */
+export interface ScopeReuse {
+  /** The change baseline of the present. */
+  changes: Baseline;
+  /** The rest, when the last look was a write scope's of the same kind (git or not). */
+  ignored?: Record<string, string>;
+  internals?: { dirs: string[]; files: GitInternals };
+}
+
+export function takeScopeBaseline(workdir: string, reuse?: ScopeReuse): ScopeBaseline {
+  const changes = reuse?.changes ?? takeBaseline(workdir, "phase");
+  if (changes.kind !== "git") return { changes, ignored: reuse?.ignored ?? plainSnapshot(workdir) };
   const dirs = [changes.gitDir, changes.commonDir];
-  const internals = { dirs, files: snapshotGitInternals(dirs) };
-  const ignored = ignoredFiles(workdir, worktreeChanges(workdir, changes, changes.index, true)?.ignored ?? []);
+  const internals = reuse?.internals ?? { dirs, files: snapshotGitInternals(dirs) };
+  const ignored = reuse?.ignored ?? ignoredFiles(workdir, worktreeChanges(workdir, changes, changes.index, true)?.ignored ?? []);
   return { changes, ignored, internals };
 }
 
 export function scopeChangesSince(workdir: string, base: ScopeBaseline): ScopeChanges {
+  return scopeChangesAndPresent(workdir, base).changes;
+}
+
+/**
+ * The scope's changes, with what the look found that a later baseline can
+ * take over: in git, the tracked and untracked files changed since the
+ * baseline (ignored ones not), and the present's ignored files and
+ * repository files.
+ */
+export function scopeChangesAndPresent(workdir: string, base: ScopeBaseline): { changes: ScopeChanges; tree?: string[]; present: Omit<ScopeReuse, "changes"> } {
   if (base.changes.kind !== "git") {
-    const paths = diffSnapshots(base.ignored, snapshotFiles(workdir, { skip: PLAIN_SKIP, statOnly: STAT_ONLY }));
+    const now = plainSnapshot(workdir);
+    const paths = diffSnapshots(base.ignored, now);
     // a repository an agent created is as much git's as any other
-    return { paths: paths.filter((p) => !isGitPath(p)), internals: paths.filter(isGitPath) };
+    return { changes: { paths: paths.filter((p) => !isGitPath(p)), internals: paths.filter(isGitPath) }, present: { ignored: now } };
   }
   const repo = base.changes;
   const status = worktreeChanges(workdir, repo, repo.index, true);
@@ -51,7 +71,13 @@ export function scopeChangesSince(workdir: string, base: ScopeBaseline): ScopeCh
   const paths = new Set([...(status?.changed ?? changesSince(workdir, repo)), ...diffSnapshots(base.ignored, ignoredNow)]);
   const internals = base.internals ? gitInternalsChanged(base.internals.files, base.internals.dirs, (path, was) => sameIndex(workdir, repo, path, was)).map((p) => workdirPath(workdir, p)) : [];
   for (const p of internals) paths.delete(p);
-  return { paths: [...paths].filter((p) => !isGitPath(p)).sort(), internals: [...new Set([...internals, ...[...paths].filter(isGitPath)])].sort() };
+  const changes = { paths: [...paths].filter((p) => !isGitPath(p)).sort(), internals: [...new Set([...internals, ...[...paths].filter(isGitPath)])].sort() };
+  const present = { ignored: ignoredNow, internals: base.internals && { dirs: base.internals.dirs, files: snapshotGitInternals(base.internals.dirs, base.internals.files) } };
+  return { changes, tree: status?.changed, present };
+}
+
+function plainSnapshot(workdir: string): Record<string, string> {
+  return snapshotFiles(workdir, { skip: PLAIN_SKIP, statOnly: STAT_ONLY });
 }
 
 /**
