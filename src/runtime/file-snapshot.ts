@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import { statWalk } from "./stat-walk.ts";
 
 const HASH_LIMIT = 8 * 1024 * 1024;
 const SETTLED_MS = 1000;
@@ -46,6 +47,20 @@ export interface SnapshotOptions {
 
 /** Files under `dir`, by path relative to `base` with `/` separators (`prefix` is prepended). */
 export function snapshotFiles(dir: string, options: SnapshotOptions, prefix = "", files: Record<string, string> = {}): Record<string, string> {
+  // a whole tree is listed by find, a small one (an ignored folder) walked here
+  const listed = prefix === "" ? statWalk(dir, options.skip) : undefined;
+  if (listed) {
+    const statOnly = options.statOnly ? [...options.statOnly] : [];
+    for (const e of listed) {
+      const byStat = options.hash === false || statOnly.some((name) => e.path.startsWith(`${name}/`) || e.path.includes(`/${name}/`));
+      try {
+        files[e.path] = entryOf(join(dir, e.path), e, byStat, e.link);
+      } catch {
+        // vanished, or unreadable, as in the walk below
+      }
+    }
+    return files;
+  }
   const walk = (abs: string, rel: string, byStat: boolean) => {
     let entries;
     try {
@@ -62,12 +77,7 @@ export function snapshotFiles(dir: string, options: SnapshotOptions, prefix = ""
       }
       try {
         const st = lstatSync(full);
-        // the mode counts: an executable bit set is a change
-        const mode = (st.mode & 0o111) !== 0 ? "x" : "";
-        if (e.isSymbolicLink()) files[path] = `link:${readlinkSync(full)}`;
-        else if (byStat) files[path] = statKey(st);
-        else if (st.size <= HASH_LIMIT) files[path] = mode + contentHash(full, st);
-        else files[path] = statKey(st);
+        files[path] = entryOf(full, st, byStat, e.isSymbolicLink() ? readlinkSync(full) : undefined);
       } catch {
         // vanished while we looked
       }
@@ -84,13 +94,19 @@ export function snapshotFiles(dir: string, options: SnapshotOptions, prefix = ""
 export function pathState(full: string): string {
   try {
     const st = lstatSync(full);
-    if (st.isSymbolicLink()) return `link:${readlinkSync(full)}`;
     if (st.isDirectory()) return `dir:${statKey(st)}`;
-    if (st.size > HASH_LIMIT) return statKey(st);
-    return ((st.mode & 0o111) !== 0 ? "x" : "") + contentHash(full, st);
+    return entryOf(full, st, false, st.isSymbolicLink() ? readlinkSync(full) : undefined);
   } catch {
     return "-";
   }
+}
+
+/** A file as a snapshot records it: by content hash and executable bit, a link by its target, by stat when large, special or asked. */
+function entryOf(full: string, st: { mode: number; size: number; mtimeMs: number; ctimeMs: number; ino: number }, byStat: boolean, link: string | undefined): string {
+  if (link !== undefined) return `link:${link}`;
+  // the mode counts: an executable bit set is a change
+  if (byStat || (st.mode & 0o170000) !== 0o100000 || st.size > HASH_LIMIT) return statKey(st);
+  return ((st.mode & 0o111) !== 0 ? "x" : "") + contentHash(full, st);
 }
 
 /** Paths whose entries differ between two snapshots (added, changed or removed), sorted. */
