@@ -1,7 +1,8 @@
 // Change measurement (`no_progress`, write scopes) against `git status` and a
 // find-and-stat walk, on repositories generated here. Called by run.mjs.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /** A git repository of `files` files in nested folders (100 per folder), an ignored build folder, one commit. */
@@ -22,6 +23,27 @@ function generateRepo(dir, files, git = true) {
   g("add", "-A");
   g("commit", "-qm", "generated");
   g("gc", "-q"); // one pack, as a real clone has
+}
+
+/**
+ * A generated repository (or plain folder) kept under the OS temp dir between
+ * bench runs: 100,000 files take minutes to write, add and pack on a small
+ * machine. What a loop leaves behind (its step file, `.phaseloop/`) is removed
+ * before use.
+ */
+function cachedRepo(files, git) {
+  const dir = join(tmpdir(), "phaseloop-bench-repos", `${git ? "git" : "plain"}-${files}-v1`);
+  const ready = `${dir}.ready`;
+  if (!existsSync(ready)) {
+    rmSync(dir, { recursive: true, force: true });
+    const started = Date.now();
+    generateRepo(dir, files, git);
+    writeFileSync(ready, `${new Date().toISOString()}\n`);
+    console.log(`     (generated ${dir} in ${((Date.now() - started) / 1000).toFixed(1)} s; kept for the next runs)`);
+  }
+  rmSync(join(dir, "src", "step.txt"), { force: true });
+  rmSync(join(dir, ".phaseloop"), { recursive: true, force: true });
+  return dir;
 }
 
 /** Every object file and pack in the repository, to see that a run adds none. */
@@ -46,10 +68,10 @@ export function benchMeasure({ work, quick, report, time, median, node, cli }) {
     return time([node, cli, "run", yaml, "--workdir", dir, "--reporter", "plain"]);
   };
 
-  for (const files of quick ? [10_000] : [10_000, 100_000]) {
-    const dir = join(work, `repo-${files}`);
-    generateRepo(dir, files);
-    const iterations = files >= 100_000 ? (quick ? 3 : 5) : quick ? 10 : 30;
+  const sizes = process.argv.includes("--no-100k") ? [10_000] : [10_000, 100_000];
+  for (const files of sizes) {
+    const dir = cachedRepo(files, true);
+    const iterations = files >= 100_000 ? (quick ? 5 : 10) : quick ? 10 : 30;
     const objectsBefore = objectFiles(dir);
     loop(dir, 2, true); // the first baseline reads every file once
     const status = [], withM = [], without = [];
@@ -59,13 +81,13 @@ export function benchMeasure({ work, quick, report, time, median, node, cli }) {
       withM.push(loop(dir, iterations, true));
     }
     const perIteration = Math.max(0, (median(withM) - median(without)) / iterations);
-    report(`measure: changes per iteration, git repo of ${files.toLocaleString("en")} files, against git status --porcelain=v2 -uall`, perIteration, median(status), files >= 100_000 ? undefined : 2);
+    report(`measure: changes per iteration, git repo of ${files.toLocaleString("en")} files, against git status --porcelain=v2 -uall`, perIteration, median(status), 2);
     report(`measure: objects written into the user's .git/objects (${files.toLocaleString("en")} files)`, objectFiles(dir) === objectsBefore ? 0 : 1, undefined, { max: 0 }, "");
+    rmSync(join(dir, ".phaseloop"), { recursive: true, force: true });
 
     // outside git: the file snapshot against find-and-stat of the same tree
-    if (files === 10_000) {
-      const plain = join(work, `plain-${files}`);
-      generateRepo(plain, files, false);
+    if (files === 10_000 || !quick) {
+      const plain = cachedRepo(files, false);
       loop(plain, 2, true);
       const find = [], withP = [], withoutP = [];
       for (let r = 0; r < 3; r++) {
@@ -74,9 +96,8 @@ export function benchMeasure({ work, quick, report, time, median, node, cli }) {
         withP.push(loop(plain, iterations, true));
       }
       report(`measure: changes per iteration, plain folder of ${files.toLocaleString("en")} files, against find-and-stat`, Math.max(0, (median(withP) - median(withoutP)) / iterations), median(find), 3);
-      rmSync(plain, { recursive: true, force: true });
+      rmSync(join(plain, ".phaseloop"), { recursive: true, force: true });
     }
-    rmSync(dir, { recursive: true, force: true });
   }
 
   // a small repository: the whole loop against a Node script spawning the same two processes

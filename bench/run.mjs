@@ -5,6 +5,8 @@
 //   node bench/run.mjs --check    also fail when a bar of the brief is missed
 //   node bench/run.mjs --quick    fewer repetitions, shorter runs
 //   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, long run, output, status, measure, sandbox)
+//   node bench/run.mjs --no-100k    measure without the 100,000-file repository (generated once, then kept
+//                                   under the OS temp dir as phaseloop-bench-repos/)
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
