@@ -168,7 +168,7 @@ export const checkIterationRecord: Check = obj({ iteration: count, phases: optio
 export const checkSavedBaseline: Check = obj({
   iteration: count,
   baseline: tagged("kind", {
-    git: obj({ index: str, root: str, prefix: str, gitDir: str, commonDir: str }),
+    git: obj({ index: str, root: str, prefix: str, gitDir: str, commonDir: str, overlay: optional(recordOf(str)) }),
     snapshot: obj({ files: recordOf(str) }),
   }),
 });
