@@ -182,6 +182,7 @@ export class Runner {
         this.changes?.touched();
         return runHook(e, this.context(log));
       case "question.ask":
+        this.changes?.touched(); // a person may edit files while they answer
         return askQuestion(e, this.context(log), this.answers);
       case "phase.run": {
         if (e.delayMs) {
