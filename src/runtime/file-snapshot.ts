@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { statWalk } from "./stat-walk.ts";
+import { parseStat, statWalk } from "./stat-walk.ts";
 
 const HASH_LIMIT = 8 * 1024 * 1024;
 const SETTLED_MS = 1000;
@@ -48,19 +48,7 @@ export interface SnapshotOptions {
 /** Files under `dir`, by path relative to `base` with `/` separators (`prefix` is prepended). */
 export function snapshotFiles(dir: string, options: SnapshotOptions, prefix = "", files: Record<string, string> = {}): Record<string, string> {
   // a whole tree is listed by find, a small one (an ignored folder) walked here
-  const listed = prefix === "" ? statWalk(dir, options.skip) : undefined;
-  if (listed) {
-    const statOnly = options.statOnly ? [...options.statOnly] : [];
-    for (const e of listed) {
-      const byStat = options.hash === false || statOnly.some((name) => e.path.startsWith(`${name}/`) || e.path.includes(`/${name}/`));
-      try {
-        files[e.path] = entryOf(join(dir, e.path), e, byStat, e.link);
-      } catch {
-        // vanished, or unreadable, as in the walk below
-      }
-    }
-    return files;
-  }
+  if (prefix === "" && listTree(dir, options, files)) return files;
   const walk = (abs: string, rel: string, byStat: boolean) => {
     let entries;
     try {
@@ -101,6 +89,54 @@ export function pathState(full: string): string {
   }
 }
 
+/**
+ * Per listed tree and kind of snapshot, each path's entry as last recorded
+ * with the stat text it was recorded under. A path whose stat text is the
+ * same takes its entry (and its strings) over without parsing or hashing, so
+ * a snapshot of an unchanged tree allocates little more than its own object:
+ * a loop's snapshots live through a phase, and what they allocate is
+ * promoted and collected with the old generation. Trusted, as the hash cache
+ * is, only once the entry's times are a second old.
+ */
+const listings = new Map<string, Map<string, { stat: string; path: string; value: string; seen: number }>>();
+let listingRound = 0;
+
+function listTree(dir: string, options: SnapshotOptions, files: Record<string, string>): boolean {
+  const statOnly = options.statOnly ? [...options.statOnly] : [];
+  const key = `${dir}\0${options.hash === false}\0${statOnly.join("/")}\0${[...options.skip].join("/")}`;
+  let known = listings.get(key);
+  if (!known) listings.set(key, (known = new Map()));
+  const cache = known;
+  const round = ++listingRound;
+  const settled = Date.now() - SETTLED_MS;
+  let count = 0;
+  const ok = statWalk(dir, options.skip, (stat, path, link) => {
+    count++;
+    const hit = cache.get(path);
+    if (hit !== undefined && hit.stat === stat) {
+      hit.seen = round;
+      files[hit.path] = hit.value;
+      return;
+    }
+    const st = parseStat(stat);
+    const byStat = options.hash === false || statOnly.some((name) => path.startsWith(`${name}/`) || path.includes(`/${name}/`));
+    let value: string;
+    try {
+      value = entryOf(join(dir, path), st, byStat, link);
+    } catch {
+      // vanished, or unreadable, as in the walk
+      cache.delete(path);
+      return;
+    }
+    files[path] = value;
+    if (st.mtimeMs < settled && st.ctimeMs < settled) cache.set(path, { stat, path, value, seen: round });
+    else cache.delete(path);
+  });
+  // forget the paths gone since
+  if (ok && cache.size > count + 1024) for (const [path, entry] of cache) if (entry.seen !== round) cache.delete(path);
+  return ok;
+}
+
 /** A file as a snapshot records it: by content hash and executable bit, a link by its target, by stat when large, special or asked. */
 function entryOf(full: string, st: { mode: number; size: number; mtimeMs: number; ctimeMs: number; ino: number }, byStat: boolean, link: string | undefined): string {
   if (link !== undefined) return `link:${link}`;
@@ -111,8 +147,9 @@ function entryOf(full: string, st: { mode: number; size: number; mtimeMs: number
 
 /** Paths whose entries differ between two snapshots (added, changed or removed), sorted. */
 export function diffSnapshots(before: Record<string, string>, after: Record<string, string>): string[] {
-  const changed = new Set<string>();
-  for (const [p, h] of Object.entries(after)) if (before[p] !== h) changed.add(p);
-  for (const p of Object.keys(before)) if (!(p in after)) changed.add(p);
-  return [...changed].sort();
+  // no entries arrays: a snapshot has tens of thousands of paths
+  const changed: string[] = [];
+  for (const p in after) if (Object.hasOwn(after, p) && (!Object.hasOwn(before, p) || before[p] !== after[p])) changed.push(p);
+  for (const p in before) if (Object.hasOwn(before, p) && !Object.hasOwn(after, p)) changed.push(p);
+  return changed.sort();
 }

@@ -2,60 +2,60 @@
  * Every entry under a directory with its stat, listed by `find` in one
  * process: the C library's `lstat` per entry, without building a Node
  * `Stats` object (and its dates) for each, which made a walk of 10,000 files
- * several times slower than `find` itself. Undefined where `find` has no
- * `-printf` (BSD, Windows): the caller walks in JavaScript instead.
+ * several times slower than `find` itself. Each entry comes as the text of
+ * its stat, which a caller can compare with the text it saw last time
+ * before parsing anything. Undefined where `find` has no `-printf` (BSD,
+ * Windows): the caller walks in JavaScript instead.
  */
 import { spawnSync } from "node:child_process";
 
-export interface WalkEntry {
-  /** Relative to the walked directory, `/`-separated. */
-  path: string;
+export interface WalkStat {
   /** As Node's `lstat` reports them. */
   mode: number;
   size: number;
   mtimeMs: number;
   ctimeMs: number;
   ino: number;
-  /** A symbolic link's target. */
-  link?: string;
 }
+
+/** One entry: its stat as text (type, permissions, size, times, inode), its path relative to the walked directory, a link's target. */
+export type WalkVisit = (stat: string, path: string, link: string | undefined) => void;
 
 const TYPE_BITS: Record<string, number> = { f: 0o100000, l: 0o120000, d: 0o040000, p: 0o010000, s: 0o140000, c: 0o020000, b: 0o060000 };
 
 let unavailable = false;
 
-/** Entries other than directories under `dir`, directories named in `skip` not entered. */
-export function statWalk(dir: string, skip: ReadonlySet<string>): WalkEntry[] | undefined {
-  if (unavailable) return undefined;
+/** Visit the entries other than directories under `dir`, directories named in `skip` not entered; false where find cannot. */
+export function statWalk(dir: string, skip: ReadonlySet<string>, visit: WalkVisit): boolean {
+  if (unavailable) return false;
   const prune: string[] = [];
   for (const name of skip) prune.push(...(prune.length ? ["-o"] : []), "-name", name);
-  const args = [".", "-mindepth", "1", ...(prune.length ? ["-type", "d", "(", ...prune, ")", "-prune", "-o"] : []), "-printf", "%y %m %s %T@ %C@ %i %P\\0%l\\0"];
-  const r = spawnSync("find", args, { cwd: dir, maxBuffer: 1024 * 1024 * 1024, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-  if (r.error || (r.status !== 0 && !r.stdout)) {
+  const args = [".", "-mindepth", "1", ...(prune.length ? ["-type", "d", "(", ...prune, ")", "-prune", "-o"] : []), "-printf", "%y %m %s %T@ %C@ %i\\0%P\\0%l\\0"];
+  const r = spawnSync("find", args, { cwd: dir, maxBuffer: 1024 * 1024 * 1024, stdio: ["ignore", "pipe", "ignore"] });
+  if (r.error || (r.status !== 0 && !r.stdout?.length)) {
     // no find, or one without -printf (an unreadable directory inside still lists the rest)
     unavailable = true;
-    return undefined;
+    return false;
   }
   const out = r.stdout;
-  const entries: WalkEntry[] = [];
   let at = 0;
   while (at < out.length) {
-    const end = out.indexOf("\0", at);
-    const linkEnd = out.indexOf("\0", end + 1);
-    if (end < 0 || linkEnd < 0) break;
-    const fields: string[] = [];
-    let from = at;
-    for (let i = 0; i < 6; i++) {
-      const space = out.indexOf(" ", from);
-      fields.push(out.slice(from, space));
-      from = space + 1;
-    }
-    const [type, perms, size, mtime, ctime, ino] = fields as [string, string, string, string, string, string];
+    const statEnd = out.indexOf(0, at);
+    const pathEnd = statEnd < 0 ? -1 : out.indexOf(0, statEnd + 1);
+    const linkEnd = pathEnd < 0 ? -1 : out.indexOf(0, pathEnd + 1);
+    if (linkEnd < 0) break;
+    // each string decoded on its own: a slice of one big string would keep all of it alive
+    const type = out[at];
+    if (type !== 0x64 /* d */) visit(out.toString("latin1", at, statEnd), out.toString("utf8", statEnd + 1, pathEnd), type === 0x6c /* l */ ? out.toString("utf8", pathEnd + 1, linkEnd) : undefined);
     at = linkEnd + 1;
-    if (type === "d") continue;
-    entries.push({ path: out.slice(from, end), mode: (TYPE_BITS[type] ?? 0) | Number.parseInt(perms, 8), size: Number(size), mtimeMs: ms(mtime), ctimeMs: ms(ctime), ino: Number(ino), link: type === "l" ? out.slice(end + 1, linkEnd) : undefined });
   }
-  return entries;
+  return true;
+}
+
+/** The stat a visit's text describes. */
+export function parseStat(stat: string): WalkStat {
+  const [type = "", perms = "0", size, mtime = "0", ctime = "0", ino] = stat.split(" ");
+  return { mode: (TYPE_BITS[type] ?? 0) | Number.parseInt(perms, 8), size: Number(size), mtimeMs: ms(mtime), ctimeMs: ms(ctime), ino: Number(ino) };
 }
 
 /** `SECONDS.NANOSECONDS` as Node computes `mtimeMs` from the same two numbers. */
