@@ -56,7 +56,8 @@ export class ChangeTracker {
   startPhase(scoped: boolean): ScopeBaseline | undefined {
     let scope: ScopeBaseline | undefined;
     if (scoped) {
-      const changes = this.present("phase", false);
+      // an index brought up to date path by path could hold a file its new .gitignore ignores: scan then
+      const changes = this.last?.tree?.length ? undefined : this.present("phase", false);
       const reuse = changes && this.last?.scope?.kind === changes.kind ? this.last.scope.present : {};
       scope = takeScopeBaseline(this.workdir, changes && { changes, ...reuse });
     }
