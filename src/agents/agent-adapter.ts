@@ -64,6 +64,8 @@ export interface AgentRunReport {
   transcript?: string;
   /** A short line for live progress. */
   lastLine?: string;
+  /** Structured agents: whether the CLI printed its terminal event (false: its exit code and stderr say why it ended). */
+  terminal?: boolean;
   events: number;
 }
 
@@ -77,7 +79,8 @@ export interface LineInfo {
 
 export interface StreamParser {
   push(line: string): LineInfo | void;
-  finish(stdout: string): AgentRunReport;
+  /** The report, once the process ended (with its exit code, null when a signal ended it). */
+  finish(stdout: string, exitCode?: number | null): AgentRunReport;
 }
 
 export interface AgentAdapter {

@@ -50,6 +50,8 @@ export interface StreamSummary {
   toolCalls: ToolCall[];
   denials: AgentRunReport["permissionDenials"];
   events: number;
+  /** The CLI's exit code (null: a signal, or not known). */
+  exitCode: number | null;
 }
 
 const MAX_CALLS = 500;
@@ -133,13 +135,13 @@ export function createStreamParser(preset: StreamPreset): StreamParser {
       }
       return { display };
     },
-    finish(): AgentRunReport {
+    finish(_stdout, exitCode): AgentRunReport {
       closeTurn();
       const commands = toolCalls.filter((c) => c.command !== undefined && !c.refused).map((c) => c.command!.slice(0, 300)).slice(0, MAX_COMMANDS);
-      const j = preset.judge(terminal, { toolCalls, denials, events });
+      const j = preset.judge(terminal, { toolCalls, denials, events, exitCode: exitCode ?? null });
       const text = j.text ?? turns[turns.length - 1] ?? "";
       const transcript = turns.join("\n\n---\n\n");
-      return { text, success: j.success, error: j.error, tokens, costUsd, sessionId, permissionDenials: denials, commands, toolCalls, transcript, lastLine, events };
+      return { text, success: j.success, error: j.error, tokens, costUsd, sessionId, permissionDenials: denials, commands, toolCalls, transcript, lastLine, events, terminal: terminal !== undefined };
     },
   };
 }

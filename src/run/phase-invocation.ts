@@ -74,7 +74,13 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       }
       const structured = Object.values(phase.output).filter((o) => o.json === true && o.schema);
       const outputSchema = structured.length === 1 ? (structured[0]!.schema as Record<string, unknown>) : undefined;
-      const inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, workdir: info.workdir, render });
+      let inv;
+      try {
+        inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, workdir: info.workdir, render });
+      } catch (error) {
+        // a preset that cannot write its private configuration
+        return { ok: false, error: "spawn_error", message: `cannot start agent "${phase.agent}": ${(error as Error).message}` };
+      }
       command = inv.argv;
       stdin = inv.stdin;
       Object.assign(env, inv.env);

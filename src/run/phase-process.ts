@@ -58,5 +58,5 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
   live.end();
   // a structured agent's tools report what their commands met in its event stream
   fenced?.done(r.stderrTail, phase.kind === "agent" ? r.stdout : "");
-  return { process: r, report: parser.finish(r.stdout) };
+  return { process: r, report: parser.finish(r.stdout, r.exitCode) };
 }

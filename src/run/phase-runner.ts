@@ -166,10 +166,22 @@ function finishedEvent(e: PhaseRunEffect, r: PhaseResult, changes: string[]): Re
 function judgeAgent(r: ProcessResult, report: AgentRunReport, byProcess: { error: ErrorClass; message: string } | null): { error: ErrorClass; message: string } | null {
   if (report.success === null) return byProcess ?? (report.error ? { error: report.error.class, message: report.error.message } : null);
   if (r.spawnError || r.timedOut || r.idleTimedOut) return byProcess;
+  if (report.success === false && report.terminal === false) {
+    // the CLI ended before its terminal event: its exit code and last words on stderr say why
+    const why = lastStderrLine(r.stderrTail);
+    return { error: report.error?.class ?? "agent_error", message: `${report.error?.message ?? "the agent ended without a result"} (${r.exitCode !== null ? `exit code ${r.exitCode}` : `killed by ${r.signal ?? "a signal"}`})${why ? `: ${why}` : ""}` };
+  }
   if (report.success === false) return { error: report.error?.class ?? "agent_error", message: report.error?.message ?? "the agent reported failure" };
   if (report.error) return { error: report.error.class, message: report.error.message };
   // a success result: the exit code still counts, unless phaseloop ended the CLI after its result
   return r.endedAfterResult ? null : byProcess;
+}
+
+/** The last line of stderr that says something: not a stack frame, a startup timing or a terminal warning. */
+function lastStderrLine(tail: string): string | undefined {
+  const lines = tail.split("\n").map((l) => l.trim()).filter((l) => l && !/^at\s|^\[STARTUP\]|^Warning: .*color|^\^|^}|^{$/.test(l));
+  const line = lines[lines.length - 1];
+  return line === undefined ? undefined : line.length > 400 ? `${line.slice(0, 399)}…` : line;
 }
 
 function writeTranscript(dir: string, transcript: string): void {
