@@ -79,6 +79,8 @@ export interface LineInfo {
 
 export interface StreamParser {
   push(line: string): LineInfo | void;
+  /** A line of the agent's stderr (some CLIs say only there that they refused a call). */
+  pushStderr?(line: string): LineInfo | void;
   /** The report, once the process ended (with its exit code, null when a signal ended it). */
   finish(stdout: string, exitCode?: number | null): AgentRunReport;
 }

@@ -7,12 +7,26 @@ import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
 import { splitCommand } from "./openai/command-words.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
 
+/**
+ * Overrides that outrank every config layer (the user's ~/.codex/config.toml,
+ * a trusted project's .codex/config.toml): no writable root but the workdir
+ * (not /tmp, not $TMPDIR, not the config's writable_roots), no network from
+ * commands, never an escalation out of the sandbox.
+ */
+export const CODEX_OVERRIDES: readonly string[] = [
+  'approval_policy="never"',
+  "sandbox_workspace_write.writable_roots=[]",
+  "sandbox_workspace_write.network_access=false",
+  "sandbox_workspace_write.exclude_slash_tmp=true",
+  "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+];
+
 export const codexAgent: AgentAdapter = {
   name: "codex",
   versionArgv: ["codex", "--version"],
   buildInvocation(input) {
     const writes = (input.tools?.write ?? []).length > 0 || !input.tools;
-    const argv = ["codex", "exec", "--json", "--skip-git-repo-check", "-C", input.workdir, "-s", writes ? "workspace-write" : "read-only"];
+    const argv = ["codex", "exec", "--json", "--skip-git-repo-check", "-C", input.workdir, "-s", writes ? "workspace-write" : "read-only", "--ignore-rules", ...CODEX_OVERRIDES.flatMap((o) => ["-c", o])];
     if (input.agent.model) argv.push("-m", input.agent.model);
     argv.push(...(input.agent.args ?? []).map(input.render), "-");
     const env: Record<string, string> = {};
@@ -55,11 +69,23 @@ function codexStream(): StreamPreset {
       }
       return {};
     },
-    judge(terminal) {
-      if (terminal?.type === "turn.completed") return { success: true };
+    decodeStderr(line) {
+      // codex says it refused a call (a patch outside the workdir, an escalation) only in its log on stderr
+      const m = /\bERROR codex_core::tools::router: error=(.+)$/.exec(line);
+      if (!m) return undefined;
+      const reason = brief(m[1]!, 200);
+      return { refused: [{ tool: "codex", reason }], display: [`✗ refused: ${reason}`] };
+    },
+    judge(terminal, seen) {
+      if (terminal?.type === "turn.completed") {
+        if (seen.denials.length > 0) return { success: false, error: { class: "policy_violation", message: `codex refused ${seen.denials.slice(0, 5).map((d) => String(d.input ?? d.tool)).join("; ")}` } };
+        return { success: true };
+      }
       const message = terminal ? (str((terminal.error as Ev | undefined)?.message) ?? str(terminal.message) ?? "turn failed") : lastError;
       if (message === undefined) return { success: false, error: { class: "agent_error", message: "codex ended without a terminal event" } };
-      const transient = /\brate[ -]?limit|\b(?:429|5\d\d)\b|overloaded|high demand|ECONNRESET|timed? ?out/i.test(message);
+      // codex's message carries the HTTP status ("last status: 429 …", "unexpected status 401 …"), except for a 5xx, which it words as "high demand"
+      const status = Number(/\bstatus:? (\d{3})\b/i.exec(message)?.[1] ?? 0);
+      const transient = status ? status === 429 || (status >= 500 && status < 600) : /experiencing high demand|stream disconnected before completion/i.test(message);
       return { success: false, error: { class: transient ? "transient" : "agent_error", message: `codex: ${message}` } };
     },
   };

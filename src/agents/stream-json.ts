@@ -42,6 +42,8 @@ export interface StreamPreset {
   /** The CLI's name, used in messages ("claude ended without …"). */
   name: string;
   decode(ev: Ev): Decoded | undefined;
+  /** What a line of stderr means, if anything (only `refused` and `display` are read). */
+  decodeStderr?(line: string): Decoded | undefined;
   /** The terminal event (undefined when none came) and what was accumulated. */
   judge(terminal: Ev | undefined, seen: StreamSummary): Judgement;
 }
@@ -134,6 +136,12 @@ export function createStreamParser(preset: StreamPreset): StreamParser {
         return { display, terminal: true };
       }
       return { display };
+    },
+    pushStderr(line): LineInfo | void {
+      const d = preset.decodeStderr?.(line);
+      if (!d) return;
+      for (const r of d.refused ?? []) denials.push({ tool: r.tool ?? "?", input: r.input ?? r.reason });
+      return d.display ? { display: d.display } : undefined;
     },
     finish(_stdout, exitCode): AgentRunReport {
       closeTurn();

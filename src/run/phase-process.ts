@@ -46,7 +46,9 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
     sweep: runId && phaseDir ? () => void killPhaseProcesses(runId, phaseDir) : undefined,
     onLine: (stream, line) => {
       if (stream === "stderr") {
-        live.push(stream, line);
+        const info = parser.pushStderr?.(line);
+        if (info?.display) for (const l of info.display) live.push(stream, l);
+        else live.push(stream, line);
         return;
       }
       const info = parser.push(line);

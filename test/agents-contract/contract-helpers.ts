@@ -32,3 +32,17 @@ export function finishedPhase(dir: string): { finished: Record<string, unknown>;
   const runId = (JSON.parse(readFileSync(join(rd, "run.json"), "utf8")) as { run_id: string }).run_id;
   return { finished, runId };
 }
+
+/** Processes whose command line holds `marker` (for processes in another PID namespace, whose $$ means nothing here). */
+export function processesRunning(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").join(" ").includes(marker)) found.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}

@@ -52,8 +52,19 @@ describe("codex", () => {
     expect(ok).toMatchObject({ success: true, text: "all done", tokens: 15, sessionId: "t" });
     const failed = feed(createCodexParser(), [{ type: "turn.started" }, { type: "turn.failed", error: { message: "model error" } }]);
     expect(failed).toMatchObject({ success: false, error: { class: "agent_error" } });
-    expect(feed(createCodexParser(), [{ type: "error", message: "rate limit reached" }]).error?.class).toBe("transient");
+    // codex 0.169's own wording: the status when it gives one, "high demand" for a 5xx
+    expect(feed(createCodexParser(), [{ type: "turn.failed", error: { message: "exceeded retry limit, last status: 429 Too Many Requests" } }]).error?.class).toBe("transient");
+    expect(feed(createCodexParser(), [{ type: "turn.failed", error: { message: "We’re currently experiencing high demand, which may cause temporary errors." } }]).error?.class).toBe("transient");
+    expect(feed(createCodexParser(), [{ type: "turn.failed", error: { message: "unexpected status 401 Unauthorized: Incorrect API key provided" } }]).error).toMatchObject({ class: "agent_error", message: "codex: unexpected status 401 Unauthorized: Incorrect API key provided" });
+    expect(feed(createCodexParser(), [{ type: "error", message: "rate limit reached" }]).error?.class).toBe("agent_error");
     expect(feed(createCodexParser(), [{ id: "0", msg: { type: "task_started" } }]).error?.class).toBe("agent_error");
+  });
+  it("a refusal codex logs only on stderr fails a completed turn as a policy_violation", () => {
+    const p = createCodexParser();
+    p.push(JSON.stringify({ type: "turn.started" }));
+    expect(p.pushStderr?.("2026-11-23T09:30:02.210932Z ERROR codex_core::tools::router: error=patch rejected: writing outside of the project; rejected by user approval settings")).toMatchObject({ display: [expect.stringContaining("refused")] });
+    p.push(JSON.stringify({ type: "turn.completed", usage: {} }));
+    expect(p.finish("", 0)).toMatchObject({ success: false, error: { class: "policy_violation", message: expect.stringContaining("writing outside of the project") } });
   });
   it("uses a read-only sandbox when the tool set cannot write", () => {
     const inv = codexAgent.buildInvocation({ ...input, agent: { preset: "codex" }, tools: { read: ["**"] } });
