@@ -83,7 +83,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   if (r.aborted && ctx.interrupted()) return undefined;
 
   const text = phase.kind === "agent" ? report.text : r.stdout;
-  let failure: { error: ErrorClass; message: string } | null = judgeAgent(r, report, classifyProcess(r, phase.successExitCodes, phase.transient));
+  let failure: { error: ErrorClass; message: string } | null = judgeAgent(r, report, classifyProcess(r, phase.successExitCodes, phase.transient), phase.kind === "agent");
   // reads and commands outside the tool set, whether the CLI enforced it or not
   const outside = toolSet && report.toolCalls ? checkToolCalls(report.toolCalls, toolSet, workdir, await globMatcher()) : [];
   if (outside.length > 0 && (!failure || failure.error !== "policy_violation")) failure = { error: "policy_violation", message: `${outside.slice(0, 5).join("; ")}${outside.length > 5 ? ` (and ${outside.length - 5} more)` : ""}` };
@@ -163,8 +163,13 @@ function finishedEvent(e: PhaseRunEffect, r: PhaseResult, changes: string[]): Re
  * that event, not by its exit code or a pattern over its output; only a
  * process that could not start or ran out of time fails first.
  */
-function judgeAgent(r: ProcessResult, report: AgentRunReport, byProcess: { error: ErrorClass; message: string } | null): { error: ErrorClass; message: string } | null {
-  if (report.success === null) return byProcess ?? (report.error ? { error: report.error.class, message: report.error.message } : null);
+function judgeAgent(r: ProcessResult, report: AgentRunReport, byProcess: { error: ErrorClass; message: string } | null, agent: boolean): { error: ErrorClass; message: string } | null {
+  if (report.success === null) {
+    // a text agent (aider, a command) that failed: its last words on stderr say why
+    const why = agent && byProcess?.error === "exit_nonzero" ? lastStderrLine(r.stderrTail) : undefined;
+    if (why && byProcess) return { error: byProcess.error, message: `${byProcess.message}: ${why}` };
+    return byProcess ?? (report.error ? { error: report.error.class, message: report.error.message } : null);
+  }
   if (r.spawnError || r.timedOut || r.idleTimedOut) return byProcess;
   if (report.success === false && report.terminal === false) {
     // the CLI ended before its terminal event: its exit code and last words on stderr say why
