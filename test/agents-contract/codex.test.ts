@@ -38,6 +38,7 @@ interface Setup {
 function pipeline(s: Setup): string {
   return `phaseloop: 1
 name: contract
+sandbox: off
 agents:
   codex: { preset: codex, model: gpt-5.5 }
 ${s.tools ? `tools:\n  t: ${s.tools}\n` : ""}phases:

@@ -35,6 +35,7 @@ interface Setup {
 function pipeline(s: Setup): string {
   return `phaseloop: 1
 name: contract
+sandbox: off
 agents:
   gemini: { preset: gemini, model: gemini-2.5-flash${s.agentEnv ? `, env: ${JSON.stringify(s.agentEnv)}` : ""} }
 ${s.tools ? `tools:\n  t: ${s.tools}\n` : ""}phases:

@@ -44,6 +44,7 @@ beforeAll(() => {
 function pipeline(tools: string | undefined, onViolation = ""): string {
   return `phaseloop: 1
 name: aider-standin
+sandbox: off
 agents:
   aider: { preset: aider, model: ollama_chat/qwen2.5-coder }
 ${tools ? `tools:\n  t: { ${tools}${onViolation} }\n` : ""}phases:
