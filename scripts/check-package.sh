@@ -86,7 +86,8 @@ EOF
   pl run ours.yaml --reporter plain | tail -1
   test "$(wc -l <count.txt)" = 2 || fail "ours.yaml did not count to 2"
   pl run loops/hailstone.yaml --reporter plain | tail -1
-  python3 -c 'import json,glob,sys; f=json.load(open(sorted(glob.glob(".phaseloop/runs/*/run.json"))[0]))["files"]; sys.exit(0 if any(x.get("package")=="@acme/loops" and x.get("version")=="1.2.0" for x in f) else 1)' ||
+  # the run of ours.yaml (two runs may start in the same second: run ids then sort by their random part)
+  python3 -c 'import json,glob,sys; runs=[json.load(open(p)) for p in glob.glob(".phaseloop/runs/*/run.json")]; f=[x for r in runs if r.get("pipeline")=="ours" for x in r.get("files",[])]; sys.exit(0 if any(x.get("package")=="@acme/loops" and x.get("version")=="1.2.0" for x in f) else 1)' ||
     fail "run.json does not record the package's version"
   # a broken base is reported in the base, with the chain
   cp -r node_modules/@acme/loops "$WORK/acme-backup"
