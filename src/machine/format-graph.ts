@@ -1,4 +1,4 @@
-import { machineGraph, type GraphNode, type MachineGraph } from "./machine-graph.ts";
+import { limitWords, machineGraph, type GraphNode, type MachineGraph } from "./machine-graph.ts";
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import type { Machine } from "./types.ts";
 
@@ -83,23 +83,11 @@ export function formatDot(machine: Machine): string {
   return lines.join("\n") + "\n";
 }
 
-function limitText(machine: Machine): string[] {
-  const l = machine.limits;
-  const show = (v: unknown) => (typeof v === "number" ? String(v) : "param");
-  const out = [`max_iterations ${show(l.maxIterations)}`];
-  if (l.maxDurationMs !== null) out.push(`max_duration ${Math.round(l.maxDurationMs / 1000)}s`);
-  if (l.noProgress !== null) out.push(`no_progress ${show(l.noProgress)}`);
-  if (l.consecutiveFailures !== null) out.push(`consecutive_failures ${show(l.consecutiveFailures)}`);
-  if (l.budgetTokens !== null) out.push(`tokens ${l.budgetTokens}`);
-  if (l.budgetCostUsd !== null) out.push(`cost $${l.budgetCostUsd}`);
-  return out;
-}
-
 /** The machine in words, for `run --dry-run`. */
 export function describeMachine(machine: Machine): string {
   const out: string[] = [`pipeline ${machine.name}${machine.description ? `: ${machine.description}` : ""}`, ""];
   out.push(`loop head: ${machine.head} (entering it starts a new iteration)`);
-  out.push(`limits: ${limitText(machine).join(", ")}`);
+  out.push(`limits: ${limitWords(machine).join(", ")}`);
   if (machine.tasks) {
     const t = machine.tasks;
     out.push(`tasks: ${t.source.kind === "glob" ? `markdown files ${t.source.glob}` : `${t.source.file}${t.source.pointer}`}, order ${t.order}, at most ${typeof t.maxAttempts === "number" ? t.maxAttempts : "param"} attempts each${t.finalGate ? `, final gate ${t.finalGate}` : ""}`);

@@ -56,7 +56,8 @@ export const joinNodeId = (group: string): string => `j_${group.replace(/[^A-Za-
 const outcomeId = (o: string): string => o;
 const QUEUE = "queue";
 
-function limitWords(machine: Machine): string[] {
+/** The machine's limits in words: "max_iterations 5", "no_progress 3", … */
+export function limitWords(machine: Machine): string[] {
   const l = machine.limits;
   const show = (v: unknown) => (typeof v === "number" ? String(v) : "param");
   const out = [`max_iterations ${show(l.maxIterations)}`];

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliAsync, ensureBuilt, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
 import { agentBinDir } from "./agent-bins.ts";
 import { finishedPhase, processesOf, processesRunning } from "./contract-helpers.ts";
-import { startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
+import { codexConfigFor, startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
 
 const CODEX_VERSION = (JSON.parse(readFileSync(join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "versions.json"), "utf8")) as Record<string, { version: string }>)["@openai/codex"]!.version;
 const bin = agentBinDir("@openai/codex");
@@ -78,10 +78,7 @@ async function run(turns: ResponsesTurn[] | ((dir: string) => ResponsesTurn[]), 
   const mock = await startResponsesMock(typeof turns === "function" ? turns(dir) : turns);
   mocks.push(mock);
   const home = codexHome();
-  writeFileSync(
-    join(home, "config.toml"),
-    `model_provider = "mock"\n${s.userConfig ?? ""}\n[model_providers.mock]\nname = "mock"\nbase_url = "${mock.url}"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n`,
-  );
+  writeFileSync(join(home, "config.toml"), codexConfigFor(mock.url, s.userConfig));
   if (s.userRules) {
     mkdirSync(join(home, "rules"));
     writeFileSync(join(home, "rules/default.rules"), s.userRules);

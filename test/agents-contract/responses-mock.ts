@@ -89,3 +89,8 @@ function sendTurn(res: http.ServerResponse, n: number, turn: Exclude<ResponsesTu
   send("response.completed", { response: { id, status: "completed", output: items, usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 } } });
   res.end();
 }
+
+/** codex's config.toml naming `url` as its model provider, with codex's own retries off; `extra` goes above the provider table. */
+export function codexConfigFor(url: string, extra = ""): string {
+  return `model_provider = "mock"\n${extra}\n[model_providers.mock]\nname = "mock"\nbase_url = "${url}"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n`;
+}

@@ -12,7 +12,7 @@ import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../c
 import { agentBinDir } from "./agent-bins.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { startGeminiMock, type GeminiMock } from "./gemini-mock.ts";
-import { startResponsesMock, type ResponsesMock } from "./responses-mock.ts";
+import { codexConfigFor, startResponsesMock, type ResponsesMock } from "./responses-mock.ts";
 
 const sandbox = probeSandbox().available;
 const claudeBin = agentBinDir("@anthropic-ai/claude-code");
@@ -139,10 +139,7 @@ stop: { max_iterations: 1 }
 `);
     const codexHome = join(home, ".codex");
     mkdirSync(codexHome, { recursive: true });
-    writeFileSync(
-      join(codexHome, "config.toml"),
-      `model_provider = "mock"\n[model_providers.mock]\nname = "mock"\nbase_url = "${mock.url}"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n`,
-    );
+    writeFileSync(join(codexHome, "config.toml"), codexConfigFor(mock.url));
     const env = { PATH: `${codexBin}:${process.env.PATH}`, HOME: home, CODEX_HOME: codexHome, MOCK_API_KEY: "sk-test" };
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, env).done;
     expect(r.code, r.stdout + r.stderr).toBe(0);
