@@ -89,7 +89,7 @@ describe("bwrapArgs", () => {
 
   it("names the protected paths that are absent, to be looked for after the phase", () => {
     const whole = compileSandbox({ workdir: "/w", home: "/h", tempDir: "/t/p", agent: "command" });
-    const absent = absentProtected({ profile: whole, cwd: "/w", kindOf: (p) => ({ ...disk, "/w": "dir" })[p] });
+    const absent = absentProtected({ profile: whole, cwd: "/w", kindOf: (p) => (p === "/w" ? "dir" : disk[p]) });
     expect(absent).toContain("/w/.mcp.json");
     expect(absent).toContain("/w/.claude/settings.json");
     expect(absent).not.toContain("/w/.git");
