@@ -11,7 +11,7 @@ import process from "node:process";
 import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { readRefusals, readStreamRefusals } from "../sandbox/read-refusals.ts";
-import { shellQuote } from "../sandbox/bwrap-args.ts";
+import { shellQuote } from "../expr/shell-context.ts";
 import { madeProtected, wrapLinux } from "./linux-fence.ts";
 
 export interface WrappedCommand {

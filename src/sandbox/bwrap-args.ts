@@ -7,6 +7,7 @@
  * the library's proxy through one relay, a seccomp filter that refuses Unix sockets) without
  * its per-command ripgrep scan and program lookups, which cost more than the sandbox itself.
  */
+import { shellQuote } from "../expr/shell-context.ts";
 import type { SandboxProfile } from "./compile-sandbox.ts";
 import { isUnder } from "./compile-sandbox.ts";
 
@@ -69,10 +70,6 @@ export interface BwrapInput {
 
 /** The port the relay listens on inside the sandbox's network namespace. */
 export const RELAY_PORT = 3128;
-
-export function shellQuote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * Shell lines that return once the relay listens (it starts in the background, and a command
