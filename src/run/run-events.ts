@@ -55,18 +55,16 @@ export type RunEvent = Base &
         iteration: number;
         phase: string;
         attempt: number;
-        kind: "agent" | "run" | "group" | "pipeline";
+        kind: "agent" | "run" | "group";
         /** Zero-padded sequence of this phase run: the artifacts are in phases/NNNN-PHASE/ ("" for a parallel group, whose members have their own). */
         dir: string;
-        /** What runs: argv, or the shell command ([] for a parallel group; the child pipeline's file for a sub-pipeline). */
+        /** What runs: argv, or the shell command ([] for a parallel group). */
         command: string[] | string;
         /** Whether the phase runs in the OS sandbox. */
         sandbox?: boolean;
         /** A parallel group: its members (started at once) and its join. */
         members?: string[];
         join?: "all_success" | "one_success" | "all_done";
-        /** A sub-pipeline: its run folder, relative to this run's (sub/NNNN-PHASE), with its own events.jsonl. */
-        sub?: string;
       }
     | {
         type: "phase.output";
