@@ -5,7 +5,7 @@
  * seccomp helper for this architecture, its proxy socket): the library then wraps the phase.
  */
 import { Buffer } from "node:buffer";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -104,6 +104,29 @@ function nestedRepos(profile: SandboxProfile, cwd: string): string[] {
   return found;
 }
 
+function realpath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The write directories bubblewrap may bind. A directory of the workdir that resolves outside
+ * it (a symlink an earlier phase left, say `out -> ~`) is dropped: binding it would make what it
+ * points to writable. Directories outside the workdir (the agent's state, the temp dir) are the
+ * user's and phaseloop's, not the agent's, and stay.
+ */
+export function bindableWrites(profile: SandboxProfile, cwd: string): string[] {
+  const root = realpath(cwd) ?? cwd;
+  return profile.allowWrite.filter((dir) => {
+    if (!isUnder(dir, cwd)) return true;
+    const real = realpath(dir);
+    return real === undefined || isUnder(real, root);
+  });
+}
+
 /** Wrap a command in this phase's fence, or undefined when the library must do it. */
 export function wrapLinux(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string>, commandId: string, socat: string): LinuxWrap | undefined {
   if (process.platform !== "linux") return undefined;
@@ -112,6 +135,7 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
   const token = SandboxManager.getProxyAuthToken();
   if (applySeccomp === undefined || socket === undefined || token === undefined) return undefined;
   const kindOf = kinds();
+  profile = { ...profile, allowWrite: bindableWrites(profile, cwd) };
   const proxy = { socket, token, username: `srt.${Buffer.from(commandId).toString("base64")}` };
   const { args, env } = bwrapArgs({ profile, cwd, command, exports, proxy, applySeccomp, socat, keepSetfcap: keepSetfcap(), nestedProtected: nestedRepos(profile, cwd), kindOf });
   return { argv: ["bwrap", ...args], env, absent: absentProtected({ profile, cwd, kindOf }) };

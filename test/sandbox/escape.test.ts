@@ -153,6 +153,18 @@ describe.skipIf(!probe.available)("the sandbox holds", () => {
     expect(readdirSync(work).sort()).toEqual(before);
   });
 
+  it("does not make a write directory writable when it is a symlink out of the workdir", async () => {
+    symlinkSync(sibling, join(work, "out"));
+    try {
+      const { refusals } = await inSandbox(`echo evil > out/file; echo evil > out/new; true`, ["out/**"]);
+      expect(readFileSync(join(sibling, "file"), "utf8")).toBe("sibling\n");
+      expect(existsSync(join(sibling, "new"))).toBe(false);
+      expect(refusals.join("\n")).toContain("out/file");
+    } finally {
+      rmSync(join(work, "out"));
+    }
+  });
+
   it("leaves no daemon behind when the phase ends", async () => {
     const tag = `${Date.now() % 100000}${process.pid}`;
     await inSandbox(`(setsid sh -c 'sleep ${tag}' >/dev/null 2>&1 &); (sh -c '(sleep ${tag} &) &' ); nohup sleep ${tag} >/dev/null 2>&1 & true`);
