@@ -5,7 +5,7 @@
  * seccomp helper for this architecture, its proxy socket): the library then wraps the phase.
  */
 import { Buffer } from "node:buffer";
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -141,7 +141,25 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
   return { argv: ["bwrap", ...args], env, absent: absentProtected({ profile, cwd, kindOf }) };
 }
 
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The protected paths the phase created (they did not exist when it started). */
 export function madeProtected(absent: readonly string[]): string[] {
-  return absent.filter((path) => existsSync(path));
+  return absent.filter(present);
+}
+
+/**
+ * Remove what the phase made at protected names, before phaseloop itself runs git in the
+ * workdir again: a `.git` made there would otherwise be a repository whose config (filters,
+ * hooks) the agent wrote, and phaseloop's own git would run it outside the sandbox.
+ */
+export function undoProtected(absent: readonly string[]): void {
+  for (const path of madeProtected(absent)) rmSync(path, { recursive: true, force: true });
 }

@@ -12,7 +12,7 @@ import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { readRefusals, readStreamRefusals } from "../sandbox/read-refusals.ts";
 import { shellQuote } from "../expr/shell-context.ts";
-import { madeProtected, wrapLinux } from "./linux-fence.ts";
+import { madeProtected, undoProtected, wrapLinux } from "./linux-fence.ts";
 
 export interface WrappedCommand {
   /** argv to spawn without a shell. */
@@ -126,8 +126,10 @@ export async function wrapInSandbox(profile: SandboxProfile, command: string[] |
 export function releaseSandboxed(wrapped: WrappedCommand): void {
   if (!wraps.delete(wrapped)) return;
   SandboxManager.unregisterCommandNetworkLists(wrapped.commandId);
-  // phaseloop's own wrap leaves no mount points behind
+  // the library removes its mount points; phaseloop's own wrap made none, and undoes what the
+  // phase made at protected names (sandboxRefusals has named them)
   if (wrapped.absent === undefined) SandboxManager.cleanupAfterCommand();
+  else undoProtected(wrapped.absent);
 }
 
 /**

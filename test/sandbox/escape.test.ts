@@ -124,9 +124,22 @@ describe.skipIf(!probe.available)("the sandbox holds", () => {
     expect(said).toContain("post-checkout");
     // a name that did not exist cannot be fenced without a mount point in the user's tree: made, it is a refusal
     expect(said).toContain(`write ${join(work, ".mcp.json")}`);
-    rmSync(join(work, ".mcp.json"), { force: true });
+    // and undone before phaseloop goes on
+    expect(existsSync(join(work, ".mcp.json"))).toBe(false);
     rmSync(join(work, ".gitmodules"), { force: true });
     rmSync(join(work, "src", "vendored"), { recursive: true, force: true });
+  });
+
+  it("a .git made in a workdir that is not a repository is a refusal, removed before phaseloop runs git there", async () => {
+    const plain = join(root, "plain");
+    mkdirSync(join(plain, "src"), { recursive: true });
+    const profile = compileSandbox({ workdir: plain, home, tempDir: temp, write: ["**"], agent: "command" });
+    const wrapped = await wrapInSandbox(profile, ["sh", "-c", "git init -q . && git config filter.x.clean 'touch /tmp/pl-filter-ran' && echo '* filter=x' > .gitattributes"], plain);
+    const result = await runProcess({ command: wrapped.argv, cwd: plain, env: { ...process.env, HOME: home, ...wrapped.env }, timeoutMs: 60_000 });
+    const refusals = sandboxRefusals(profile, wrapped, result.stderrTail, plain);
+    releaseSandboxed(wrapped);
+    expect(refusals).toContain(`write ${join(plain, ".git")}`);
+    expect(existsSync(join(plain, ".git"))).toBe(false);
   });
 
   it("refuses Unix sockets: a service listening on one outside is out of reach", async () => {
