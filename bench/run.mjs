@@ -233,6 +233,7 @@ try {
     if (r === undefined) console.log("skip sandbox: no OS sandbox on this machine (bubblewrap, socat)");
     else {
       report("sandbox: per-phase overhead of the wrap alone (sandboxed minus plain)", r.sandboxedMs - r.plainMs, undefined, { max: 50 });
+      console.log(`     (the sandbox library's own wrap of the same command: ${(r.libraryMs - r.plainMs).toFixed(1)}ms over plain)`);
       // through phaseloop: the same pipeline with sandbox required and off, interleaved, in one run
       const dir = join(work, "sandbox-run");
       mkdirSync(join(dir, "src"), { recursive: true });

@@ -16,7 +16,7 @@ const runOnce = (argv, env, cwd) =>
 
 const dist = (rel) => fileURLToPath(new URL(`../dist/${rel}`, import.meta.url));
 
-/** Returns { sandboxedMs, plainMs } medians per phase, or undefined when no sandbox runs here. */
+/** Returns { sandboxedMs, plainMs, libraryMs } medians per phase, or undefined when no sandbox runs here. */
 export async function benchSandbox(work, repetitions, median) {
   const { probeSandbox } = await import(dist("runtime/probe-sandbox.js"));
   if (!probeSandbox().available) return undefined;
@@ -28,8 +28,12 @@ export async function benchSandbox(work, repetitions, median) {
   mkdirSync(join(work, "home", ".ssh"), { recursive: true });
   const profile = compileSandbox({ workdir: dir, home: join(work, "home"), tempDir: join(work, "sandbox-tmp"), write: ["src/**"], agent: "claude" });
   await session.openSandboxSession();
+  const { SandboxManager } = await import("@anthropic-ai/sandbox-runtime");
+  const { randomUUID } = await import("node:crypto");
+  const libraryProfile = { network: { allowedDomains: [], deniedDomains: [] }, filesystem: { denyRead: profile.denyRead, allowWrite: profile.allowWrite, denyWrite: profile.denyWrite } };
   const sandboxed = [];
   const plain = [];
+  const library = [];
   try {
     for (let i = 0; i < repetitions + 1; i++) {
       let t = process.hrtime.bigint();
@@ -41,12 +45,22 @@ export async function benchSandbox(work, repetitions, median) {
       session.sandboxRefusals(profile, wrapped, "", dir);
       session.releaseSandboxed(wrapped);
       const sandboxedMs = Number(process.hrtime.bigint() - t) / 1e6;
+      // the library's own wrap of the same command, for comparison
+      t = process.hrtime.bigint();
+      const id = `bench-${randomUUID()}`;
+      SandboxManager.registerCommandNetworkLists(id, { allowedDomains: profile.allowedHosts });
+      const lib = await SandboxManager.wrapWithSandboxArgv("true", "/bin/sh", libraryProfile, undefined, dir, { commandId: id });
+      await runOnce(lib.argv, { ...process.env, ...lib.env }, dir);
+      SandboxManager.unregisterCommandNetworkLists(id);
+      SandboxManager.cleanupAfterCommand();
+      const libraryMs = Number(process.hrtime.bigint() - t) / 1e6;
       if (i === 0) continue; // the first wrap loads the lazy parts
       plain.push(plainMs);
       sandboxed.push(sandboxedMs);
+      library.push(libraryMs);
     }
   } finally {
     await session.closeSandboxSession();
   }
-  return { sandboxedMs: median(sandboxed), plainMs: median(plain) };
+  return { sandboxedMs: median(sandboxed), plainMs: median(plain), libraryMs: median(library) };
 }
