@@ -242,7 +242,8 @@ describe("interruption and resume", () => {
     const r = cli(["resume", "--reporter", "plain"], dir);
     expect(r.code).toBe(0);
     expect(readFileSync(join(dir, "hailstone.txt"), "utf8").trim().split("\n").map(Number)).toEqual(collatz(7));
-  }, 60_000);
+    // seventeen sandboxed phases: on a loaded machine each costs a namespace setup of tens of ms
+  }, 240_000);
 
   it("resumes after kill -9 at random moments, losing and repeating no finished phase", async () => {
     const dir = tempDir();
