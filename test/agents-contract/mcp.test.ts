@@ -1,0 +1,152 @@
+/**
+ * MCP servers through the real, pinned agent CLIs: a stdio server written
+ * with the SDK (test/fixtures/mcp/stamp-server.mjs) is declared once and
+ * attached to a phase; the loopback model calls its tool through the CLI,
+ * sees the result in its next request, and the server leaves a marker. A
+ * tool outside the tool set's allowlist, or of a server the phase did not
+ * attach, fails the phase as a policy_violation.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import process from "node:process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliAsync, ensureBuilt, git, tempDir, write } from "../cli/cli-helpers.ts";
+import { agentBinDir } from "./agent-bins.ts";
+import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
+import { finishedPhase, processesOf } from "./contract-helpers.ts";
+
+const SERVER = resolve("test/fixtures/mcp/stamp-server.mjs");
+const closers: (() => Promise<void>)[] = [];
+beforeAll(() => ensureBuilt(), 120_000);
+afterAll(async () => {
+  for (const c of closers) await c();
+});
+
+interface McpSetup {
+  preset: string;
+  /** The servers the phase attaches. */
+  attach: string[];
+  /** The tool set's mcp allowlist; undefined: no tool set. */
+  allow?: string[];
+  /** The stamp server's extra env (STAMP_FAIL). */
+  serverEnv?: Record<string, string>;
+  agentExtra?: string;
+}
+
+/** A pipeline declaring two servers, `stamp` and `other`, both the stamp server with their own markers. */
+function pipeline(s: McpSetup, markers: { stamp: string; other: string }): string {
+  const env = (marker: string) => JSON.stringify({ STAMP_MARKER: marker, TOKEN: "{{ env.STAMP_TOKEN }}", ...(s.serverEnv ?? {}) });
+  return `phaseloop: 1
+name: contract-mcp
+sandbox: off
+mcp:
+  stamp: { command: [node, ${JSON.stringify(SERVER)}], env: ${env(markers.stamp)} }
+  other: { command: [node, ${JSON.stringify(SERVER)}], env: ${env(markers.other)} }
+agents:
+  a: { preset: ${s.preset}${s.agentExtra ?? ""} }
+${s.allow ? `tools:\n  t: { read: ["**"], mcp: ${JSON.stringify(s.allow)} }\n` : ""}phases:
+  work:
+    agent: a
+    mcp: ${JSON.stringify(s.attach)}
+${s.allow ? "    tools: t\n" : ""}    prompt: "Stamp hello."
+    retry: { max_attempts: 1 }
+    next: [{ stop: complete }]
+stop: { max_iterations: 1 }
+`;
+}
+
+interface McpOutcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  finished: Record<string, unknown>;
+  dir: string;
+  markers: { stamp: string; other: string };
+  leftovers: number[];
+}
+
+async function runMcp(s: McpSetup, env: Record<string, string>, files: Record<string, string> = {}): Promise<McpOutcome> {
+  const dir = tempDir(`phaseloop-mcp-${s.preset}-`);
+  const outside = mkdtempSync(join(tmpdir(), "phaseloop-mcp-marker-"));
+  const markers = { stamp: join(outside, "stamp.log"), other: join(outside, "other.log") };
+  write(dir, { "p.yaml": pipeline(s, markers), "src/a.ts": "export const a = 1;\n", ...files });
+  git(dir, "init", "-q");
+  git(dir, "add", "-A");
+  git(dir, "commit", "-qm", "start");
+  const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, { STAMP_TOKEN: "tok-42", ...env }).done;
+  const { finished, runId } = finishedPhase(dir);
+  return { ...r, finished, dir, markers, leftovers: processesOf(runId) };
+}
+
+const read = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : "");
+
+// ── Claude Code ──────────────────────────────────────────────────────────────
+
+const claudeBin = agentBinDir("@anthropic-ai/claude-code");
+
+function claudeEnv(apiUrl: string): Record<string, string> {
+  const home = mkdtempSync(join(tmpdir(), "phaseloop-claude-home-"));
+  mkdirSync(join(home, ".claude"));
+  // a server of the user's own that must not start
+  writeFileSync(join(home, ".claude.json"), JSON.stringify({ mcpServers: { sneaky: { type: "stdio", command: "node", args: [SERVER], env: { STAMP_MARKER: join(home, "sneaky.log") } } } }));
+  return {
+    PATH: `${claudeBin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+    HOME: home,
+    CLAUDE_CONFIG_DIR: join(home, ".claude"),
+    ANTHROPIC_BASE_URL: apiUrl,
+    ANTHROPIC_API_KEY: "sk-ant-phaseloop-test",
+    DISABLE_TELEMETRY: "1",
+    DISABLE_ERROR_REPORTING: "1",
+    NO_COLOR: "1",
+    CI: "true",
+  };
+}
+
+async function claudeMock(turns: Turn[]): Promise<AnthropicMock> {
+  const mock = await startAnthropicMock(turns);
+  closers.push(() => mock.close());
+  return mock;
+}
+
+const toolNamesOf = (body: Record<string, unknown>) => ((body.tools as { name: string }[] | undefined) ?? []).map((t) => t.name);
+const REPO_MCP = JSON.stringify({ mcpServers: { repo: { command: "node", args: [SERVER] } } });
+
+describe.skipIf(claudeBin === undefined)("claude with MCP servers", () => {
+  it("calls the attached server's allowed tool; the result reaches the model; nothing else is loaded", async () => {
+    const mock = await claudeMock([{ blocks: [{ tool: "mcp__stamp__stamp", input: { text: "hello" } }] }, { blocks: [{ text: "Stamped." }] }]);
+    const r = await runMcp({ preset: "claude", attach: ["stamp"], allow: ["stamp/stamp"] }, claudeEnv(mock.url), { ".mcp.json": REPO_MCP });
+    expect(r.finished.status, r.stdout + r.stderr).toBe("succeeded");
+    expect(read(r.markers.stamp)).toContain('called stamp {"text":"hello"} token=tok-42');
+    expect(read(r.markers.other)).toBe("");
+    const tools = toolNamesOf(mock.requests[0]!);
+    expect(tools).toContain("mcp__stamp__stamp");
+    // claude offers every tool of an attached server (its permission rules refuse those not allowed), and no other server's
+    expect(tools.filter((t) => t.startsWith("mcp__") && !t.startsWith("mcp__stamp__"))).toEqual([]);
+    expect(JSON.stringify(mock.requests[1]!.messages)).toContain("stamped: hello");
+    expect(r.leftovers).toEqual([]);
+  }, 120_000);
+
+  it("a tool outside the allowlist is a policy_violation", async () => {
+    const mock = await claudeMock([{ blocks: [{ tool: "mcp__stamp__erase", input: {} }] }, { blocks: [{ text: "Erased." }] }]);
+    const r = await runMcp({ preset: "claude", attach: ["stamp"], allow: ["stamp/stamp"] }, claudeEnv(mock.url));
+    expect(r.finished.status).toBe("failed");
+    expect(r.finished.error).toBe("policy_violation");
+    expect(read(r.markers.stamp)).not.toContain("called erase");
+  }, 120_000);
+
+  it("a tool of a server the phase did not attach is a policy_violation; that server never starts", async () => {
+    const mock = await claudeMock([{ blocks: [{ tool: "mcp__other__stamp", input: { text: "x" } }] }, { blocks: [{ text: "Done." }] }]);
+    const r = await runMcp({ preset: "claude", attach: ["stamp"], allow: ["stamp/stamp", "other/stamp"] }, claudeEnv(mock.url));
+    expect(r.finished.error).toBe("policy_violation");
+    expect(String(r.finished.message)).toMatch(/not attached/);
+    expect(read(r.markers.other)).toBe("");
+  }, 120_000);
+
+  it("a server that fails to start fails the phase", async () => {
+    const mock = await claudeMock([{ blocks: [{ text: "Nothing to stamp with." }] }]);
+    const r = await runMcp({ preset: "claude", attach: ["stamp"], allow: ["stamp/stamp"], serverEnv: { STAMP_FAIL: "cannot open the stamp pad" } }, claudeEnv(mock.url));
+    expect(r.finished.status).toBe("failed");
+    expect(String(r.finished.message)).toMatch(/MCP server "stamp"/);
+  }, 120_000);
+});
