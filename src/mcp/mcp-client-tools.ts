@@ -6,8 +6,11 @@
  * and recorded, like a refused file or command. A server that fails to start
  * fails the phase with its own words (its stderr). Servers end with the phase.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// Deno's type check does not map the SDK's "./*" export to its .d.ts files (Node's does); it runs them alike
+// @ts-ignore TS2307 under `deno check` only
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-ignore TS2307 under `deno check` only
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { ToolDefinition, ToolOutcome } from "../agents/openai/agent-tools.ts";
 import { TOOL_OUTPUT_CAP } from "../agents/openai/agent-tools.ts";

@@ -15,6 +15,7 @@ import { cliAsync, ensureBuilt, git, tempDir, write } from "../cli/cli-helpers.t
 import { agentBinDir } from "./agent-bins.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { finishedPhase, processesOf } from "./contract-helpers.ts";
+import { startFakeOpenAi, type ScriptedAnswer } from "../agents/fake-openai.ts";
 
 const SERVER = resolve("test/fixtures/mcp/stamp-server.mjs");
 const closers: (() => Promise<void>)[] = [];
@@ -32,14 +33,16 @@ interface McpSetup {
   /** The stamp server's extra env (STAMP_FAIL). */
   serverEnv?: Record<string, string>;
   agentExtra?: string;
+  /** The pipeline's sandbox (default off; the stamp server then leaves no marker: it could not write one outside the workdir). */
+  sandbox?: "auto";
 }
 
 /** A pipeline declaring two servers, `stamp` and `other`, both the stamp server with their own markers. */
 function pipeline(s: McpSetup, markers: { stamp: string; other: string }): string {
-  const env = (marker: string) => JSON.stringify({ STAMP_MARKER: marker, TOKEN: "{{ env.STAMP_TOKEN }}", ...(s.serverEnv ?? {}) });
+  const env = (marker: string) => JSON.stringify({ STAMP_MARKER: s.sandbox ? "" : marker, TOKEN: "{{ env.STAMP_TOKEN }}", ...(s.serverEnv ?? {}) });
   return `phaseloop: 1
 name: contract-mcp
-sandbox: off
+sandbox: ${s.sandbox ?? "off"}
 mcp:
   stamp: { command: [node, ${JSON.stringify(SERVER)}], env: ${env(markers.stamp)} }
   other: { command: [node, ${JSON.stringify(SERVER)}], env: ${env(markers.other)} }
@@ -149,4 +152,51 @@ describe.skipIf(claudeBin === undefined)("claude with MCP servers", () => {
     expect(r.finished.status).toBe("failed");
     expect(String(r.finished.message)).toMatch(/MCP server "stamp"/);
   }, 120_000);
+});
+
+// ── the built-in agent, an MCP client through the SDK ────────────────────────
+
+describe("the built-in openai agent with MCP servers", () => {
+  const openai = async (script: ScriptedAnswer[]) => {
+    const s = await startFakeOpenAi(script);
+    closers.push(async () => s.stop());
+    return s;
+  };
+  const extra = (base: string) => `, model: m, base_url: "${base}"`;
+
+  it("offers the allowed tools of the attached server as functions, calls them, sends the result back", async () => {
+    const s = await openai([{ tool_calls: [{ name: "mcp__stamp__stamp", arguments: { text: "hello" } }] }, { content: "Stamped." }]);
+    const r = await runMcp({ preset: "openai", attach: ["stamp"], allow: ["stamp/stamp"], agentExtra: extra(s.base) }, {});
+    expect(r.finished.status, r.stdout + r.stderr).toBe("succeeded");
+    const first = s.requests()[0]!.body;
+    expect((first.tools ?? []).map((t) => t.function.name).filter((n) => n.startsWith("mcp__"))).toEqual(["mcp__stamp__stamp"]);
+    expect(JSON.stringify(s.requests()[1]!.body.messages)).toContain("stamped: hello");
+    expect(read(r.markers.stamp)).toContain('called stamp {"text":"hello"} token=tok-42');
+    expect(read(r.markers.other)).toBe("");
+    expect(r.leftovers).toEqual([]);
+  }, 60_000);
+
+  it("a call of a tool outside the allowlist or of an unattached server is refused: policy_violation", async () => {
+    const s = await openai([{ tool_calls: [{ name: "mcp__stamp__erase", arguments: {} }, { name: "mcp__other__stamp", arguments: { text: "x" } }] }, { content: "Done." }]);
+    const r = await runMcp({ preset: "openai", attach: ["stamp"], allow: ["stamp/stamp", "other/stamp"], agentExtra: extra(s.base) }, {});
+    expect(r.finished.error).toBe("policy_violation");
+    expect(read(r.markers.stamp)).not.toContain("called erase");
+    expect(read(r.markers.other)).toBe("");
+  }, 60_000);
+
+  it("in the OS sandbox too", async () => {
+    const s = await openai([{ tool_calls: [{ name: "mcp__stamp__stamp", arguments: { text: "fenced" } }] }, { content: "Stamped." }]);
+    const r = await runMcp({ preset: "openai", attach: ["stamp"], allow: ["stamp/*"], agentExtra: extra(s.base), sandbox: "auto" }, {});
+    expect(r.finished.status, r.stdout + r.stderr).toBe("succeeded");
+    expect(JSON.stringify(s.requests()[1]!.body.messages)).toContain("stamped: fenced");
+    expect(r.leftovers).toEqual([]);
+  }, 60_000);
+
+  it("a server that fails to start fails the phase with its own message", async () => {
+    const s = await openai([{ content: "unused" }]);
+    const r = await runMcp({ preset: "openai", attach: ["stamp"], agentExtra: extra(s.base), serverEnv: { STAMP_FAIL: "cannot open the stamp pad" } }, {});
+    expect(r.finished.status).toBe("failed");
+    expect(String(r.finished.message)).toContain('MCP server "stamp" failed to start: stamp server: cannot open the stamp pad');
+    expect(s.requests()).toEqual([]);
+  }, 60_000);
 });
