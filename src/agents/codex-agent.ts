@@ -8,6 +8,7 @@ import { splitCommand } from "./openai/command-words.ts";
 import process from "node:process";
 import { codexMcpOverrides } from "../mcp/compile-mcp.ts";
 import { codexConfigServers } from "../mcp/codex-config-servers.ts";
+import { codexMcpStartFailures, withMcpStartCheck } from "../mcp/mcp-start-check.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
 
 /**
@@ -105,7 +106,7 @@ function codexStream(): StreamPreset {
 }
 
 export function createCodexParser() {
-  return createStreamParser(codexStream());
+  return createStreamParser(withMcpStartCheck(codexStream(), { stderr: codexMcpStartFailures }));
 }
 
 /** codex reports a command as its shell ran it (`bash -lc 'npm test'`): the command is the script. */

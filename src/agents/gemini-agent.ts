@@ -13,6 +13,7 @@
 import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
 import { GEMINI_READ_TOOLS, GEMINI_SHELL_TOOL, GEMINI_WRITE_TOOLS, geminiConfig } from "./gemini-policy.ts";
 import { privateConfigFile } from "./private-config.ts";
+import { geminiMcpStartFailures, withMcpStartCheck } from "../mcp/mcp-start-check.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
 
 export const geminiAgent: AgentAdapter = {
@@ -92,5 +93,5 @@ function httpStatus(result: Ev, message: string, exitCode: number | null): numbe
 }
 
 export function createGeminiParser() {
-  return createStreamParser(geminiStream);
+  return createStreamParser(withMcpStartCheck(geminiStream, { stderr: geminiMcpStartFailures }));
 }

@@ -50,7 +50,9 @@ export function codexMcpOverrides(servers: readonly McpServer[], others: readonl
       out.push(`${k}.command=${tomlString(s.command)}`, `${k}.args=[${s.args.map(tomlString).join(",")}]`, `${k}.cwd=${tomlString(s.cwd)}`);
       if (Object.keys(s.env).length) out.push(`${k}.env=${tomlTable(s.env)}`);
     }
-    out.push(`${k}.enabled=true`);
+    // with approval_policy "never" codex refuses every MCP call it would ask about: the phase's own servers are approved, the allowlist decides
+    // `required`: a server that fails to start ends codex with its name, instead of a session without its tools
+    out.push(`${k}.enabled=true`, `${k}.required=true`, `${k}.default_tools_approval_mode="approve"`);
     if (allowlist) {
       const entries = allowlist.map(parseMcpEntry).filter((e) => e.server === s.name);
       if (!entries.some((e) => e.tool.includes("*"))) out.push(`${k}.enabled_tools=[${entries.map((e) => tomlString(e.tool)).join(",")}]`);

@@ -7,7 +7,7 @@
  * attach, fails the phase as a policy_violation.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +16,8 @@ import { agentBinDir } from "./agent-bins.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { finishedPhase, processesOf } from "./contract-helpers.ts";
 import { startFakeOpenAi, type ScriptedAnswer } from "../agents/fake-openai.ts";
+import { startGeminiMock, type GeminiMock, type GeminiTurn } from "./gemini-mock.ts";
+import { codexConfigFor, startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
 
 const SERVER = resolve("test/fixtures/mcp/stamp-server.mjs");
 const closers: (() => Promise<void>)[] = [];
@@ -199,4 +201,128 @@ describe("the built-in openai agent with MCP servers", () => {
     expect(String(r.finished.message)).toContain('MCP server "stamp" failed to start: stamp server: cannot open the stamp pad');
     expect(s.requests()).toEqual([]);
   }, 60_000);
+});
+
+// ── Gemini CLI ───────────────────────────────────────────────────────────────
+
+const geminiBin = agentBinDir("@google/gemini-cli");
+
+/** A private HOME whose settings choose API-key auth and declare a server of the user's own, which must not start. */
+function geminiEnv(apiUrl: string): Record<string, string> {
+  const home = mkdtempSync(join(tmpdir(), "phaseloop-gemini-home-"));
+  mkdirSync(join(home, ".gemini"));
+  writeFileSync(join(home, ".gemini/settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, mcpServers: { sneaky: { command: "node", args: [SERVER] } } }));
+  return { PATH: `${geminiBin}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: home, GOOGLE_GEMINI_BASE_URL: apiUrl, GEMINI_API_KEY: "test-key", NO_COLOR: "1" };
+}
+
+async function geminiMock(turns: GeminiTurn[]): Promise<GeminiMock> {
+  const mock = await startGeminiMock(turns);
+  closers.push(() => mock.close());
+  return mock;
+}
+
+const GEMINI_REPO_SETTINGS = JSON.stringify({ mcpServers: { repo: { command: "node", args: [SERVER] } } });
+
+describe.skipIf(geminiBin === undefined)("gemini with MCP servers", { timeout: 150_000 }, () => {
+  it("calls the attached server's allowed tool; the result reaches the model; nothing else is loaded", async () => {
+    const mock = await geminiMock([{ call: "mcp_stamp_stamp", args: { text: "hello" } }, { text: "Stamped." }]);
+    const r = await runMcp({ preset: "gemini", attach: ["stamp"], allow: ["stamp/stamp"], agentExtra: ", model: gemini-2.5-flash" }, geminiEnv(mock.url), { ".gemini/settings.json": GEMINI_REPO_SETTINGS });
+    const offered = mock.offered(0);
+    expect(r.finished.status, `${r.stdout}${r.stderr}\noffered: ${offered.join(",")}`).toBe("succeeded");
+    expect(offered.filter((t) => /stamp|erase|sneaky|repo/.test(t))).toEqual(["mcp_stamp_stamp"]);
+    expect(read(r.markers.stamp)).toContain('called stamp {"text":"hello"} token=tok-42');
+    expect(read(r.markers.other)).toBe("");
+    expect(JSON.stringify(mock.requests[1]!.body)).toContain("stamped: hello");
+    expect(r.leftovers).toEqual([]);
+  });
+
+  it("a tool outside the allowlist, or of a server the phase did not attach, is a policy_violation", async () => {
+    for (const call of ["mcp_stamp_erase", "mcp_other_stamp"]) {
+      const mock = await geminiMock([{ call, args: { text: "x" } }, { text: "Done." }]);
+      const r = await runMcp({ preset: "gemini", attach: ["stamp"], allow: ["stamp/stamp", "other/stamp"], agentExtra: ", model: gemini-2.5-flash" }, geminiEnv(mock.url));
+      expect(r.finished.error, call).toBe("policy_violation");
+      expect(read(r.markers.stamp)).not.toContain("called erase");
+      expect(read(r.markers.other)).toBe("");
+    }
+  });
+
+  it("a server that fails to start fails the phase", async () => {
+    const mock = await geminiMock([{ text: "Nothing to stamp with." }]);
+    const r = await runMcp({ preset: "gemini", attach: ["stamp"], allow: ["stamp/stamp"], agentExtra: ", model: gemini-2.5-flash", serverEnv: { STAMP_FAIL: "cannot open the stamp pad" } }, geminiEnv(mock.url));
+    expect(r.finished.status).toBe("failed");
+    expect(String(r.finished.message)).toMatch(/an MCP server of the phase failed to start: gemini says only "MCP issues detected/);
+  });
+});
+
+// ── Codex CLI ────────────────────────────────────────────────────────────────
+
+const codexBin = agentBinDir("@openai/codex");
+// the names codex gives MCP tools in its requests to the model
+// A model slug codex has no metadata for: codex then offers MCP tools as functions up front. For the
+// models it knows (gpt-5.5) it defers them behind its `tool_search` tool, which this mock does not speak.
+const CODEX_MODEL = ", model: gpt-5.5";
+/** codex defers MCP tools behind `tool_search`: the model searches first, then calls what it found. */
+const SEARCH: ResponsesTurn = { items: [{ type: "tool_search_call", call_id: "search_1", execution: "client", arguments: { query: "stamp", limit: 8 } }] };
+const CODEX_STAMP = { call: "stamp", namespace: "mcp__stamp" };
+const CODEX_ERASE = { call: "erase", namespace: "mcp__stamp" };
+const CODEX_OTHER = { call: "stamp", namespace: "mcp__other" };
+
+/** A private CODEX_HOME (outside the temp dir: codex's sandbox helper refuses it there) naming the mock, with a server of the user's own. */
+function codexEnv(apiUrl: string, sneakyMarker: string): Record<string, string> {
+  const base = join(homedir(), ".cache/phaseloop-agents/codex-homes");
+  mkdirSync(base, { recursive: true });
+  const home = mkdtempSync(join(base, "home-"));
+  const sneaky = `[mcp_servers.sneaky]\ncommand = "node"\nargs = [${JSON.stringify(SERVER)}]\nenv = { STAMP_MARKER = ${JSON.stringify(sneakyMarker)} }\n`;
+  writeFileSync(join(home, "config.toml"), codexConfigFor(apiUrl, sneaky));
+  return { PATH: `${codexBin}:${process.env.PATH ?? "/usr/bin:/bin"}`, CODEX_HOME: home, MOCK_API_KEY: "sk-test" };
+}
+
+async function responsesMock(turns: ResponsesTurn[]): Promise<ResponsesMock> {
+  const mock = await startResponsesMock(turns);
+  closers.push(() => mock.close());
+  return mock;
+}
+
+describe.skipIf(codexBin === undefined)("codex with MCP servers", { timeout: 150_000 }, () => {
+  const sneaky = () => join(mkdtempSync(join(tmpdir(), "phaseloop-sneaky-")), "sneaky.log");
+
+  it("calls the attached server's allowed tool; the result reaches the model; the user's own server does not start", async () => {
+    const mock = await responsesMock([SEARCH, { ...CODEX_STAMP, args: { text: "hello" } }, { text: "Stamped." }]);
+    const marker = sneaky();
+    const r = await runMcp({ preset: "codex", attach: ["stamp"], allow: ["stamp/stamp"], agentExtra: CODEX_MODEL }, codexEnv(mock.url, marker));
+    const offered = mock.offered(0);
+    expect(r.finished.status, `${r.stdout}${r.stderr}\noffered: ${offered.join(",")}`).toBe("succeeded");
+    expect(read(r.markers.stamp)).toContain('called stamp {"text":"hello"} token=tok-42');
+    expect(read(r.markers.other)).toBe("");
+    expect(read(marker)).toBe("");
+    // the search, then the call
+    expect(JSON.stringify(mock.requests[2])).toContain("stamped: hello");
+    expect(r.leftovers).toEqual([]);
+  });
+
+  it("a tool outside the allowlist, or of a server the phase did not attach, is a policy_violation", async () => {
+    for (const call of [CODEX_ERASE, CODEX_OTHER]) {
+      const mock = await responsesMock([{ ...call, args: { text: "x" } }, { text: "Done." }]);
+      const r = await runMcp({ preset: "codex", attach: ["stamp"], allow: ["stamp/stamp", "other/stamp"], agentExtra: CODEX_MODEL }, codexEnv(mock.url, sneaky()));
+      expect(r.finished.error, `${call.namespace}/${call.call}: ${r.stdout}${r.stderr}`).toBe("policy_violation");
+      expect(read(r.markers.stamp)).not.toContain("called erase");
+      expect(read(r.markers.other)).toBe("");
+    }
+  });
+
+  it("an MCP call codex let through but the allowlist does not name is a policy_violation afterwards (its mcp_tool_call item)", async () => {
+    // a pattern in the allowlist: codex gets no enabled_tools, so it offers erase too
+    const mock = await responsesMock([SEARCH, { ...CODEX_ERASE, args: {} }, { text: "Erased." }]);
+    const r = await runMcp({ preset: "codex", attach: ["stamp"], allow: ["stamp/st*"], agentExtra: CODEX_MODEL }, codexEnv(mock.url, sneaky()));
+    expect(read(r.markers.stamp)).toContain("called erase");
+    expect(r.finished.error).toBe("policy_violation");
+    expect(String(r.finished.message)).toMatch(/stamp\/erase is not in the tool set/);
+  });
+
+  it("a server that fails to start fails the phase with its message", async () => {
+    const mock = await responsesMock([{ text: "Nothing to stamp with." }]);
+    const r = await runMcp({ preset: "codex", attach: ["stamp"], allow: ["stamp/stamp"], agentExtra: CODEX_MODEL, serverEnv: { STAMP_FAIL: "cannot open the stamp pad" } }, codexEnv(mock.url, sneaky()));
+    expect(r.finished.status, r.stdout + r.stderr).toBe("failed");
+    expect(String(r.finished.message)).toMatch(/MCP server "stamp"/);
+  });
 });

@@ -87,8 +87,8 @@ describe("codex", () => {
     const doc = parse(codexMcpOverrides([review, docs], ["mine", "review"], ["review/comment", "docs/*"]));
     expect(doc).toEqual({
       mcp_servers: {
-        review: { command: "node", args: ["tools/review.mjs", "--x"], cwd: "/w", env: { TOKEN: 's3cr"et' }, enabled: true, enabled_tools: ["comment"] },
-        docs: { url: "http://127.0.0.1:8808/mcp", http_headers: { Authorization: "Bearer t" }, enabled: true },
+        review: { command: "node", args: ["tools/review.mjs", "--x"], cwd: "/w", env: { TOKEN: 's3cr"et' }, enabled: true, required: true, default_tools_approval_mode: "approve", enabled_tools: ["comment"] },
+        docs: { url: "http://127.0.0.1:8808/mcp", http_headers: { Authorization: "Bearer t" }, enabled: true, required: true, default_tools_approval_mode: "approve" },
         mine: { enabled: false },
       },
     });
