@@ -9,9 +9,10 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { spawn } from "node:child_process";
 import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliAsync, ensureBuilt, git, tempDir, write } from "../cli/cli-helpers.ts";
+import { cliAsync, ensureBuilt, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
 import { agentBinDir } from "./agent-bins.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { finishedPhase, processesOf } from "./contract-helpers.ts";
@@ -35,6 +36,8 @@ interface McpSetup {
   /** The stamp server's extra env (STAMP_FAIL). */
   serverEnv?: Record<string, string>;
   agentExtra?: string;
+  /** A streamable HTTP server declared as `web`. */
+  httpUrl?: string;
   /** The pipeline's sandbox (default off; the stamp server then leaves no marker: it could not write one outside the workdir). */
   sandbox?: "auto";
 }
@@ -48,7 +51,7 @@ sandbox: ${s.sandbox ?? "off"}
 mcp:
   stamp: { command: [node, ${JSON.stringify(SERVER)}], env: ${env(markers.stamp)} }
   other: { command: [node, ${JSON.stringify(SERVER)}], env: ${env(markers.other)} }
-agents:
+${s.httpUrl ? `  web: { url: "${s.httpUrl}", headers: { Authorization: "Bearer {{ env.STAMP_TOKEN }}" } }\n` : ""}agents:
   a: { preset: ${s.preset}${s.agentExtra ?? ""} }
 ${s.allow ? `tools:\n  t: { read: ["**"], mcp: ${JSON.stringify(s.allow)} }\n` : ""}phases:
   work:
@@ -82,6 +85,15 @@ async function runMcp(s: McpSetup, env: Record<string, string>, files: Record<st
   const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, { STAMP_TOKEN: "tok-42", ...env }).done;
   const { finished, runId } = finishedPhase(dir);
   return { ...r, finished, dir, markers, leftovers: processesOf(runId) };
+}
+
+/** The stamp server over streamable HTTP on loopback, in its own process. */
+async function startHttpStamp(): Promise<{ url: string; marker: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "phaseloop-mcp-http-"));
+  const child = spawn("node", [resolve("test/fixtures/mcp/stamp-http-server.mjs"), join(dir, "port"), join(dir, "calls.log")], { stdio: "ignore" });
+  closers.push(async () => void child.kill());
+  for (let i = 0; i < 400 && !existsSync(join(dir, "port")); i++) await new Promise((r) => setTimeout(r, 25));
+  return { url: `http://127.0.0.1:${readFileSync(join(dir, "port"), "utf8").trim()}/mcp`, marker: join(dir, "calls.log") };
 }
 
 const read = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : "");
@@ -148,6 +160,17 @@ describe.skipIf(claudeBin === undefined)("claude with MCP servers", () => {
     expect(read(r.markers.other)).toBe("");
   }, 120_000);
 
+  it("reaches a streamable HTTP server from inside the OS sandbox (its host is let through)", async () => {
+    const web = await startHttpStamp();
+    const mock = await claudeMock([{ blocks: [{ tool: "mcp__web__stamp", input: { text: "remote" } }] }, { blocks: [{ text: "Stamped." }] }]);
+    const r = await runMcp({ preset: "claude", attach: ["web"], allow: ["web/stamp"], httpUrl: web.url, sandbox: "auto" }, claudeEnv(mock.url));
+    expect(r.finished.status, r.stdout + r.stderr).toBe("succeeded");
+    expect(read(web.marker)).toContain('called stamp {"text":"remote"} auth=Bearer tok-42');
+    expect(JSON.stringify(mock.requests[1]!.messages)).toContain("stamped over http: remote");
+    const started = readFileSync(join(runDir(r.dir), "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === "phase.started");
+    expect(started?.sandbox).toBe(true);
+  }, 120_000);
+
   it("a server that fails to start fails the phase", async () => {
     const mock = await claudeMock([{ blocks: [{ text: "Nothing to stamp with." }] }]);
     const r = await runMcp({ preset: "claude", attach: ["stamp"], allow: ["stamp/stamp"], serverEnv: { STAMP_FAIL: "cannot open the stamp pad" } }, claudeEnv(mock.url));
@@ -192,6 +215,15 @@ describe("the built-in openai agent with MCP servers", () => {
     expect(r.finished.status, r.stdout + r.stderr).toBe("succeeded");
     expect(JSON.stringify(s.requests()[1]!.body.messages)).toContain("stamped: fenced");
     expect(r.leftovers).toEqual([]);
+  }, 60_000);
+
+  it("connects to a streamable HTTP server with its templated headers", async () => {
+    const web = await startHttpStamp();
+    const s = await openai([{ tool_calls: [{ name: "mcp__web__stamp", arguments: { text: "remote" } }] }, { content: "Stamped." }]);
+    const r = await runMcp({ preset: "openai", attach: ["web"], allow: ["web/stamp"], agentExtra: extra(s.base), httpUrl: web.url }, {});
+    expect(r.finished.status, r.stdout + r.stderr).toBe("succeeded");
+    expect(read(web.marker)).toContain('called stamp {"text":"remote"} auth=Bearer tok-42');
+    expect(JSON.stringify(s.requests()[1]!.body.messages)).toContain("stamped over http: remote");
   }, 60_000);
 
   it("a server that fails to start fails the phase with its own message", async () => {
