@@ -1,0 +1,132 @@
+/**
+ * The end of a lane: a task its loop finished is committed (one commit naming
+ * the task) and merged into the target; on a conflict the lane is rebased onto
+ * the target and the phase that finished it runs again, once; a lane that
+ * still conflicts, or whose loop did not finish its task, keeps its work on
+ * its branch. Either way its worktree goes. Every step is safe to repeat after
+ * a crash: the checkpoint says `merging` until the merge is recorded.
+ */
+import { existsSync } from "node:fs";
+import type { LaneState, StopReason } from "../machine/types.ts";
+import type { EventInput } from "../run/event-log.ts";
+import type { RunResult } from "../run/run-pipeline.ts";
+import { commitAll, deleteBranch, git, mergeBranch, rebaseOnto, removeWorktree } from "./lane-git.ts";
+import type { LaneLoop } from "./lane-runner.ts";
+
+export interface LaneEnd {
+  /** What becomes of the task: done (merged), blocked (its branch kept), pending (stopped by a run-wide limit, or to be resumed). */
+  status: "done" | "blocked" | "pending";
+  reason: string | null;
+  attempts: number;
+}
+
+export interface FinishLane {
+  lane: LaneState;
+  result: RunResult & { setupError?: string };
+  loop: LaneLoop | undefined;
+  repo: string;
+  targetDir: string;
+  into: string;
+  title: string;
+  runId: string;
+  /** The run-wide limit that stopped every lane, if one did. */
+  stopped: StopReason | null;
+  emit(e: EventInput): void;
+  checkpoint(): void;
+  verifyAgain(phase: string): Promise<RunResult>;
+}
+
+/** A merge or rebase a crash left half done is undone: the step runs again from its start. */
+export function abortUnfinishedMerge(dir: string): void {
+  if (git(dir, "rev-parse", "--quiet", "--verify", "MERGE_HEAD").ok) git(dir, "merge", "--abort");
+  for (const d of ["rebase-merge", "rebase-apply"]) {
+    const path = git(dir, "rev-parse", "--path-format=absolute", "--git-path", d).out;
+    if (path && existsSync(path)) git(dir, "rebase", "--abort");
+  }
+}
+
+export async function finishLane(a: FinishLane): Promise<LaneEnd> {
+  const { lane } = a;
+  let result = a.result;
+  const attempts = () => result.snapshot.tasks?.find((t) => t.id === lane.task)?.attempts ?? 0;
+  if (result.setupError) return keep(a, "blocked", result.setupError, attempts());
+  for (;;) {
+    if (result.outcome === "interrupted") {
+      if (a.stopped) return keep(a, "stopped", a.stopped.message, attempts());
+      return { status: "pending", reason: null, attempts: attempts() };
+    }
+    const done = result.outcome === "complete" && result.snapshot.tasks?.find((t) => t.id === lane.task)?.status === "done";
+    if (!done) return keep(a, "blocked", laneReason(result, lane.task), attempts());
+    if (lane.worktree && existsSync(lane.worktree)) abortUnfinishedMerge(lane.worktree);
+    lane.status = "merging";
+    a.checkpoint();
+    if (lane.worktree && existsSync(lane.worktree)) {
+      const c = commitAll(lane.worktree, `${a.title}\n\nTask ${lane.task}, done and verified by phaseloop run ${a.runId}.`);
+      if (!c.ok) return keep(a, "blocked", c.message, attempts());
+    }
+    const m = mergeBranch(a.targetDir, lane.branch, `Merge task ${lane.task}: ${a.title}`);
+    if (m.kind === "merged") {
+      if (lane.worktree) removeWorktree(a.repo, lane.worktree);
+      deleteBranch(a.repo, lane.branch);
+      lane.worktree = null;
+      lane.status = "merged";
+      lane.phase = null;
+      a.emit({ type: "lane.merged", task: lane.task, branch: lane.branch, into: a.into, commit: m.commit, rebased: lane.rebased });
+      return { status: "done", reason: null, attempts: attempts() };
+    }
+    if (m.kind === "failed") return keep(a, "blocked", `cannot merge into ${a.into}: ${m.message}`, attempts());
+    lane.conflicts = m.files;
+    if (lane.rebased || !lane.worktree) {
+      a.emit({ type: "lane.conflict", task: lane.task, branch: lane.branch, into: a.into, files: m.files, action: "blocked" });
+      return keep(a, "blocked", conflictReason(a.into, m.files), attempts());
+    }
+    // rebased onto the target as it is now, the task is verified again before it is merged
+    const r = rebaseOnto(lane.worktree, a.into);
+    a.emit({ type: "lane.conflict", task: lane.task, branch: lane.branch, into: a.into, files: m.files, action: r.kind === "merged" ? "rebased" : "blocked" });
+    if (r.kind === "conflict") {
+      lane.conflicts = r.files;
+      return keep(a, "blocked", conflictReason(a.into, r.files), attempts());
+    }
+    if (r.kind === "failed") return keep(a, "blocked", `cannot rebase onto ${a.into}: ${r.message}`, attempts());
+    lane.rebased = true;
+    lane.status = "running";
+    a.checkpoint();
+    if (lane.verify) result = await a.verifyAgain(lane.verify);
+  }
+}
+
+function conflictReason(into: string, files: string[]): string {
+  return `conflicts with ${into} in ${files.slice(0, 10).join(", ")}${files.length > 10 ? ` (and ${files.length - 10} more)` : ""}`;
+}
+
+function laneReason(result: RunResult, id: string): string {
+  if (result.outcome === "awaiting") return "its loop asks a question, which a lane cannot wait for";
+  const task = result.snapshot.tasks?.find((t) => t.id === id);
+  if (task?.status === "blocked" && task.reason) return task.reason;
+  const o = result.snapshot.outcome;
+  return o ? `its loop ended ${o.outcome}: ${o.reason.message}` : `its loop ended ${result.outcome}`;
+}
+
+/**
+ * The lane ends without merging: what it changed is committed to its branch,
+ * which stays (status names it), and its worktree goes.
+ */
+function keep(a: FinishLane, status: "blocked" | "stopped", reason: string, attempts: number): LaneEnd {
+  const { lane } = a;
+  if (lane.worktree && existsSync(lane.worktree)) {
+    abortUnfinishedMerge(lane.worktree);
+    const c = commitAll(lane.worktree, `Work in progress on ${a.title}\n\nTask ${lane.task}, ${status} in phaseloop run ${a.runId}: ${reason}`);
+    if (!c.ok) {
+      // the worktree stays, so that nothing is lost
+      a.emit({ type: "note", level: "warning", message: `task ${lane.task}: its work could not be committed to ${lane.branch} (${c.message}); its worktree ${lane.worktree} is kept` });
+    } else {
+      removeWorktree(a.repo, lane.worktree);
+      lane.worktree = null;
+    }
+  }
+  lane.status = status;
+  lane.phase = null;
+  lane.reason = reason;
+  a.emit({ type: "lane.blocked", task: lane.task, branch: lane.branch, status, reason, conflicts: lane.conflicts });
+  return { status: status === "blocked" ? "blocked" : "pending", reason, attempts };
+}
