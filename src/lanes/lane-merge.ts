@@ -6,11 +6,11 @@
  * its branch. Either way its worktree goes. Every step is safe to repeat after
  * a crash: the checkpoint says `merging` until the merge is recorded.
  */
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import type { LaneState, StopReason } from "../machine/types.ts";
 import type { EventInput } from "../run/event-log.ts";
 import type { RunResult } from "../run/run-pipeline.ts";
-import { commitAll, deleteBranch, git, mergeBranch, rebaseOnto, removeWorktree } from "./lane-git.ts";
+import { branchExists, commitAll, deleteBranch, git, mergeBranch, rebaseOnto, removeWorktree, revParse } from "./lane-git.ts";
 import type { LaneLoop } from "./lane-runner.ts";
 
 export interface LaneEnd {
@@ -36,8 +36,14 @@ export interface FinishLane {
   verifyAgain(phase: string): Promise<RunResult>;
 }
 
-/** A merge or rebase a crash left half done is undone: the step runs again from its start. */
+/**
+ * A merge or rebase a crash left half done is undone: the step runs again from
+ * its start. The index lock of a git command killed with phaseloop goes too (the
+ * run's lock says no other phaseloop works here).
+ */
 export function abortUnfinishedMerge(dir: string): void {
+  const lock = git(dir, "rev-parse", "--path-format=absolute", "--git-path", "index.lock").out;
+  if (lock && existsSync(lock)) rmSync(lock, { force: true });
   if (git(dir, "rev-parse", "--quiet", "--verify", "MERGE_HEAD").ok) git(dir, "merge", "--abort");
   for (const d of ["rebase-merge", "rebase-apply"]) {
     const path = git(dir, "rev-parse", "--path-format=absolute", "--git-path", d).out;
@@ -64,7 +70,8 @@ export async function finishLane(a: FinishLane): Promise<LaneEnd> {
       const c = commitAll(lane.worktree, `${a.title}\n\nTask ${lane.task}, done and verified by phaseloop run ${a.runId}.`);
       if (!c.ok) return keep(a, "blocked", c.message, attempts());
     }
-    const m = mergeBranch(a.targetDir, lane.branch, `Merge task ${lane.task}: ${a.title}`);
+    // the branch goes only once merged: a crash after that left the lane `merging`
+    const m = branchExists(a.repo, lane.branch) ? mergeBranch(a.targetDir, lane.branch, `Merge task ${lane.task}: ${a.title}`) : ({ kind: "merged", commit: revParse(a.targetDir, "HEAD") ?? "" } as const);
     if (m.kind === "merged") {
       if (lane.worktree) removeWorktree(a.repo, lane.worktree);
       deleteBranch(a.repo, lane.branch);
