@@ -54,34 +54,44 @@ export function branchExists(cwd: string, branch: string): boolean {
  * already there and on the branch is kept.
  */
 export function addWorktree(repo: string, path: string, branch: string, base: string): Git {
-  if (existsSync(path) && git(path, "symbolic-ref", "--quiet", "--short", "HEAD").out === branch) return { ok: true, out: "", err: "" };
-  rmSync(path, { recursive: true, force: true });
-  git(repo, "worktree", "prune");
-  return branchExists(repo, branch) ? git(repo, "worktree", "add", "--quiet", path, branch) : git(repo, "worktree", "add", "--quiet", "-b", branch, path, base);
+  if (existsSync(path)) {
+    if (git(path, "symbolic-ref", "--quiet", "--short", "HEAD").out === branch) return { ok: true, out: "", err: "" };
+    rmSync(path, { recursive: true, force: true });
+    git(repo, "worktree", "prune");
+  }
+  const made = git(repo, "worktree", "add", "--quiet", "-b", branch, path, base);
+  // the branch is there already: a lane set up again after a crash
+  if (!made.ok && branchExists(repo, branch)) {
+    git(repo, "worktree", "prune");
+    return git(repo, "worktree", "add", "--quiet", path, branch);
+  }
+  return made;
 }
 
 /** Remove a worktree (its files and git's record of it); its branch stays. */
 export function removeWorktree(repo: string, path: string): void {
-  git(repo, "worktree", "remove", "--force", "--force", path);
+  const r = git(repo, "worktree", "remove", "--force", "--force", path);
+  if (r.ok && !existsSync(path)) return;
   rmSync(path, { recursive: true, force: true });
   git(repo, "worktree", "prune");
 }
 
-/** Commit everything the lane changed as one commit; the commit's id, or null when nothing changed. */
-export function commitAll(worktree: string, message: string): { ok: true; commit: string | null } | { ok: false; message: string } {
+/** Commit everything the lane changed as one commit; whether there was anything to commit. */
+export function commitAll(worktree: string, message: string): { ok: true; committed: boolean } | { ok: false; message: string } {
   const add = git(worktree, "add", "--all", "--", ".");
   if (!add.ok) return { ok: false, message: `git add failed: ${add.err}` };
-  if (git(worktree, "diff", "--cached", "--quiet").ok) return { ok: true, commit: null };
   const c = git(worktree, "commit", "--quiet", "--no-verify", "-m", message);
-  if (!c.ok) return { ok: false, message: `git commit failed: ${c.err || c.out}` };
-  return { ok: true, commit: revParse(worktree, "HEAD") };
+  if (c.ok) return { ok: true, committed: true };
+  // nothing staged: git says so and exits 1
+  if (git(worktree, "diff", "--cached", "--quiet").ok) return { ok: true, committed: false };
+  return { ok: false, message: `git commit failed: ${c.err || c.out}` };
 }
 
 export type MergeResult = { kind: "merged"; commit: string } | { kind: "conflict"; files: string[] } | { kind: "failed"; message: string };
 
 /** Merge `branch` into the branch checked out at `targetDir` (a merge commit, or nothing to do when it is already in). */
 export function mergeBranch(targetDir: string, branch: string, message: string): MergeResult {
-  if (git(targetDir, "merge-base", "--is-ancestor", branch, "HEAD").ok) return { kind: "merged", commit: revParse(targetDir, "HEAD") ?? "" };
+  // a branch merged already (before a crash) is "Already up to date": no new commit
   const m = git(targetDir, "merge", "--no-ff", "--no-verify", "--no-edit", "-m", message, branch);
   if (m.ok) return { kind: "merged", commit: revParse(targetDir, "HEAD") ?? "" };
   const files = unmerged(targetDir);

@@ -63,7 +63,8 @@ export async function finishLane(a: FinishLane): Promise<LaneEnd> {
     }
     const done = result.outcome === "complete" && result.snapshot.tasks?.find((t) => t.id === lane.task)?.status === "done";
     if (!done) return keep(a, "blocked", laneReason(result, lane.task), attempts());
-    if (lane.worktree && existsSync(lane.worktree)) abortUnfinishedMerge(lane.worktree);
+    // a merge a crash interrupted: what git left half done is undone first
+    if (lane.status === "merging" && lane.worktree && existsSync(lane.worktree)) abortUnfinishedMerge(lane.worktree);
     lane.status = "merging";
     a.checkpoint();
     if (lane.worktree && existsSync(lane.worktree)) {
@@ -121,7 +122,7 @@ function laneReason(result: RunResult, id: string): string {
 function keep(a: FinishLane, status: "blocked" | "stopped", reason: string, attempts: number): LaneEnd {
   const { lane } = a;
   if (lane.worktree && existsSync(lane.worktree)) {
-    abortUnfinishedMerge(lane.worktree);
+    if (lane.status === "merging") abortUnfinishedMerge(lane.worktree);
     const c = commitAll(lane.worktree, `Work in progress on ${a.title}\n\nTask ${lane.task}, ${status} in phaseloop run ${a.runId}: ${reason}`);
     if (!c.ok) {
       // the worktree stays, so that nothing is lost

@@ -24,6 +24,8 @@ import { LaneLoop, laneName } from "./lane-runner.ts";
 import { abortUnfinishedMerge, finishLane, type LaneEnd } from "./lane-merge.ts";
 import { blockDependents, queueState, readyTasks, sharedLimitReached } from "./schedule-lanes.ts";
 
+const CHECKPOINT_MS = 100;
+
 export interface LanesOptions {
   machine: Machine;
   store: RunStore;
@@ -55,6 +57,8 @@ class LaneRun {
   private readonly startedAt = Date.now();
   private readonly elapsedBefore: number;
   private checkpointDue = false;
+  private checkpointTimer: ReturnType<typeof setTimeout> | undefined;
+  private handedOver = false;
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(o: LanesOptions) {
@@ -94,6 +98,8 @@ class LaneRun {
       }
     } finally {
       if (this.timer) clearInterval(this.timer);
+      clearTimeout(this.checkpointTimer);
+      this.checkpointDue = false;
       for (const loop of this.loops.values()) loop.close();
     }
     this.s.elapsedMs = this.elapsed();
@@ -229,16 +235,23 @@ class LaneRun {
     this.log.emit(e, this.pending);
   }
 
+  /**
+   * The run's checkpoint after lanes' events: at most every CHECKPOINT_MS (each
+   * lane has checkpointed its own state already; this one says where the lanes
+   * are for `status`, and carries their events into the run's log).
+   */
   private scheduleCheckpoint(): void {
     if (this.checkpointDue) return;
     this.checkpointDue = true;
-    setImmediate(() => {
+    this.checkpointTimer = setTimeout(() => {
       this.checkpointDue = false;
       this.checkpoint();
-    });
+    }, CHECKPOINT_MS);
   }
 
   private checkpoint(): void {
+    // once the run's machine has taken over, the checkpoint is its
+    if (this.handedOver) return;
     this.s.elapsedMs = this.elapsed();
     this.s.lastAt = Date.now();
     this.log.checkpoint(this.s, this.pending.splice(0));
@@ -285,6 +298,7 @@ class LaneRun {
     s.status = "interrupted";
     this.checkpoint();
     this.log.flush();
+    this.handedOver = true;
     const runner = new Runner({ machine: this.o.machine, store: this.o.store, info: { ...this.o.info, workdir: this.lanes.targetDir }, reporter: this.o.reporter, env: this.o.env, signal: this.o.signal, sandbox: this.o.sandbox, recordedIterations: this.o.recordedIterations }, s, this.log.seq);
     const result = await runner.run({ type: "resumed", at: Date.now() });
     if (result.snapshot.status === "done") this.tidy();
