@@ -10,7 +10,7 @@ import { existsSync, rmSync } from "node:fs";
 import type { LaneState, StopReason } from "../machine/types.ts";
 import type { EventInput } from "../run/event-log.ts";
 import type { RunResult } from "../run/run-pipeline.ts";
-import { branchExists, commitAll, deleteBranch, git, mergeBranch, rebaseOnto, removeWorktree, revParse } from "./lane-git.ts";
+import { branchExists, commitAll, deleteBranch, git, gitLater, mergeBranch, rebaseOnto, removeWorktree, revParse, type MergeResult } from "./lane-git.ts";
 import type { LaneLoop } from "./lane-runner.ts";
 
 export interface LaneEnd {
@@ -18,6 +18,22 @@ export interface LaneEnd {
   status: "done" | "blocked" | "pending";
   reason: string | null;
   attempts: number;
+  /** The target's head after the merge. */
+  head?: string;
+}
+
+/**
+ * A merged lane's worktree and branch go once nothing else waits for git (the
+ * next lane starts first); the checkpoint says the worktree is gone only then,
+ * so a crash before leaves it to the next life of the run.
+ */
+export function tidyLane(a: Pick<FinishLane, "repo" | "checkpoint">, lane: LaneState): void {
+  gitLater(async (run) => {
+    if (lane.worktree) await removeWorktree(a.repo, lane.worktree, run);
+    if (lane.status === "merged") await deleteBranch(a.repo, lane.branch, run);
+    lane.worktree = null;
+    a.checkpoint();
+  });
 }
 
 export interface FinishLane {
@@ -41,13 +57,13 @@ export interface FinishLane {
  * its start. The index lock of a git command killed with phaseloop goes too (the
  * run's lock says no other phaseloop works here).
  */
-export function abortUnfinishedMerge(dir: string): void {
-  const lock = git(dir, "rev-parse", "--path-format=absolute", "--git-path", "index.lock").out;
+export async function abortUnfinishedMerge(dir: string): Promise<void> {
+  const lock = (await git(dir, "rev-parse", "--path-format=absolute", "--git-path", "index.lock")).out;
   if (lock && existsSync(lock)) rmSync(lock, { force: true });
-  if (git(dir, "rev-parse", "--quiet", "--verify", "MERGE_HEAD").ok) git(dir, "merge", "--abort");
+  if ((await git(dir, "rev-parse", "--quiet", "--verify", "MERGE_HEAD")).ok) await git(dir, "merge", "--abort");
   for (const d of ["rebase-merge", "rebase-apply"]) {
-    const path = git(dir, "rev-parse", "--path-format=absolute", "--git-path", d).out;
-    if (path && existsSync(path)) git(dir, "rebase", "--abort");
+    const path = (await git(dir, "rev-parse", "--path-format=absolute", "--git-path", d)).out;
+    if (path && existsSync(path)) await git(dir, "rebase", "--abort");
   }
 }
 
@@ -55,47 +71,47 @@ export async function finishLane(a: FinishLane): Promise<LaneEnd> {
   const { lane } = a;
   let result = a.result;
   const attempts = () => result.snapshot.tasks?.find((t) => t.id === lane.task)?.attempts ?? 0;
-  if (result.setupError) return keep(a, "blocked", result.setupError, attempts());
+  if (result.setupError) return await keep(a, "blocked", result.setupError, attempts());
   for (;;) {
     if (result.outcome === "interrupted") {
-      if (a.stopped) return keep(a, "stopped", a.stopped.message, attempts());
+      if (a.stopped) return await keep(a, "stopped", a.stopped.message, attempts());
       return { status: "pending", reason: null, attempts: attempts() };
     }
     const done = result.outcome === "complete" && result.snapshot.tasks?.find((t) => t.id === lane.task)?.status === "done";
-    if (!done) return keep(a, "blocked", laneReason(result, lane.task), attempts());
+    if (!done) return await keep(a, "blocked", laneReason(result, lane.task), attempts());
     // a merge a crash interrupted: what git left half done is undone first
-    if (lane.status === "merging" && lane.worktree && existsSync(lane.worktree)) abortUnfinishedMerge(lane.worktree);
+    const resumed = lane.status === "merging";
+    if (resumed && lane.worktree && existsSync(lane.worktree)) await abortUnfinishedMerge(lane.worktree);
     lane.status = "merging";
     a.checkpoint();
     if (lane.worktree && existsSync(lane.worktree)) {
-      const c = commitAll(lane.worktree, `${a.title}\n\nTask ${lane.task}, done and verified by phaseloop run ${a.runId}.`);
-      if (!c.ok) return keep(a, "blocked", c.message, attempts());
+      const c = await commitAll(lane.worktree, `${a.title}\n\nTask ${lane.task}, done and verified by phaseloop run ${a.runId}.`);
+      if (!c.ok) return await keep(a, "blocked", c.message, attempts());
     }
-    // the branch goes only once merged: a crash after that left the lane `merging`
-    const m = branchExists(a.repo, lane.branch) ? mergeBranch(a.targetDir, lane.branch, `Merge task ${lane.task}: ${a.title}`) : ({ kind: "merged", commit: revParse(a.targetDir, "HEAD") ?? "" } as const);
+    // the branch goes only once merged: a crash after that can leave a lane `merging` without one
+    const gone = resumed && !(await branchExists(a.repo, lane.branch));
+    const m: MergeResult = gone ? { kind: "merged", commit: (await revParse(a.targetDir, "HEAD")) ?? "" } : await mergeBranch(a.targetDir, lane.branch, `Merge task ${lane.task}: ${a.title}`);
     if (m.kind === "merged") {
-      if (lane.worktree) removeWorktree(a.repo, lane.worktree);
-      deleteBranch(a.repo, lane.branch);
-      lane.worktree = null;
       lane.status = "merged";
       lane.phase = null;
       a.emit({ type: "lane.merged", task: lane.task, branch: lane.branch, into: a.into, commit: m.commit, rebased: lane.rebased });
-      return { status: "done", reason: null, attempts: attempts() };
+      tidyLane(a, lane);
+      return { status: "done", reason: null, attempts: attempts(), head: m.commit };
     }
-    if (m.kind === "failed") return keep(a, "blocked", `cannot merge into ${a.into}: ${m.message}`, attempts());
+    if (m.kind === "failed") return await keep(a, "blocked", `cannot merge into ${a.into}: ${m.message}`, attempts());
     lane.conflicts = m.files;
     if (lane.rebased || !lane.worktree) {
       a.emit({ type: "lane.conflict", task: lane.task, branch: lane.branch, into: a.into, files: m.files, action: "blocked" });
-      return keep(a, "blocked", conflictReason(a.into, m.files), attempts());
+      return await keep(a, "blocked", conflictReason(a.into, m.files), attempts());
     }
     // rebased onto the target as it is now, the task is verified again before it is merged
-    const r = rebaseOnto(lane.worktree, a.into);
+    const r = await rebaseOnto(lane.worktree, a.into);
     a.emit({ type: "lane.conflict", task: lane.task, branch: lane.branch, into: a.into, files: m.files, action: r.kind === "merged" ? "rebased" : "blocked" });
     if (r.kind === "conflict") {
       lane.conflicts = r.files;
-      return keep(a, "blocked", conflictReason(a.into, r.files), attempts());
+      return await keep(a, "blocked", conflictReason(a.into, r.files), attempts());
     }
-    if (r.kind === "failed") return keep(a, "blocked", `cannot rebase onto ${a.into}: ${r.message}`, attempts());
+    if (r.kind === "failed") return await keep(a, "blocked", `cannot rebase onto ${a.into}: ${r.message}`, attempts());
     lane.rebased = true;
     lane.status = "running";
     a.checkpoint();
@@ -119,16 +135,16 @@ function laneReason(result: RunResult, id: string): string {
  * The lane ends without merging: what it changed is committed to its branch,
  * which stays (status names it), and its worktree goes.
  */
-function keep(a: FinishLane, status: "blocked" | "stopped", reason: string, attempts: number): LaneEnd {
+async function keep(a: FinishLane, status: "blocked" | "stopped", reason: string, attempts: number): Promise<LaneEnd> {
   const { lane } = a;
   if (lane.worktree && existsSync(lane.worktree)) {
-    if (lane.status === "merging") abortUnfinishedMerge(lane.worktree);
-    const c = commitAll(lane.worktree, `Work in progress on ${a.title}\n\nTask ${lane.task}, ${status} in phaseloop run ${a.runId}: ${reason}`);
+    if (lane.status === "merging") await abortUnfinishedMerge(lane.worktree);
+    const c = await commitAll(lane.worktree, `Work in progress on ${a.title}\n\nTask ${lane.task}, ${status} in phaseloop run ${a.runId}: ${reason}`);
     if (!c.ok) {
       // the worktree stays, so that nothing is lost
       a.emit({ type: "note", level: "warning", message: `task ${lane.task}: its work could not be committed to ${lane.branch} (${c.message}); its worktree ${lane.worktree} is kept` });
     } else {
-      removeWorktree(a.repo, lane.worktree);
+      await removeWorktree(a.repo, lane.worktree);
       lane.worktree = null;
     }
   }

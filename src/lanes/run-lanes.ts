@@ -19,9 +19,9 @@ import type { RunInfo } from "../run/run-info.ts";
 import { Runner, type RunResult } from "../run/run-pipeline.ts";
 import { writeSummary } from "../run/write-summary.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
-import { addWorktree, removeWorktree, revParse } from "./lane-git.ts";
+import { addWorktree, gitSettled, removeWorktree, revParse } from "./lane-git.ts";
 import { LaneLoop, laneName } from "./lane-runner.ts";
-import { abortUnfinishedMerge, finishLane, type LaneEnd } from "./lane-merge.ts";
+import { abortUnfinishedMerge, finishLane, tidyLane, type LaneEnd } from "./lane-merge.ts";
 import { blockDependents, queueState, readyTasks, sharedLimitReached } from "./schedule-lanes.ts";
 
 const CHECKPOINT_MS = 100;
@@ -59,6 +59,8 @@ class LaneRun {
   private checkpointDue = false;
   private checkpointTimer: ReturnType<typeof setTimeout> | undefined;
   private handedOver = false;
+  /** The target's head, as phaseloop's last merge left it (lanes start from it). */
+  private targetHead: string | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(o: LanesOptions) {
@@ -80,22 +82,24 @@ class LaneRun {
   async run(preface: Record<string, unknown>[]): Promise<RunResult> {
     for (const p of preface) this.emit(p as EventInput);
     this.checkpoint();
-    abortUnfinishedMerge(this.lanes.targetDir);
+    await abortUnfinishedMerge(this.lanes.targetDir);
     // a run-wide max_duration is checked while lanes run, not only when one ends
     if (this.s.limits.maxDurationMs !== null) this.timer = setInterval(() => this.checkLimits(), 1000);
     try {
-      // lanes a crash left: merging ones finish their merge, running ones go on
+      // lanes a crash left: merging ones finish their merge, running ones go on, merged ones are tidied (a blocked one keeps a worktree only when its work could not be committed)
       for (const lane of this.lanes.lanes) {
         if (lane.status === "merging") await this.settle(lane.task, await this.loopFor(lane.task).run());
         else if (lane.status === "running") this.startLoop(lane.task);
+        else if (lane.status === "merged") tidyLane({ repo: this.o.info.workdir, checkpoint: () => this.checkpoint() }, lane);
       }
       for (;;) {
-        if (!this.interrupted && !this.limit) this.schedule();
+        if (!this.interrupted && !this.limit) await this.schedule();
         if (this.running.size === 0) break;
         const { task, result } = await Promise.race(this.running.values());
         this.running.delete(task);
         await this.settle(task, result);
       }
+      await gitSettled();
     } finally {
       if (this.timer) clearInterval(this.timer);
       clearTimeout(this.checkpointTimer);
@@ -109,13 +113,14 @@ class LaneRun {
   }
 
   /** Start lanes for the tasks that are ready, as many as there are free lanes. */
-  private schedule(): void {
+  private async schedule(): Promise<void> {
     const { tasks, blocked } = blockDependents(this.s.tasks ?? []);
     this.s.tasks = tasks;
     for (const b of blocked) this.emit({ type: "task.updated", task: b.task, status: "blocked", attempts: tasks.find((t) => t.id === b.task)!.attempts, reason: b.reason });
     const view = { tasks, running: this.lanes.lanes.filter((l) => l.status === "running" || l.status === "merging").map((l) => l.task), parallel: this.lanes.parallel, order: this.o.machine.tasks!.order };
     for (const id of readyTasks(view)) {
-      const base = revParse(this.lanes.targetDir, "HEAD") ?? "HEAD";
+      this.targetHead ??= (await revParse(this.lanes.targetDir, "HEAD")) ?? "HEAD";
+      const base = this.targetHead;
       const name = laneName(id);
       const lane = { task: id, branch: `phaseloop/${this.s.runId}/${name}`, worktree: join(this.o.info.workdir, ".phaseloop", "lanes", this.s.runId, name), base, status: "running" as const, iteration: 0, phase: null, reason: null, conflicts: [], rebased: false, verify: null, tokens: 0, cost_usd: 0 };
       this.lanes.lanes = [...this.lanes.lanes.filter((l) => l.task !== id), lane];
@@ -125,15 +130,16 @@ class LaneRun {
     }
   }
 
+  /** A lane's loop, in its worktree (made first: the lane's git work runs beside the other lanes' loops). */
   private startLoop(task: string): void {
     const lane = this.lanes.lanes.find((l) => l.task === task)!;
-    const made = addWorktree(this.o.info.workdir, lane.worktree!, lane.branch, lane.base);
-    if (!made.ok) {
-      this.running.set(task, Promise.resolve({ task, result: { exitCode: 3, outcome: "blocked", snapshot: this.s, setupError: `cannot make its worktree: ${made.err}` } as RunResult }));
-      return;
-    }
-    const loop = this.loopFor(task);
-    this.running.set(task, loop.run().then((result) => ({ task, result })));
+    const run = async (): Promise<{ task: string; result: RunResult }> => {
+      const made = await addWorktree(this.o.info.workdir, lane.worktree!, lane.branch, lane.base);
+      if (!made.ok) return { task, result: { exitCode: 3, outcome: "blocked", snapshot: this.s, setupError: `cannot make its worktree: ${made.err}` } as RunResult };
+      if (this.interrupted) return { task, result: { exitCode: 130, outcome: "interrupted", snapshot: this.s } };
+      return { task, result: await this.loopFor(task).run() };
+    };
+    this.running.set(task, run());
   }
 
   private loopFor(task: string): LaneLoop {
@@ -175,6 +181,7 @@ class LaneRun {
       checkpoint: () => this.checkpoint(),
       verifyAgain: (phase) => this.loopFor(task).verifyAgain(phase),
     });
+    if (end.head) this.targetHead = end.head;
     const t = this.s.tasks!.find((x) => x.id === task)!;
     t.attempts = Math.max(t.attempts, end.attempts);
     if (end.status === "done") {
@@ -267,7 +274,7 @@ class LaneRun {
     return { exitCode: 130, outcome: "interrupted", snapshot: s };
   }
 
-  private stopAtLimit(reason: StopReason): RunResult {
+  private async stopAtLimit(reason: StopReason): Promise<RunResult> {
     const s = this.s;
     s.status = "done";
     s.awaiting = null;
@@ -276,7 +283,7 @@ class LaneRun {
     this.emit({ type: "run.finished", outcome: "stopped", reason, exit_code: exitCodeFor("stopped"), iterations: s.iteration, tokens: s.tokens, cost_usd: s.costUsd, elapsed_ms: s.elapsedMs });
     this.checkpoint();
     this.log.flush();
-    this.tidy();
+    await this.tidy();
     writeSummary(this.o.store, this.o.info, s);
     return { exitCode: exitCodeFor("stopped"), outcome: "stopped", snapshot: s };
   }
@@ -301,14 +308,14 @@ class LaneRun {
     this.handedOver = true;
     const runner = new Runner({ machine: this.o.machine, store: this.o.store, info: { ...this.o.info, workdir: this.lanes.targetDir }, reporter: this.o.reporter, env: this.o.env, signal: this.o.signal, sandbox: this.o.sandbox, recordedIterations: this.o.recordedIterations }, s, this.log.seq);
     const result = await runner.run({ type: "resumed", at: Date.now() });
-    if (result.snapshot.status === "done") this.tidy();
+    if (result.snapshot.status === "done") await this.tidy();
     return result;
   }
 
   /** The run is over: phaseloop's own checkout of an `--into` branch goes, and the run's empty lanes folder. */
-  private tidy(): void {
+  private async tidy(): Promise<void> {
     const workdir = this.o.info.workdir;
-    if (this.lanes.targetDir !== workdir) removeWorktree(workdir, this.lanes.targetDir);
+    if (this.lanes.targetDir !== workdir) await removeWorktree(workdir, this.lanes.targetDir);
     for (const dir of [join(workdir, ".phaseloop", "lanes", this.s.runId), join(workdir, ".phaseloop", "lanes")]) {
       try {
         rmdirSync(dir);

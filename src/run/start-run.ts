@@ -131,7 +131,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     });
     if (o.maxIterations !== undefined) snapshot.limits.maxIterations = o.maxIterations;
     if (lanesCheck?.ok) {
-      const target = openTarget(workdir, runId, parallel, lanesCheck.current, o.into);
+      const target = await openTarget(workdir, runId, parallel, lanesCheck.current, o.into);
       if (!target.ok) return { kind: "usage", message: target.message };
       snapshot.lanes = target.lanes;
       snapshot.tasks = (tasks ?? []).map(toTaskState);
