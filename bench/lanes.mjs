@@ -1,8 +1,8 @@
 // Parallel lanes: a queue of 8 independent tasks whose agent sleeps 2 s and writes its own
 // file, run with --parallel 4 and with --parallel 1 in the same run, each from the same commit
 // of a fresh git repository. Wall time of the lanes against the single loop, and phaseloop's
-// own CPU (its process, sampled from /proc until it exits; the agents' and git's are theirs)
-// per task in each.
+// own CPU (its process, sampled from /proc until it exits; the agents' and git's are theirs):
+// per lane against the single loop, and per task in each.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -99,7 +99,10 @@ export async function benchLanes({ work, quick, report, median, node, cli, env }
   const wall1 = median(one.map((r) => r.ms));
   const wall4 = median(four.map((r) => r.ms));
   report(`lanes: ${TASKS} tasks of 2 s, --parallel 4 against --parallel 1 (wall)`, wall4, wall1, 0.35);
-  const cpu1 = median(one.map((r) => r.cpuMs)) / TASKS;
-  const cpu4 = median(four.map((r) => r.cpuMs)) / TASKS;
-  report(`lanes: phaseloop's own CPU per task, --parallel 4 against --parallel 1`, cpu4, cpu1, 1.0);
+  // phaseloop's own CPU per lane (the --parallel 4 run's over its 4 lanes) against the single
+  // loop's (the --parallel 1 run's), and, without a bar, per task in each
+  const cpu1 = median(one.map((r) => r.cpuMs));
+  const cpu4 = median(four.map((r) => r.cpuMs));
+  report(`lanes: phaseloop's own CPU per lane (--parallel 4 run / 4) against the single loop (--parallel 1 run)`, cpu4 / 4, cpu1, 1.0);
+  report(`lanes: phaseloop's own CPU per task, --parallel 4 against --parallel 1`, cpu4 / TASKS, cpu1 / TASKS);
 }

@@ -77,9 +77,33 @@ export function git(cwd: string, ...args: string[]): Promise<Git> {
   return enqueue(() => exec(cwd, args));
 }
 
+const quote = (a: string): string => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
+
+/**
+ * git commands one after another while each succeeds, in one shell: one
+ * process for phaseloop to start instead of several (starting one costs the
+ * most here). `ok` when all succeeded; `out` is the last one's output.
+ */
+function chain(cwd: string, commands: string[][]): Promise<Git> {
+  const script = commands.map((args) => ["git", ...SAFE, ...args].map(quote).join(" ")).join(" && ");
+  return new Promise<Git>((resolveGit) => {
+    const child = spawn("sh", ["-c", script], { cwd, env: envOf(), stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.on("error", (e) => resolveGit({ ok: false, out: "", err: e.message }));
+    child.on("close", (code) => resolveGit({ ok: code === 0, out: out.trimEnd(), err: err.trim() }));
+  });
+}
+
+export function gitChain(cwd: string, ...commands: string[][]): Promise<Git> {
+  return enqueue(() => chain(cwd, commands));
+}
+
 /** Work that can wait until nothing else is queued (its git calls go through `run`, not the queue). */
-export function gitLater(job: (run: (cwd: string, ...args: string[]) => Promise<Git>) => Promise<unknown>): void {
-  later.push(() => job((cwd, ...args) => exec(cwd, args)));
+export function gitLater(job: (run: (cwd: string, ...args: string[]) => Promise<Git>, runChain: (cwd: string, ...commands: string[][]) => Promise<Git>) => Promise<unknown>): void {
+  later.push(() => job((cwd, ...args) => exec(cwd, args), (cwd, ...commands) => chain(cwd, commands)));
   if (pending === 0) startLater();
 }
 
@@ -141,9 +165,7 @@ export async function removeWorktree(repo: string, path: string, run = git): Pro
 
 /** Commit everything the lane changed as one commit; whether there was anything to commit. */
 export async function commitAll(worktree: string, message: string): Promise<{ ok: true; committed: boolean } | { ok: false; message: string }> {
-  const add = await git(worktree, "add", "--all", "--", ".");
-  if (!add.ok) return { ok: false, message: `git add failed: ${add.err}` };
-  const c = await git(worktree, "commit", "--quiet", "--no-verify", "-m", message);
+  const c = await gitChain(worktree, ["add", "--all", "--", "."], ["commit", "--quiet", "--no-verify", "-m", message]);
   if (c.ok) return { ok: true, committed: true };
   // nothing staged: git says so and exits 1
   if ((await git(worktree, "diff", "--cached", "--quiet")).ok) return { ok: true, committed: false };
@@ -155,8 +177,8 @@ export type MergeResult = { kind: "merged"; commit: string } | { kind: "conflict
 /** Merge `branch` into the branch checked out at `targetDir` (a merge commit, or nothing to do when it is already in). */
 export async function mergeBranch(targetDir: string, branch: string, message: string): Promise<MergeResult> {
   // a branch merged already (before a crash) is "Already up to date": no new commit
-  const m = await git(targetDir, "merge", "--no-ff", "--no-verify", "--no-edit", "-m", message, branch);
-  if (m.ok) return { kind: "merged", commit: (await revParse(targetDir, "HEAD")) ?? "" };
+  const m = await gitChain(targetDir, ["merge", "--quiet", "--no-ff", "--no-verify", "--no-edit", "-m", message, branch], ["rev-parse", "HEAD"]);
+  if (m.ok) return { kind: "merged", commit: m.out.split("\n").at(-1) ?? "" };
   const files = await unmerged(targetDir);
   await git(targetDir, "merge", "--abort");
   if (files.length > 0) return { kind: "conflict", files };

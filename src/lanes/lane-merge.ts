@@ -28,9 +28,17 @@ export interface LaneEnd {
  * so a crash before leaves it to the next life of the run.
  */
 export function tidyLane(a: Pick<FinishLane, "repo" | "checkpoint">, lane: LaneState): void {
-  gitLater(async (run) => {
-    if (lane.worktree) await removeWorktree(a.repo, lane.worktree, run);
-    if (lane.status === "merged") await deleteBranch(a.repo, lane.branch, run);
+  gitLater(async (run, runChain) => {
+    const worktree = lane.worktree;
+    if (lane.status !== "merged") {
+      if (worktree) await removeWorktree(a.repo, worktree, run);
+    } else {
+      const r = worktree ? await runChain(a.repo, ["worktree", "remove", "--force", "--force", worktree], ["branch", "--quiet", "-D", lane.branch]) : await run(a.repo, "branch", "--quiet", "-D", lane.branch);
+      if (!r.ok || (worktree && existsSync(worktree))) {
+        if (worktree) await removeWorktree(a.repo, worktree, run);
+        await deleteBranch(a.repo, lane.branch, run);
+      }
+    }
     lane.worktree = null;
     a.checkpoint();
   });
