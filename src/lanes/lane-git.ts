@@ -175,9 +175,20 @@ export async function commitAll(worktree: string, message: string): Promise<{ ok
 export type MergeResult = { kind: "merged"; commit: string } | { kind: "conflict"; files: string[] } | { kind: "failed"; message: string };
 
 /** Merge `branch` into the branch checked out at `targetDir` (a merge commit, or nothing to do when it is already in). */
-export async function mergeBranch(targetDir: string, branch: string, message: string): Promise<MergeResult> {
+/**
+ * Merge `branch` into the branch checked out at `targetDir`. `amend`, before the merge is
+ * committed, changes files of the merged result and names one to commit with it.
+ */
+export async function mergeBranch(targetDir: string, branch: string, message: string, amend?: () => string | undefined): Promise<MergeResult> {
   // a branch merged already (before a crash) is "Already up to date": no new commit
-  const m = await gitChain(targetDir, ["merge", "--quiet", "--no-ff", "--no-verify", "--no-edit", "-m", message, branch], ["rev-parse", "HEAD"]);
+  const m = amend ? await git(targetDir, "merge", "--quiet", "--no-ff", "--no-verify", "--no-commit", branch) : await gitChain(targetDir, ["merge", "--quiet", "--no-ff", "--no-verify", "--no-edit", "-m", message, branch], ["rev-parse", "HEAD"]);
+  if (m.ok && amend) {
+    const file = amend();
+    const c = await gitChain(targetDir, ["add", "--", ...(file ? [file] : [])], ["commit", "--quiet", "--no-verify", "--allow-empty", "-m", message], ["rev-parse", "HEAD"]);
+    if (c.ok) return { kind: "merged", commit: c.out.split("\n").at(-1) ?? "" };
+    await git(targetDir, "merge", "--abort");
+    return { kind: "failed", message: (c.err || c.out).split("\n").slice(0, 3).join(" ") };
+  }
   if (m.ok) return { kind: "merged", commit: m.out.split("\n").at(-1) ?? "" };
   const files = await unmerged(targetDir);
   await git(targetDir, "merge", "--abort");

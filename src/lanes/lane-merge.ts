@@ -57,6 +57,8 @@ export interface FinishLane {
   stopped: StopReason | null;
   emit(e: EventInput): void;
   checkpoint(): void;
+  /** With a JSON task source and write_back: write the task's new state into it in `dir`, and name the file. */
+  writeBack?: (dir: string, attempts: number) => string | undefined;
   verifyAgain(phase: string): Promise<RunResult>;
 }
 
@@ -98,7 +100,7 @@ export async function finishLane(a: FinishLane): Promise<LaneEnd> {
     }
     // the branch goes only once merged: a crash after that can leave a lane `merging` without one
     const gone = resumed && !(await branchExists(a.repo, lane.branch));
-    const m: MergeResult = gone ? { kind: "merged", commit: (await revParse(a.targetDir, "HEAD")) ?? "" } : await mergeBranch(a.targetDir, lane.branch, `Merge task ${lane.task}: ${a.title}`);
+    const m: MergeResult = gone ? { kind: "merged", commit: (await revParse(a.targetDir, "HEAD")) ?? "" } : await mergeBranch(a.targetDir, lane.branch, `Merge task ${lane.task}: ${a.title}`, a.writeBack && (() => a.writeBack!(a.targetDir, attempts())));
     if (m.kind === "merged") {
       lane.status = "merged";
       lane.phase = null;

@@ -18,6 +18,7 @@ import type { Reporter, RunEvent } from "../run/run-events.ts";
 import type { RunInfo } from "../run/run-info.ts";
 import { Runner, type RunResult } from "../run/run-pipeline.ts";
 import { writeSummary } from "../run/write-summary.ts";
+import { writeBackTask } from "../run/load-tasks.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
 import { addWorktree, gitSettled, removeWorktree, revParse } from "./lane-git.ts";
 import { LaneLoop, laneName } from "./lane-runner.ts";
@@ -167,6 +168,7 @@ class LaneRun {
   private async settle(task: string, result: RunResult & { setupError?: string }): Promise<void> {
     const lane = this.lanes.lanes.find((l) => l.task === task)!;
     if (result.outcome === "interrupted" && (this.interrupted || !this.limit)) return; // resumed later
+    const source = this.o.machine.tasks!.source;
     const end: LaneEnd = await finishLane({
       lane,
       result,
@@ -180,6 +182,17 @@ class LaneRun {
       emit: (e) => this.emit(e),
       checkpoint: () => this.checkpoint(),
       verifyAgain: (phase) => this.loopFor(task).verifyAgain(phase),
+      // the task file says a task is done in the commit that merges it (written on the merged
+      // result: lanes writing it each would conflict)
+      writeBack: source.kind === "json" && source.writeBack ? (dir, attempts) => {
+        try {
+          writeBackTask(this.o.machine.tasks!, dir, { task, status: "done", attempts, reason: null });
+          return source.file;
+        } catch (error) {
+          this.emit({ type: "note", level: "warning", message: `cannot write task ${task} back: ${(error as Error).message}` });
+          return undefined;
+        }
+      } : undefined,
     });
     if (end.head) this.targetHead = end.head;
     const t = this.s.tasks!.find((x) => x.id === task)!;

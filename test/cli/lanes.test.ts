@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { cli, ensureBuilt, events, runDir, tempDir, write } from "./cli-helpers.ts";
+import { cli, ensureBuilt, events, git, runDir, tempDir, write } from "./cli-helpers.ts";
 import { expectTidy, gitOut, laneRepo, LANES_PIPELINE } from "./lanes-helpers.ts";
 
 beforeAll(() => ensureBuilt(), 120_000);
@@ -91,6 +91,42 @@ describe("a task queue in parallel lanes", () => {
     const one = cli(["run", "p.yaml", "--parallel", "1", "--reporter", "plain"], dir);
     expect(one.code).toBe(0);
     expect(one.stdout).not.toMatch(/in its lane|\[a\]/);
+  }, 120_000);
+
+  it("writes a JSON task source back in the commit that merges each task, without conflicts between lanes", () => {
+    const dir = tempDir("phaseloop-lanes-");
+    const stories = ["s1", "s2", "s3"].map((id) => ({ id, title: `Story ${id}`, description: id, passes: false }));
+    write(dir, {
+      "prd.json": JSON.stringify({ userStories: stories }, null, 2) + "\n",
+      "p.yaml": `phaseloop: 1
+name: prd
+agents:
+  w: { command: [sh, -c, 'cat > /dev/null; echo "$T" > "out-$T.txt"'] }
+tools:
+  build: { read: ["**"], write: ["**"] }
+tasks:
+  source: { file: prd.json, pointer: /userStories, fields: { done: passes }, write_back: true }
+  parallel: 3
+phases:
+  execute: { agent: w, tools: build, prompt: "x", env: { T: "{{ task.id }}" } }
+  verify:
+    run: "test -f out-{{ task.id }}.txt"
+    next:
+      - if: exit_code == 0
+        task: done
+        goto: execute
+      - goto: execute
+stop: { max_iterations: 9 }
+`,
+    });
+    git(dir, "init", "-q", "-b", "main");
+    git(dir, "add", "-A");
+    git(dir, "commit", "-qm", "start");
+    const r = cli(["run", "p.yaml", "--reporter", "plain"], dir);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const prd = JSON.parse(readFileSync(join(dir, "prd.json"), "utf8")) as { userStories: { passes: boolean }[] };
+    expect(prd.userStories.map((s) => s.passes)).toEqual([true, true, true]);
+    expectTidy(dir);
   }, 120_000);
 
   it("merges into another branch with --into, leaving the workdir's branch as it was", () => {
