@@ -90,6 +90,7 @@ export const DIAGNOSTIC_CODES = [
   "DEAD_RULE",
   "TASK_CYCLE",
   "TASK_SOURCE",
+  "LANES_NEED_GIT",
   "EMPTY_COMMAND",
   // running
   "AGENT_NOT_FOUND",
