@@ -21,6 +21,11 @@ export function checkMcp(ctx: RuleContext): Diagnostic[] {
     phase.mcp.forEach((server, i) => {
       if (typeof server === "string") unknown(server, `/phases/${esc(name)}/mcp/${i}`, "unknown MCP server");
     });
+    // aider has no MCP client: the servers would silently not be there
+    const agent = typeof phase.agent === "string" ? doc.agents?.[phase.agent] : undefined;
+    if (phase.mcp.length > 0 && agent?.preset === "aider" && agent.command === undefined) {
+      out.push(diag(ctx, "MCP_UNSUPPORTED", `/phases/${esc(name)}/mcp`, `agent "${phase.agent}" (preset aider) cannot take MCP servers: aider has no MCP client`, { hint: "attach them to a phase of a claude, codex, gemini or openai agent, or of a command agent (PHASELOOP_MCP_CONFIG)" }));
+    }
   }
   for (const [name, set] of Object.entries(doc.tools ?? {})) {
     if (!Array.isArray(set?.mcp)) continue;

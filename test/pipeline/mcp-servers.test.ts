@@ -101,3 +101,15 @@ describe("preflight of mcp servers", () => {
     expect(ok.diagnostics).toEqual([]);
   });
 });
+
+describe("the OS sandbox of a phase with an HTTP MCP server", () => {
+  it("lets the server's host and port through, and no more", async () => {
+    const { phaseProfile } = await import("../../src/run/phase-fence.ts");
+    const l = validatePipelineText(PIPELINE, "p.yaml");
+    const { machine } = compilePipeline(l.doc!, { promptFiles: {}, file: "p.yaml" });
+    const profile = phaseProfile(machine!, machine!.phases[0]!, ["**"], { HOME: "/home/u" }, "/w", "/tmp/t");
+    expect(profile.allowedHosts).toContain("127.0.0.1:8808");
+    const without = { ...machine!, phases: [{ ...machine!.phases[0]!, mcp: ["review"] }] };
+    expect(phaseProfile(without, without.phases[0]!, ["**"], { HOME: "/home/u" }, "/w", "/tmp/t").allowedHosts).not.toContain("127.0.0.1:8808");
+  });
+});
