@@ -159,6 +159,16 @@ describe("the end of a run with lanes", () => {
     expect(readFileSync(join(dir, "gate-ran-in.txt"), "utf8").trim()).toBe(gitOut(dir, "rev-parse", "--show-toplevel"));
   }, 120_000);
 
+  it("works only the task tasks.only names", () => {
+    const dir = laneRepo({ a: {}, b: {}, c: {} }, 2);
+    write(dir, { "p.yaml": readFileSync(join(dir, "p.yaml"), "utf8").replace("  parallel: 2\n", '  parallel: 2\n  only: "{{ params.story }}"\n').replace("agents:", "params:\n  story: { type: string }\nagents:") });
+    git(dir, "commit", "-qam", "only");
+    const r = cli(["run", "p.yaml", "--param", "story=b", "--reporter", "plain"], dir);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(events(dir).filter((e) => e.type === "lane.merged").map((e) => e.task)).toEqual(["b"]);
+    expect(existsSync(join(dir, "out-a.txt"))).toBe(false);
+  }, 120_000);
+
   it("stops every lane when the lanes together reach max_duration, keeping each one's work on its branch", () => {
     const dir = laneRepo({ a: {}, b: {}, c: {} }, 3, "30");
     write(dir, { "p.yaml": readFileSync(join(dir, "p.yaml"), "utf8").replace("stop:\n  max_iterations: 20", "stop:\n  max_iterations: 20\n  max_duration: 3s") });
