@@ -1,8 +1,9 @@
 /**
  * `git status` without git, when nothing moved. After git answered what differs between an
  * index and the work tree, the files it considered (tracked and untracked, not ignored) and
- * the directories holding them are stat'ed; if a later look for the same index finds every one
- * as it was, the answer is the same and no process is started. A review or verify phase that
+ * every folder of the tree are stat'ed (a new entry anywhere changes its folder's time); if a
+ * later look for the same index finds every one as it was, the answer is the same and no
+ * process is started. A review or verify phase that
  * changed nothing is measured in-process.
  *
  * Files written within the file system's timestamp granularity of the look (a jiffy for
@@ -12,11 +13,13 @@
  * stat'ing them in JavaScript costs more than git.
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 
 /** Beyond this many files, git is faster than stat'ing them here. */
 export const WATCH_LIMIT = 2000;
+/** Beyond this many folders (an ignored node_modules, say), the same. */
+const DIR_LIMIT = 1000;
 
 /** Files modified this close to the look (ms) are hashed as well: their stat may not show the next write. */
 const RACY_MS = 50;
@@ -88,14 +91,16 @@ export function watchedAnswer(workdir: string, index: string): string[] | undefi
 export function watchAnswer(workdir: string, index: string, answer: readonly string[], files: readonly string[], extra: readonly string[] = []): void {
   watched.delete(index);
   if (files.length > WATCH_LIMIT) return;
+  // every folder, not only those holding the files: an empty one, or one of ignored files
+  // only, can be given a file git would list
+  const dirs = foldersOf(workdir);
+  if (dirs === undefined) return;
   const now = Date.now();
   const stats = new Map<string, string>();
-  const dirs = new Set<string>([workdir]);
   for (const rel of [...files, ...answer]) {
     const path = join(workdir, rel);
     const stat = statText(path);
     stats.set(path, isRacy(stat, now) ? `${stat}#${contentHash(path)}` : stat);
-    for (let dir = dirname(path); dir.length > workdir.length && !dirs.has(dir); dir = dirname(dir)) dirs.add(dir);
   }
   for (const dir of dirs) {
     const stat = statText(dir);
@@ -106,4 +111,23 @@ export function watchAnswer(workdir: string, index: string, answer: readonly str
   for (const path of extra) stats.set(path, statText(path));
   watched.set(index, { workdir, indexStat: statText(index), answer: [...answer], stats });
   while (watched.size > KEEP) watched.delete(watched.keys().next().value!);
+}
+
+/** The workdir and every folder under it (`.git` and phaseloop's own left out); undefined past DIR_LIMIT. */
+function foldersOf(workdir: string): string[] | undefined {
+  const found = [workdir];
+  for (let i = 0; i < found.length; i++) {
+    let entries;
+    try {
+      entries = readdirSync(found[i]!, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory() || entry.name === ".git" || (i === 0 && entry.name === ".phaseloop")) continue;
+      found.push(join(found[i]!, entry.name));
+      if (found.length > DIR_LIMIT) return undefined;
+    }
+  }
+  return found;
 }
