@@ -62,6 +62,8 @@ export const claudeAgent: AgentAdapter = {
   buildInvocation(input) {
     const argv = ["claude", "-p", "--output-format", "stream-json", "--verbose", "--setting-sources=", "--strict-mcp-config"];
     if (input.agent.model) argv.push(`--model=${input.agent.model}`);
+    // a session continued: claude finds it by id in its own store (flags are not remembered: all given again)
+    if (input.session) argv.push(`--resume=${input.session}`);
     const p = claudePermissions(input.tools, input.workdir);
     argv.push("--permission-mode", p.mode);
     if (p.tools) argv.push(`--tools=${p.tools.join(",")}`);

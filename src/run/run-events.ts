@@ -62,6 +62,10 @@ export type RunEvent = Base &
         command: string[] | string;
         /** Whether the phase runs in the OS sandbox. */
         sandbox?: boolean;
+        /** Agent phases: the model (null: the agent's own default), the tier it came from, the session continued (null: fresh). */
+        model?: string | null;
+        model_tier?: string;
+        continued_session?: string | null;
       }
     | {
         type: "phase.output";

@@ -21,6 +21,10 @@ export interface RunInfo {
   files?: RunFile[];
   /** The OS sandbox: asked, offered, and what each phase got. */
   sandbox?: RunSandbox;
+  /** The model each agent phase runs with (phases whose agent names none are absent). */
+  models?: Record<string, string>;
+  /** The run's artifacts folder, relative to the workdir. */
+  artifacts?: string;
 }
 
 /** One file a run's pipeline was read from. */

@@ -24,6 +24,7 @@ import { runPreflight, type PreflightResult } from "./preflight.ts";
 import { createPreflightHost } from "../runtime/preflight-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
+import { runModels } from "./agent-choices.ts";
 import { Runner, type RunResult } from "./run-pipeline.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
@@ -126,6 +127,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       max_iterations: snapshot.limits.maxIterations,
       files: runFiles(loaded),
       sandbox: sandbox.record,
+      ...runModels(machine, runId),
     };
     // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
     const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
