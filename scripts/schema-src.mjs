@@ -260,6 +260,7 @@ const schema = {
       order: d("priority (then source order), or source order alone. Default priority.", { enum: ["priority", "file"], default: "priority" }),
       only: ref("template", "Work on this task only, e.g. \"{{ params.story }}\"; empty means all."),
       final_gate: d("A phase run once all tasks are done; if it fails, the last task is reopened.", { type: "string", pattern: NAME }),
+      parallel: d("Tasks worked on at once, each in its own git worktree and branch, merged into the workdir's branch when done. Default 1 (one task at a time, in the workdir). --parallel overrides it.", { type: "integer", minimum: 1, default: 1 }),
     }, { required: ["source"] }),
     hook: {
       description: "A hook command: a string (sh -c), an argv list, or an object with a timeout and a failure policy.",

@@ -27,6 +27,7 @@ const HELP = `phaseloop ${VERSION}: agentic coding loops from versioned YAML pip
 
 Usage:
   phaseloop run PIPELINE [--param k=v]... [--workdir DIR] [--max-iterations N]
+                [--parallel N] [--into BRANCH]
                 [--reporter auto|tty|plain|json] [--sandbox auto|required|off] [--dry-run]
   phaseloop resume [RUN_ID] [--force] [--answer TEXT | --answer-file F] [--workdir DIR]
                 [--reporter auto|tty|plain|json] [--sandbox auto|required|off]

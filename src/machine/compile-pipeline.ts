@@ -94,6 +94,7 @@ export function compilePipeline(doc: PipelineDoc, options: { promptFiles?: Recor
         order: doc.tasks.order ?? "priority",
         only: doc.tasks.only !== undefined ? template(doc.tasks.only, "tasks.only") : undefined,
         finalGate: doc.tasks.final_gate,
+        ...(doc.tasks.parallel !== undefined ? { parallel: doc.tasks.parallel } : {}),
       };
     }
     const env: Record<string, Template> = {};

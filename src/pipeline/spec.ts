@@ -275,6 +275,8 @@ export interface TasksSpec {
   only?: string;
   /** A phase run once all tasks are done; if it fails, the last task is reopened. */
   final_gate?: string;
+  /** Tasks worked on at once, each in its own git worktree (lanes). Default 1. */
+  parallel?: number;
 }
 
 export interface HookSpec {

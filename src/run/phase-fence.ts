@@ -165,9 +165,8 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
   // a temp dir of the phase's own, in a directory of this run's own (mode 0700): nobody else
   // can put anything there
   runTemp ??= mkdtempSync(join(tmpdir(), "phaseloop-run-"));
-  const tempDir = join(runTemp, phase.name);
-  rmSync(tempDir, { recursive: true, force: true });
-  mkdirSync(tempDir, { mode: 0o700 });
+  // phases of the same name run at once in parallel lanes: each has a dir of its own
+  const tempDir = mkdtempSync(join(runTemp, `${phase.name}-`));
   const profile = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command, ensureArtifacts(ctx.info.workdir, ctx.info.run_id));
   prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine, command), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "") }));
   // the library loads only when a phase is sandboxed: runs without one start as fast as before

@@ -5,20 +5,19 @@
  * it is phaseloop's state, so change measurement and the write scope never see
  * it, and it never lands in the user's tree.
  */
-import { lstatSync, mkdirSync, readdirSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { ToolSetSpec } from "../pipeline/spec.ts";
+import { makePhaseloopDir } from "../runtime/run-store.ts";
 
 /** The folder, relative to the workdir. */
 export function artifactsRel(runId: string): string {
   return `.phaseloop/runs/${runId}/artifacts`;
 }
 
-/** The folder, absolute (created if need be). */
+/** The folder, absolute (created if need be, in a `.phaseloop` that keeps itself out of git). */
 export function ensureArtifacts(workdir: string, runId: string): string {
-  const dir = join(workdir, artifactsRel(runId));
-  mkdirSync(dir, { recursive: true });
-  return dir;
+  return makePhaseloopDir(workdir, "runs", runId, "artifacts");
 }
 
 /** A tool set that may also write (and read) the run's artifacts folder. */
