@@ -48,7 +48,8 @@ const later: (() => Promise<unknown>)[] = [];
 
 function exec(cwd: string, args: string[]): Promise<Git> {
   return new Promise<Git>((resolveGit) => {
-    const child = spawn("git", [...SAFE, ...args], { cwd, env: envOf(), stdio: ["ignore", "pipe", "pipe"] });
+    // a group of its own: Ctrl-C at the terminal stops the lanes, not a merge half done
+    const child = spawn("git", [...SAFE, ...args], { cwd, env: envOf(), stdio: ["ignore", "pipe", "pipe"], detached: true });
     let out = "";
     let err = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -87,7 +88,7 @@ const quote = (a: string): string => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.rep
 function chain(cwd: string, commands: string[][]): Promise<Git> {
   const script = commands.map((args) => ["git", ...SAFE, ...args].map(quote).join(" ")).join(" && ");
   return new Promise<Git>((resolveGit) => {
-    const child = spawn("sh", ["-c", script], { cwd, env: envOf(), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("sh", ["-c", script], { cwd, env: envOf(), stdio: ["ignore", "pipe", "pipe"], detached: true });
     let out = "";
     let err = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));

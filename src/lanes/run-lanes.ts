@@ -23,7 +23,7 @@ import { exitCodeFor } from "../machine/stop-logic.ts";
 import { addWorktree, gitSettled, removeWorktree, revParse } from "./lane-git.ts";
 import { LaneLoop, laneName } from "./lane-runner.ts";
 import { abortUnfinishedMerge, finishLane, tidyLane, type LaneEnd } from "./lane-merge.ts";
-import { blockDependents, queueState, readyTasks, sharedLimitReached } from "./schedule-lanes.ts";
+import { blockDependents, onlyTaskOf, queueState, readyTasks, sharedLimitReached } from "./schedule-lanes.ts";
 
 const CHECKPOINT_MS = 100;
 
@@ -118,7 +118,7 @@ class LaneRun {
     const { tasks, blocked } = blockDependents(this.s.tasks ?? []);
     this.s.tasks = tasks;
     for (const b of blocked) this.emit({ type: "task.updated", task: b.task, status: "blocked", attempts: tasks.find((t) => t.id === b.task)!.attempts, reason: b.reason });
-    const view = { tasks, running: this.lanes.lanes.filter((l) => l.status === "running" || l.status === "merging").map((l) => l.task), parallel: this.lanes.parallel, order: this.o.machine.tasks!.order };
+    const view = { tasks, running: this.lanes.lanes.filter((l) => l.status === "running" || l.status === "merging").map((l) => l.task), parallel: this.lanes.parallel, order: this.o.machine.tasks!.order, only: onlyTaskOf(this.o.machine, this.s) };
     for (const id of readyTasks(view)) {
       this.targetHead ??= (await revParse(this.lanes.targetDir, "HEAD")) ?? "HEAD";
       const base = this.targetHead;
@@ -308,7 +308,7 @@ class LaneRun {
    */
   private async finish(): Promise<RunResult> {
     const s = this.s;
-    const q = queueState({ tasks: s.tasks ?? [], running: [], parallel: this.lanes.parallel, order: this.o.machine.tasks!.order });
+    const q = queueState({ tasks: s.tasks ?? [], running: [], parallel: this.lanes.parallel, order: this.o.machine.tasks!.order, only: onlyTaskOf(this.o.machine, s) });
     if (q.kind === "working") throw new Error("INTERNAL: the lanes ended with tasks still to start");
     if (!s.iterationOpen && s.awaiting === null) {
       s.iteration = Math.max(s.iteration, this.lanes.lanes.reduce((n, l) => n + l.iteration, 0));

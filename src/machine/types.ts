@@ -10,7 +10,7 @@
  */
 import type { Expr, Template } from "../expr/index.ts";
 import type { HistoryEntry, LastFailure, PhaseContext, TaskContext } from "../pipeline/context.ts";
-import type { AgentSpec, ErrorClass, HookName, JsonValue, Outcome, OutputSpec, ParamSpec, SandboxMode, ToolSetSpec, TransientSpec } from "../pipeline/spec.ts";
+import type { AgentSpec, ErrorClass, HookName, JsonValue, McpServerSpec, Outcome, OutputSpec, ParamSpec, SandboxMode, ToolSetSpec, TransientSpec } from "../pipeline/spec.ts";
 
 // ── the machine ──────────────────────────────────────────────────────────────
 
@@ -46,6 +46,8 @@ export interface CompiledPhase {
   kind: PhaseKind;
   agent?: string;
   tools?: string;
+  /** The MCP servers (names under the pipeline's `mcp`) attached to this phase's agent. */
+  mcp?: string[];
   /** The prompt template (inline text or the prompt file's content). */
   prompt?: Template;
   /** Where the prompt came from: a file path, or "inline". */
@@ -130,6 +132,8 @@ export interface Machine {
   params: Record<string, ParamSpec>;
   agents: Record<string, AgentSpec>;
   tools: Record<string, ToolSetSpec>;
+  /** The MCP servers phases may attach, by name. */
+  mcp?: Record<string, McpServerSpec>;
   /** The pipeline's `sandbox` setting, when it has one. */
   sandbox?: SandboxMode;
   env: Record<string, Template>;

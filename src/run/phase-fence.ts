@@ -11,6 +11,7 @@ import type { CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
 import { agentState, compileSandbox, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
@@ -146,7 +147,10 @@ export function phaseProfile(machine: Machine, phase: CompiledPhase, write: read
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
   const baseUrls = [agentSpec?.base_url, ...BASE_URL_VARS[agent].map((name) => env[name]), ...(agent === "codex" ? codexProviderUrls(env) : [])].filter((u): u is string => typeof u === "string" && u !== "");
   const stateDirs = STATE_VARS.map((name) => env[name]).filter((d): d is string => typeof d === "string" && d.startsWith("/"));
-  return compileSandbox({ workdir, home: env.HOME || homedir(), tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network: toolSet?.network, stateDirs, ...(artifacts !== undefined ? { artifacts } : {}) });
+  // the phase's HTTP MCP servers are hosts it reaches
+  const mcp = mcpHosts(phaseMcpServers(phase.mcp, machine.mcp, workdir, (t) => t));
+  const network = mcp.length ? [...(toolSet?.network ?? []), ...mcp] : toolSet?.network;
+  return compileSandbox({ workdir, home: env.HOME || homedir(), tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network, stateDirs, ...(artifacts !== undefined ? { artifacts } : {}) });
 }
 
 /**

@@ -11,6 +11,7 @@ import { getAdapter } from "../agents/get-adapter.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
 import { parseTemplate, renderTemplate } from "../expr/index.ts";
 import type { CompiledPhase, Effect } from "../machine/types.ts";
+import { phaseMcpServers, type McpServer } from "../mcp/mcp-server.ts";
 import type { AgentSpec, ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts, withArtifacts } from "./run-artifacts.ts";
@@ -25,6 +26,8 @@ export interface BuiltinAgent {
   session?: string;
   /** The JSON Schema the answer must follow. */
   outputSchema?: Record<string, unknown>;
+  /** The MCP servers the phase attaches; the agent is their client. */
+  mcp: McpServer[];
 }
 
 export interface PhaseInvocation {
@@ -73,9 +76,10 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
     const structured = Object.values(phase.output).filter((o) => o.json === true && o.schema);
     const outputSchema = structured.length === 1 ? (structured[0]!.schema as Record<string, unknown>) : undefined;
     env.PHASELOOP_SESSION = e.session ?? "";
+    const mcp = phaseMcpServers(phase.mcp, machine.mcp, info.workdir, render);
     if (agent.preset === "openai") {
       // the built-in agent runs in this process; the phase.started event names its server
-      builtin = { agent, tools, ...(e.session !== undefined ? { session: e.session } : {}), ...(outputSchema ? { outputSchema } : {}) };
+      builtin = { agent, tools, mcp, ...(e.session !== undefined ? { session: e.session } : {}), ...(outputSchema ? { outputSchema } : {}) };
       command = `openai-compatible ${openAiBaseUrl(agent)}/chat/completions${agent.model ? ` model ${agent.model}` : ""}`;
     } else {
       let adapter;
@@ -88,7 +92,7 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       try {
         const outputSchemaFile = outputSchema ? join(dir, "output-schema.json") : undefined;
         if (outputSchemaFile) writeFileSync(outputSchemaFile, JSON.stringify(outputSchema, null, 2) + "\n");
-        inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, outputSchemaFile, session: e.session, workdir: info.workdir, render });
+        inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, outputSchemaFile, session: e.session, workdir: info.workdir, render, mcp });
       } catch (error) {
         // a preset that cannot write its private configuration
         return { ok: false, error: "spawn_error", message: `cannot start agent "${phase.agent}": ${(error as Error).message}` };

@@ -140,3 +140,44 @@ stop: { max_iterations: 9 }
     expectTidy(dir);
   }, 120_000);
 });
+
+describe("the end of a run with lanes", () => {
+  it("runs the final gate once, on the merged result in the workdir", () => {
+    const dir = laneRepo({ a: {}, b: {} }, 2);
+    const yaml = readFileSync(join(dir, "p.yaml"), "utf8")
+      .replace('  parallel: 2\n', '  parallel: 2\n  final_gate: gate\n')
+      .replace("stop:\n", '  gate:\n    run: "test -f out-a.txt && test -f out-b.txt && pwd > gate-ran-in.txt"\n    next:\n      - if: exit_code == 0\n        stop: complete\n      - stop: failed\nstop:\n');
+    write(dir, { "p.yaml": yaml });
+    git(dir, "commit", "-qam", "gate");
+    const r = cli(["run", "p.yaml", "--reporter", "plain"], dir);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const ev = events(dir);
+    const gate = ev.filter((e) => e.type === "phase.finished" && e.phase === "gate");
+    expect(gate).toHaveLength(1);
+    expect(gate[0]!.task).toBeUndefined();
+    expect(ev.findIndex((e) => e.type === "phase.started" && e.phase === "gate")).toBeGreaterThan(ev.findLastIndex((e) => e.type === "lane.merged"));
+    expect(readFileSync(join(dir, "gate-ran-in.txt"), "utf8").trim()).toBe(gitOut(dir, "rev-parse", "--show-toplevel"));
+  }, 120_000);
+
+  it("works only the task tasks.only names", () => {
+    const dir = laneRepo({ a: {}, b: {}, c: {} }, 2);
+    write(dir, { "p.yaml": readFileSync(join(dir, "p.yaml"), "utf8").replace("  parallel: 2\n", '  parallel: 2\n  only: "{{ params.story }}"\n').replace("agents:", "params:\n  story: { type: string }\nagents:") });
+    git(dir, "commit", "-qam", "only");
+    const r = cli(["run", "p.yaml", "--param", "story=b", "--reporter", "plain"], dir);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(events(dir).filter((e) => e.type === "lane.merged").map((e) => e.task)).toEqual(["b"]);
+    expect(existsSync(join(dir, "out-a.txt"))).toBe(false);
+  }, 120_000);
+
+  it("stops every lane when the lanes together reach max_duration, keeping each one's work on its branch", () => {
+    const dir = laneRepo({ a: {}, b: {}, c: {} }, 3, "30");
+    write(dir, { "p.yaml": readFileSync(join(dir, "p.yaml"), "utf8").replace("stop:\n  max_iterations: 20", "stop:\n  max_iterations: 20\n  max_duration: 3s") });
+    git(dir, "commit", "-qam", "limit");
+    const r = cli(["run", "p.yaml", "--reporter", "plain"], dir);
+    expect(r.code, r.stdout + r.stderr).toBe(3);
+    const ev = events(dir);
+    expect(ev.at(-1)).toMatchObject({ type: "run.finished", outcome: "stopped", reason: { code: "max_duration" } });
+    expect(ev.filter((e) => e.type === "lane.blocked").map((e) => [e.task, e.status]).sort()).toEqual([["a", "stopped"], ["b", "stopped"], ["c", "stopped"]]);
+    expectTidy(dir);
+  }, 120_000);
+});
