@@ -21,6 +21,8 @@ export interface RunInfo {
   files?: RunFile[];
   /** The OS sandbox: asked, offered, and what each phase got. */
   sandbox?: RunSandbox;
+  /** `run --task`: the one task this run works (resume narrows the queue to it again). */
+  task?: string;
 }
 
 /** One file a run's pipeline was read from. */

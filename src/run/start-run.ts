@@ -29,6 +29,7 @@ import { readSourceFile } from "../runtime/read-source-file.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
+import { checkTaskChoice, machineForTask } from "./single-task.ts";
 
 const readHost = { readFile: async (path: string) => readSourceFile(path), get cwd() { return process.cwd(); } };
 
@@ -56,6 +57,8 @@ export interface StartOptions {
   signal: AbortSignal;
   /** Asks an ask phase's question at the terminal; without it such a run waits (exit 3). */
   ask?: Asker;
+  /** `--task`: work this task of the queue only, and stop when it is done (single-task.ts). */
+  task?: string;
 }
 
 export async function compileFile(path: string): Promise<{ loaded: LoadedPipeline; machine?: Machine; diagnostics: Diagnostic[] }> {
@@ -74,8 +77,10 @@ export function pickEnv(machine: Machine, env: Record<string, string | undefined
 export async function startRun(o: StartOptions): Promise<StartOutcome> {
   const workdir = resolve(o.workdir);
   if (!existsSync(workdir) || !statSync(workdir).isDirectory()) return { kind: "usage", message: `the workdir "${o.workdir}" is not a directory` };
-  const { loaded, machine, diagnostics } = await compileFile(o.pipeline);
-  if (!machine) return { kind: "invalid", diagnostics, loaded };
+  const compiled = await compileFile(o.pipeline);
+  const { loaded, diagnostics } = compiled;
+  if (!compiled.machine) return { kind: "invalid", diagnostics, loaded };
+  let machine = compiled.machine;
   const resolved = resolveParams(machine, o.params);
   if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: resolved.diagnostics.map((d) => ({ ...d, file: loaded.file })), loaded };
   const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env);
@@ -96,6 +101,11 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       }
       throw error;
     }
+  }
+  if (o.task !== undefined) {
+    const problem = checkTaskChoice(machine, tasks, o.task);
+    if (problem) return { kind: "usage", message: problem };
+    machine = machineForTask(machine, o.task);
   }
 
   const runId = newRunId(new Date(), Math.random);
@@ -126,6 +136,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       max_iterations: snapshot.limits.maxIterations,
       files: runFiles(loaded),
       sandbox: sandbox.record,
+      ...(o.task !== undefined ? { task: o.task } : {}),
     };
     // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
     const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
@@ -149,6 +160,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
         max_iterations: snapshot.limits.maxIterations,
         phases: machine.phases.map((p) => p.name),
         version: VERSION,
+        ...(o.task !== undefined ? { task: o.task } : {}),
       },
     ];
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);
