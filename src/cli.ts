@@ -52,7 +52,7 @@ Exit codes: 0 complete, 1 failed, 2 invalid input or usage, 3 stopped without
 completing (blocked, limit, breaker, budget), 130 interrupted (resumable).
 
 Docs: README.md and docs/ in the package (format.md, expressions.md,
-stop-logic.md, agents.md, events.md, diagnostics.md, recipes.md).
+stop-logic.md, agents.md, events.md, diagnostics.md, recipes.md, ci.md).
 `;
 
 function ignoreEpipe(stream: NodeJS.WriteStream): void {
