@@ -18,6 +18,7 @@ export function startGroup(d: Draft, group: CompiledPhase): void {
   s.status = "running";
   const running: Record<string, { attempt: number; seq: number; delayMs?: number }> = {};
   s.awaiting = { kind: "group", group: group.name, running };
+  d.fx.push({ type: "group.started", group: group.name, iteration: s.iteration, join: group.join ?? "all_success", members: [...(group.members ?? [])] });
   const ctx = contextOf(d);
   for (const name of group.members ?? []) {
     const member = phaseNamed(d, name);
@@ -125,7 +126,7 @@ function finishGroup(d: Draft, group: CompiledPhase): void {
     changes: s.iterationChanges,
     jitter: 0,
   };
-  d.fx.push({ type: "group.finished", group: group.name, iteration: s.iteration, join, status: ok ? "succeeded" : "failed", succeeded, failed, skipped });
+  d.fx.push({ type: "group.finished", group: group.name, iteration: s.iteration, join, status: ok ? "succeeded" : "failed", succeeded, failed, skipped, message, duration_ms: r.duration_ms });
   recordResult(d, group, 1, r);
   decide(d, group, r, false);
 }

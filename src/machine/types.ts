@@ -317,8 +317,10 @@ export type Effect =
   | { type: "phase.skipped"; phase: string; iteration: number; reason: string }
   /** Ask a person; answer with answer.given (now, or after a resume). */
   | { type: "question.ask"; phase: string; iteration: number; seq: number; question: string; timeoutMs: number }
+  /** A parallel group was entered: its members start at once. */
+  | { type: "group.started"; group: string; iteration: number; join: JoinRule; members: string[] }
   /** A parallel group's members have all ended; its join gave it this status. */
-  | { type: "group.finished"; group: string; iteration: number; join: JoinRule; status: "succeeded" | "failed"; succeeded: string[]; failed: string[]; skipped: string[] }
+  | { type: "group.finished"; group: string; iteration: number; join: JoinRule; status: "succeeded" | "failed"; succeeded: string[]; failed: string[]; skipped: string[]; message: string | null; duration_ms: number }
   /** A phase whose `max_visits` was used up: its `exhausted` rule is taken instead. */
   | { type: "phase.exhausted"; phase: string; iteration: number; visits: number; reason: string; goto?: string; stop?: Outcome }
   /** A phase that could not start (a template did not render). It is recorded as failed. */

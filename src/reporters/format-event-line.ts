@@ -165,8 +165,8 @@ export function formatEventText(event: RunEvent, paint: Paint): string {
     case "iteration.started":
       return paint.bold(`iteration ${event.iteration}`) + " started" + (event.task === null ? "" : ` · task ${event.task}`);
     case "phase.started": {
-      const what = event.kind === "run" ? ` · $ ${formatCommand(event.command)}` : "";
-      return `iteration ${event.iteration} · ${paint.cyan(event.phase)} started (attempt ${event.attempt})${what}`;
+      const what = event.kind === "run" ? ` · $ ${formatCommand(event.command)}` : event.kind === "group" && event.members ? ` · ${event.members.join(", ")} at once` : "";
+      return `iteration ${event.iteration} · ${paint.cyan(event.phase)} started${event.kind === "group" ? "" : ` (attempt ${event.attempt})`}${what}`;
     }
     case "phase.output":
       return `${paint.dim("│")} ${event.stream === "stderr" ? paint.yellow(event.line) : event.line}`;
@@ -174,7 +174,7 @@ export function formatEventText(event: RunEvent, paint: Paint): string {
       return `iteration ${event.iteration} · ${paint.cyan(event.phase)} ${paint.dim("skipped")}${event.reason === "" ? "" : `: ${event.reason}`}`;
     case "phase.finished": {
       const head = `iteration ${event.iteration} · ${paint.cyan(event.phase)}`;
-      const usage = formatUsage(event.tokens, event.cost_usd);
+      const usage = formatUsage(event.tokens, event.cost_usd) + (event.join && event.status !== "failed" ? ` (join ${event.join})` : "");
       if (event.status === "failed") return `${head} ${paint.red("failed")} in ${formatDuration(event.duration_ms)}: ${formatFailure(event)}${usage}`;
       const status = event.status === "succeeded" ? paint.green("succeeded") : paint.dim(event.status);
       return `${head} ${status} in ${formatDuration(event.duration_ms)}${usage}`;

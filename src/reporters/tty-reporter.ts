@@ -142,7 +142,7 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
 
   const phaseStep = (event: PhaseStarted): Step => {
     const startedAt = now();
-    const attempt = event.attempt > 1 ? ` ${paint.dim(`(attempt ${event.attempt})`)}` : "";
+    const attempt = event.attempt > 1 ? ` ${paint.dim(`(attempt ${event.attempt})`)}` : event.kind === "group" && event.members ? ` ${paint.dim(`(${event.members.join(", ")} at once)`)}` : "";
     return { title: () => `${paint.cyan(event.phase)}${attempt} · ${formatDuration(now() - startedAt)}`, output: null, end: null, settle: null, closesOnNext: false, task: null, phase: event.phase };
   };
 

@@ -8,11 +8,26 @@ export function eventForEffect(e: Effect, s: Snapshot): EventInput | undefined {
   switch (e.type) {
     case "phase.skipped":
       return { type: "phase.skipped", iteration: e.iteration, phase: e.phase, reason: e.reason };
-    case "group.finished": {
-      const parts = [`${e.succeeded.length} succeeded`, `${e.failed.length} failed${e.failed.length ? ` (${e.failed.join(", ")})` : ""}`];
-      if (e.skipped.length) parts.push(`${e.skipped.length} skipped`);
-      return { type: "note", level: e.status === "failed" ? "warning" : "info", message: `group "${e.group}" ${e.status} (join ${e.join}): ${parts.join(", ")}` };
-    }
+    case "group.started":
+      // a group is a phase of its own: it runs no process (its members have their own folders)
+      return { type: "phase.started", iteration: e.iteration, phase: e.group, attempt: 1, kind: "group", dir: "", command: [], members: e.members, join: e.join };
+    case "group.finished":
+      return {
+        type: "phase.finished",
+        iteration: e.iteration,
+        phase: e.group,
+        attempt: 1,
+        status: e.status,
+        error: e.status === "failed" ? "join_failed" : null,
+        message: e.message,
+        exit_code: null,
+        duration_ms: e.duration_ms,
+        tokens: 0,
+        cost_usd: 0,
+        output: { succeeded: e.succeeded, failed: e.failed, skipped: e.skipped },
+        changes: [],
+        join: e.join,
+      };
     case "phase.exhausted":
       return { type: "note", level: "warning", message: `phase "${e.phase}" was entered ${e.visits} time${e.visits === 1 ? "" : "s"} this iteration (max_visits): ${e.goto ? `going to "${e.goto}"` : `stopping ${e.stop}`}: ${e.reason}` };
     case "phase.error":

@@ -2,8 +2,12 @@
  * `resume --force` with a checkpoint that cannot be used: the checkpoint is
  * rebuilt from the event log. The machine runs again from the start, and each
  * effect that needs an answer is answered from the log instead of carried
- * out (a phase by its `phase.finished` event, a hook by its `hook.finished`),
- * until the log has no answer: from there the run goes on for real. What the
+ * out (a phase by its `phase.finished` event, a hook by its `hook.finished`,
+ * a question by its `question.answered`), until the log has no answer: from
+ * there the run goes on for real. A phase entered several times in one
+ * iteration is answered by its logged runs in order, so visit counts come back
+ * as they were; a parallel group's members are fed in the order they ended,
+ * and those the log did not see end are left running. What the
  * log does not keep (an agent's full final message) is read from the phase's
  * stdout.log where there is one, else left empty.
  */
@@ -83,19 +87,43 @@ function readStdout(dir: string, seq: number, phase: string): string {
   }
 }
 
+/** A phase's result as its phase.finished event logged it. */
+function loggedResult(machine: Machine, done: Extract<Logged, { type: "phase.finished" }>, stdout: string): PhaseResult {
+  const phase = machine.phases.find((p) => p.name === done.phase);
+  return {
+    exit_code: done.exit_code,
+    output: done.output as Record<string, JsonValue>,
+    text: phase?.kind === "run" ? stdout : "",
+    error: done.error,
+    message: done.message,
+    output_tail: (done.message ?? stdout.slice(-3000)).trim(),
+    tokens: done.tokens,
+    cost_usd: done.cost_usd,
+    duration_ms: done.duration_ms,
+    changes: done.changes,
+    jitter: 0.5,
+  };
+}
+
 export async function rebuildCheckpoint(machine: Machine, info: RunInfo, events: Logged[], dir: string, env: Record<string, string>): Promise<Rebuilt> {
   const file = resolve(info.file);
   let snapshot: Snapshot = initialSnapshot(machine, { runId: info.run_id, params: info.params, env, pipeline: { name: machine.name, file, dir: dirname(file) }, workdir: info.workdir });
   snapshot.limits.maxIterations = info.max_iterations;
-  const finished = new Map<string, Logged>();
+  // a phase entered several times in an iteration (max_visits) ran as often: its runs are answered in the order they were logged
+  const finished = new Map<string, Logged[]>();
   const hooks = new Map<string, Logged[]>();
   const ended = new Map<number, Logged>();
+  const answers = new Map<string, Logged[]>();
   for (const e of events) {
-    if (e.type === "phase.finished") finished.set(`${e.iteration}/${e.phase}/${e.attempt}`, e);
+    // a parallel group's own phase.finished (it has its join) is the machine's to decide again
+    if (e.type === "phase.finished" && e.join === undefined) {
+      const key = `${e.iteration}/${e.phase}/${e.attempt}`;
+      finished.set(key, [...(finished.get(key) ?? []), e]);
+    }
     if (e.type === "hook.finished") hooks.set(e.hook, [...(hooks.get(e.hook) ?? []), e]);
     if (e.type === "iteration.finished") ended.set(e.iteration, e);
+    if (e.type === "question.answered") answers.set(`${e.iteration}/${e.phase}`, [...(answers.get(`${e.iteration}/${e.phase}`) ?? []), e]);
   }
-  const used = new Set<string>();
   // the records of iterations the log saw end: appended by resume if iterations.jsonl lacks them
   const records: IterationRecord[] = [];
   const at = (e: Logged | undefined): number => {
@@ -103,40 +131,33 @@ export async function rebuildCheckpoint(machine: Machine, info: RunInfo, events:
     return Number.isFinite(t) ? t : snapshot.lastAt ?? 0;
   };
   const started = events.find((e) => e.type === "run.started");
-  let event: MachineEvent | undefined = { type: "start", at: at(started) };
-  while (event) {
-    const r = transition(machine, snapshot, event);
+  // answers waiting to be fed, in the order the log has them: members of a parallel group end in any order
+  const queue: { seq: number; event: MachineEvent }[] = [{ seq: 0, event: { type: "start", at: at(started) } }];
+  while (queue.length > 0) {
+    queue.sort((a, b) => a.seq - b.seq);
+    const r = transition(machine, snapshot, queue.shift()!.event);
     snapshot = r.snapshot;
-    event = undefined;
     for (const fx of r.effects) {
       if (fx.type === "iteration.end" && ended.has(fx.iteration)) records.push({ ...fx.record, at: ended.get(fx.iteration)!.at, tokens: snapshot.tokens, cost_usd: snapshot.costUsd });
       if (fx.type === "phase.run") {
         const key = `${fx.iteration}/${fx.phase}/${fx.attempt}`;
-        const done = finished.get(key);
-        if (!done || done.type !== "phase.finished") break;
-        used.add(key);
-        const phase = machine.phases.find((p) => p.name === fx.phase);
-        const stdout = readStdout(dir, fx.seq, fx.phase);
-        const result: PhaseResult = {
-          exit_code: done.exit_code,
-          output: done.output as Record<string, JsonValue>,
-          text: phase?.kind === "run" ? stdout : "",
-          error: done.error,
-          message: done.message,
-          output_tail: (done.message ?? stdout.slice(-3000)).trim(),
-          tokens: done.tokens,
-          cost_usd: done.cost_usd,
-          duration_ms: done.duration_ms,
-          changes: done.changes,
-          jitter: 0.5,
-        };
-        event = { type: "phase.finished", at: at(done), phase: fx.phase, attempt: fx.attempt, result };
+        const done = finished.get(key)?.shift();
+        // a member the log did not see end stays running (the resumed run starts it); the others are fed
+        if (!done || done.type !== "phase.finished") {
+          if (fx.group !== undefined) continue;
+          break;
+        }
+        queue.push({ seq: done.seq, event: { type: "phase.finished", at: at(done), phase: fx.phase, attempt: fx.attempt, result: loggedResult(machine, done, readStdout(dir, fx.seq, fx.phase)) } });
       } else if (fx.type === "wait") {
-        event = { type: "retry.fired", at: (snapshot.lastAt ?? 0) + fx.ms };
+        queue.push({ seq: 0, event: { type: "retry.fired", at: (snapshot.lastAt ?? 0) + fx.ms } });
+      } else if (fx.type === "question.ask") {
+        const done = answers.get(`${fx.iteration}/${fx.phase}`)?.shift();
+        if (!done || done.type !== "question.answered") break;
+        queue.push({ seq: done.seq, event: { type: "answer.given", at: at(done), phase: fx.phase, answer: done.answer } });
       } else if (fx.type === "hook.run" && fx.blocking) {
         const done = hooks.get(fx.hook)?.shift();
         if (!done || done.type !== "hook.finished") break;
-        event = { type: "hook.finished", at: at(done), hook: fx.hook, ok: done.ok, message: done.message };
+        queue.push({ seq: 0, event: { type: "hook.finished", at: at(done), hook: fx.hook, ok: done.ok, message: done.message } });
       } else if (fx.type === "tasks.load" && machine.tasks) {
         let tasks: TaskItem[] = [];
         try {
@@ -145,12 +166,12 @@ export async function rebuildCheckpoint(machine: Machine, info: RunInfo, events:
           // the resumed run loads them again, and says what is wrong
           break;
         }
-        event = { type: "tasks.loaded", at: snapshot.lastAt ?? 0, tasks };
+        queue.push({ seq: 0, event: { type: "tasks.loaded", at: snapshot.lastAt ?? 0, tasks } });
       }
     }
   }
   const last = events[events.length - 1];
-  const unmatched = [...finished.keys()].filter((k) => !used.has(k)).length;
+  const unmatched = [...finished.values()].reduce((n, left) => n + left.length, 0);
   const checkpoint: Checkpoint = { snapshot, seq: last?.seq ?? 0, pending: [], updated_at: new Date().toISOString() };
   if (records.length > 0) checkpoint.pending_iterations = records;
   return { checkpoint, unmatched };

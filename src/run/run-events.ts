@@ -57,13 +57,16 @@ export type RunEvent = Base &
         iteration: number;
         phase: string;
         attempt: number;
-        kind: "agent" | "run";
-        /** Zero-padded sequence of this phase run: the artifacts are in phases/NNNN-PHASE/. */
+        kind: "agent" | "run" | "group";
+        /** Zero-padded sequence of this phase run: the artifacts are in phases/NNNN-PHASE/ ("" for a parallel group, whose members have their own). */
         dir: string;
-        /** What runs: argv, or the shell command. */
+        /** What runs: argv, or the shell command ([] for a parallel group). */
         command: string[] | string;
         /** Whether the phase runs in the OS sandbox. */
         sandbox?: boolean;
+        /** A parallel group: its members (started at once) and its join. */
+        members?: string[];
+        join?: "all_success" | "one_success" | "all_done";
       }
     | {
         type: "phase.output";
@@ -88,6 +91,8 @@ export type RunEvent = Base &
         cost_usd: number;
         output: Record<string, JsonValue>;
         changes: string[];
+        /** A parallel group: the join that decided its status. */
+        join?: "all_success" | "one_success" | "all_done";
       }
     | { type: "phase.retry"; phase: string; attempt: number; delay_ms: number; error: ErrorClass; message: string | null }
     | { type: "policy.violation"; phase: string; paths: string[]; action: "revert" | "fail" | "warn" }

@@ -64,7 +64,8 @@ describe("parallel groups end to end", () => {
     const ev = events(dir);
     expect(ev.at(-1)).toMatchObject({ type: "run.finished", outcome: "complete", reason: { message: '["review-security","review-tests","review-style"]'.replace(/^/, "joined: ") } });
     const started3 = ev.filter((e) => e.type === "phase.started").map((e) => e.phase);
-    expect(started3.slice(1).sort()).toEqual(["review-security", "review-style", "review-tests"]);
+    expect(started3.slice(1)[0]).toBe("reviews");
+    expect(started3.slice(2).sort()).toEqual(["review-security", "review-style", "review-tests"]);
     // each member has its own logs
     expect(readdirSync(join(runDir(dir), "phases")).filter((d) => d.includes("review-")).length).toBe(3);
   }, 60_000);
@@ -81,7 +82,12 @@ describe("parallel groups end to end", () => {
       const r = cli(["run", "p.yaml", "--reporter", "plain"], dir);
       expect(r.code).toBe(code);
       expect(events(dir).at(-1)).toMatchObject({ type: "run.finished", outcome });
-      expect(r.stdout).toMatch(new RegExp(`group "reviews" (succeeded|failed) \\(join ${join}\\)`));
+      // the group is a phase of the log: started with its members, finished with its join's status
+      const group = events(dir).filter((e) => e.phase === "reviews");
+      expect(group.map((e) => e.type)).toEqual(["phase.started", "phase.finished"]);
+      expect(group[0]).toMatchObject({ kind: "group", members: ["review-security", "review-tests", "review-style"], join });
+      expect(group[1]).toMatchObject({ status: outcome === "complete" ? "succeeded" : "failed", error: outcome === "complete" ? null : "join_failed", join, output: { failed: [...fail].sort((a, b) => ["security", "tests", "style"].indexOf(a) - ["security", "tests", "style"].indexOf(b)).map((m) => `review-${m}`) } });
+      expect(r.stdout).toMatch(/iteration 1 · reviews (succeeded|failed) in /);
     });
   }
 
