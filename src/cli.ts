@@ -28,7 +28,8 @@ const HELP = `phaseloop ${VERSION}: agentic coding loops from versioned YAML pip
 
 Usage:
   phaseloop run PIPELINE [--param k=v]... [--workdir DIR] [--max-iterations N]
-                [--task ID] [--reporter auto|tty|plain|json] [--sandbox auto|required|off] [--dry-run]
+                [--parallel N] [--into BRANCH] [--task ID]
+                [--reporter auto|tty|plain|json] [--sandbox auto|required|off] [--dry-run]
   phaseloop resume [RUN_ID] [--force] [--answer TEXT | --answer-file F] [--workdir DIR]
                 [--reporter auto|tty|plain|json] [--sandbox auto|required|off]
   phaseloop status [RUN_ID] [--json] [--workdir DIR]

@@ -12,6 +12,7 @@
 import type { AgentSpec, ToolSetSpec } from "../pipeline/spec.ts";
 import type { ProcessResult } from "../runtime/run-process.ts";
 import type { AgentRunReport } from "./agent-adapter.ts";
+import type { McpToolbox } from "../mcp/mcp-client-tools.ts";
 import { type CommandRunner, createAgentTools } from "./openai/agent-tools.ts";
 import { ChatStream } from "./openai/chat-stream.ts";
 import { textToolCalls } from "./openai/text-tool-calls.ts";
@@ -44,6 +45,8 @@ export interface OpenAiAgentInput {
   maxRounds?: number;
   /** Ask for a streamed answer (default true; a server that refuses gets plain requests). */
   stream?: boolean;
+  /** The tools of the phase's MCP servers (connected by the caller, who also closes them). */
+  mcp?: McpToolbox;
 }
 
 export interface OpenAiAgentResult {
@@ -107,7 +110,9 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
       }, input.timeoutMs)
     : undefined;
 
-  const tools = createAgentTools({ tools: input.tools, workdir: input.workdir, glob: input.glob, runCommand: (argv) => input.runCommand(argv, phase.signal) });
+  const own = createAgentTools({ tools: input.tools, workdir: input.workdir, glob: input.glob, runCommand: (argv) => input.runCommand(argv, phase.signal) });
+  const mcp = input.mcp;
+  const tools = mcp ? { definitions: [...own.definitions, ...mcp.definitions], call: (name: string, args: string) => (mcp.handles(name) ? mcp.call(name, args) : own.call(name, args)) } : own;
   const toolNames = tools.definitions.map((d) => d.function.name);
   const apiKey = input.env[input.agent.api_key_env ?? OPENAI_DEFAULTS.apiKeyEnv] || "phaseloop"; // local servers want any non-empty key
   const messages: ChatMessage[] = [

@@ -93,6 +93,7 @@ export function compilePipeline(doc: PipelineDoc, options: { promptFiles?: Recor
         order: doc.tasks.order ?? "priority",
         only: doc.tasks.only !== undefined ? template(doc.tasks.only, "tasks.only") : undefined,
         finalGate: doc.tasks.final_gate,
+        ...(doc.tasks.parallel !== undefined ? { parallel: doc.tasks.parallel } : {}),
       };
     }
     const env: Record<string, Template> = {};
@@ -125,6 +126,7 @@ export function compilePipeline(doc: PipelineDoc, options: { promptFiles?: Recor
       params: doc.params ?? {},
       agents: doc.agents ?? {},
       tools: doc.tools ?? {},
+      ...(doc.mcp ? { mcp: doc.mcp } : {}),
       sandbox: doc.sandbox,
       env,
       envNames,
@@ -199,6 +201,7 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
     kind,
     agent: spec.agent,
     tools: spec.tools,
+    ...(spec.mcp?.length ? { mcp: [...spec.mcp] } : {}),
     prompt,
     promptSource,
     run: spec.run === undefined ? undefined : typeof spec.run === "string" ? { shell: t.template(spec.run, `${where}.run`) } : { argv: spec.run.map((a, i) => t.template(a, `${where}.run[${i}]`)) },

@@ -45,6 +45,8 @@ export interface PipelineDoc {
   params?: Record<string, ParamSpec>;
   agents?: Record<string, AgentSpec>;
   tools?: Record<string, ToolSetSpec>;
+  /** MCP servers, declared once; a phase attaches them by name (`mcp: [NAME]`). */
+  mcp?: Record<string, McpServerSpec>;
   /** Environment for every process the pipeline starts (templated values). */
   env?: Record<string, string>;
   /** Ordered; the first phase is the loop head. */
@@ -121,6 +123,27 @@ export interface ToolSetSpec {
   description?: string;
 }
 
+/** An MCP server the agent starts (stdio: `command`) or connects to (`url`, streamable HTTP). */
+export type McpServerSpec = McpStdioServerSpec | McpHttpServerSpec;
+
+export interface McpStdioServerSpec {
+  /** The server's program and arguments, each a template; a relative program path is relative to the workdir. */
+  command: string[];
+  /** The server's environment (templated values). */
+  env?: Record<string, string>;
+  /** Where the server runs, relative to the workdir (a template). Default: the workdir. */
+  cwd?: string;
+  description?: string;
+}
+
+export interface McpHttpServerSpec {
+  /** The server's streamable HTTP endpoint (a template). */
+  url: string;
+  /** HTTP headers sent with every request (templated values). */
+  headers?: Record<string, string>;
+  description?: string;
+}
+
 export interface RetrySpec {
   /** Attempts in all, the first included. Default 3 (only error classes in `on` are retried). */
   max_attempts?: number;
@@ -175,6 +198,8 @@ export interface PhaseSpec {
   agent?: string;
   prompt?: string;
   tools?: string;
+  /** MCP servers (names under `mcp`) handed to this phase's agent, and no others. */
+  mcp?: string[];
   /** Command phase: a string run by `sh -c` (interpolations shell-quoted) or an argv list. */
   run?: string | string[];
   /** Skip the phase unless this holds. */
@@ -266,6 +291,8 @@ export interface TasksSpec {
   only?: string;
   /** A phase run once all tasks are done; if it fails, the last task is reopened. */
   final_gate?: string;
+  /** Tasks worked on at once, each in its own git worktree (lanes). Default 1. */
+  parallel?: number;
 }
 
 export interface HookSpec {

@@ -6,6 +6,7 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { runOpenAiAgent } from "../agents/openai-agent.ts";
+import { connectMcpServers, type McpToolbox } from "../mcp/mcp-client-tools.ts";
 import type { CompiledPhase } from "../machine/types.ts";
 import { runProcess } from "../runtime/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
@@ -19,6 +20,21 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
   const stdoutLog = join(dir, "stdout.log");
   const workdir = ctx.info.workdir;
   const live = new LiveOutput(ctx.emit, e.phase);
+  let mcp: McpToolbox | undefined;
+  if (builtin.mcp.length > 0) {
+    // the phase's MCP servers, started in its sandbox; they end with the phase
+    const connected = await connectMcpServers(builtin.mcp, { env, allowlist: builtin.tools?.mcp, wrap: fence ? async (argv, serverEnv) => {
+      const fenced = await fence.wrap(argv, serverEnv as ProcessEnv);
+      return { argv: fenced.argv, env: { ...serverEnv, ...fenced.env }, done: (stderr) => void fenced.done(stderr) };
+    } : undefined });
+    if (!connected.ok) {
+      appendFileSync(stdoutLog, `error: ${connected.message}\n`);
+      live.push("stdout", `error: ${connected.message}`);
+      live.end();
+      return mcpFailure(connected.message);
+    }
+    mcp = connected.toolbox;
+  }
   const done = await runOpenAiAgent({
     agent: builtin.agent,
     prompt: e.prompt ?? "",
@@ -32,6 +48,7 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
       appendFileSync(stdoutLog, `${line}\n`);
       live.push("stdout", line);
     },
+    mcp,
     glob: (patterns) => {
       const nonEmpty = patterns.filter((g) => g !== ""); // an empty pattern (an empty param) allows nothing
       return picomatch(nonEmpty.length ? nonEmpty : ["\0"], { dot: true });
@@ -52,6 +69,16 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
       return { exitCode: p.exitCode, output, timedOut: p.timedOut || p.idleTimedOut };
     },
   });
+  await mcp?.close();
   live.end();
   return done;
+}
+
+/** The phase failed before the model was asked: a server did not start. */
+function mcpFailure(message: string): PhaseExecution {
+  const stdout = `error: ${message}\n`;
+  return {
+    process: { exitCode: 1, signal: null, timedOut: false, idleTimedOut: false, aborted: false, durationMs: 0, stdout, stdoutTail: stdout, stderrTail: "", wroteLogs: false },
+    report: { text: "", success: false, error: { class: "agent_error", message }, tokens: 0, costUsd: 0, permissionDenials: [], events: 0 },
+  };
 }

@@ -195,6 +195,15 @@ export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationR
     out.push("");
   }
 
+  if (s.lanes?.lanes.length) {
+    out.push("## Lanes", "", `Up to ${s.lanes.parallel} tasks at once, each in its own git worktree, merged into \`${s.lanes.into}\` when done.`, "", "| task | lane | branch | note |", "|---|---|---|---|");
+    for (const l of s.lanes.lanes) {
+      const note = [l.reason ?? "", l.conflicts.length ? `conflicting files: ${l.conflicts.map((f) => `\`${f}\``).join(", ")}` : "", l.rebased ? "rebased and verified again" : ""].filter(Boolean).join("; ");
+      out.push(`| ${cell(l.task)} | ${l.status} | ${l.status === "merged" ? "" : `\`${l.branch}\``} | ${cell(note)} |`);
+    }
+    out.push("");
+  }
+
   if (s.questions?.length) {
     out.push("## Questions", "");
     for (const q of s.questions) {

@@ -11,6 +11,7 @@ import { getAdapter } from "../agents/get-adapter.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
 import { parseTemplate, renderTemplate } from "../expr/index.ts";
 import type { CompiledPhase, Effect } from "../machine/types.ts";
+import { phaseMcpServers, type McpServer } from "../mcp/mcp-server.ts";
 import type { AgentSpec, ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 
@@ -20,6 +21,8 @@ export type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
 export interface BuiltinAgent {
   agent: AgentSpec;
   tools: ToolSetSpec | undefined;
+  /** The MCP servers the phase attaches; the agent is their client. */
+  mcp: McpServer[];
 }
 
 export interface PhaseInvocation {
@@ -61,9 +64,10 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       return r.ok ? r.value : "";
     };
     const tools = toolSet ? { ...toolSet, write: toolSet.write?.map(render), read: toolSet.read?.map(render), bash: toolSet.bash?.map(render) } : undefined;
+    const mcp = phaseMcpServers(phase.mcp, machine.mcp, info.workdir, render);
     if (agent.preset === "openai") {
       // the built-in agent runs in this process; the phase.started event names its server
-      builtin = { agent, tools };
+      builtin = { agent, tools, mcp };
       command = `openai-compatible ${openAiBaseUrl(agent)}/chat/completions${agent.model ? ` model ${agent.model}` : ""}`;
     } else {
       let adapter;
@@ -76,7 +80,7 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       const outputSchema = structured.length === 1 ? (structured[0]!.schema as Record<string, unknown>) : undefined;
       let inv;
       try {
-        inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, workdir: info.workdir, render });
+        inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, workdir: info.workdir, render, mcp });
       } catch (error) {
         // a preset that cannot write its private configuration
         return { ok: false, error: "spawn_error", message: `cannot start agent "${phase.agent}": ${(error as Error).message}` };

@@ -11,6 +11,7 @@ import { basename, join } from "node:path";
 import type { PhaseResult } from "../machine/types.ts";
 import type { AgentRunReport } from "../agents/agent-adapter.ts";
 import { checkToolCalls, type GlobMatcher } from "../agents/tool-check.ts";
+import { checkMcpCalls } from "../mcp/check-mcp-calls.ts";
 import type { ErrorClass } from "../pipeline/spec.ts";
 import { classifyProcess } from "../runtime/classify-failure.ts";
 import type { ProcessResult } from "../runtime/run-process.ts";
@@ -86,6 +87,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   let failure: { error: ErrorClass; message: string } | null = judgeAgent(r, report, classifyProcess(r, phase.successExitCodes, phase.transient), phase.kind === "agent");
   // reads and commands outside the tool set, whether the CLI enforced it or not
   const outside = toolSet && report.toolCalls ? checkToolCalls(report.toolCalls, toolSet, workdir, await globMatcher()) : [];
+  if (report.toolCalls) outside.push(...checkMcpCalls(report.toolCalls, phase.mcp ?? [], toolSet?.mcp));
   if (outside.length > 0 && (!failure || failure.error !== "policy_violation")) failure = { error: "policy_violation", message: `${outside.slice(0, 5).join("; ")}${outside.length > 5 ? ` (and ${outside.length - 5} more)` : ""}` };
   // what the OS sandbox refused: the phase tried to leave its tool set, whatever else it did
   const refused = fence?.refused ?? [];

@@ -28,6 +28,7 @@ import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
 import { machineForTask } from "./single-task.ts";
+import { runLanes } from "../lanes/run-lanes.ts";
 
 export interface ResumeOptions {
   runId?: string;
@@ -165,7 +166,9 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     for (const message of notes) preface.push({ type: "note", level: "warning", message });
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning });
     if (hash !== info.hash) preface.push({ type: "note", level: "warning", message: "resumed with a changed pipeline (--force)" });
-    const result = await runner.run({ type: "resumed", at: Date.now() }, preface).finally(closeFences);
+    // a run with lanes goes on with every lane it had
+    const lanes = snapshot.lanes ? { machine, store, info: runner.o.info, reporter, env: o.env, signal: o.signal, sandbox: sandboxFlag, snapshot, seq, recordedIterations: iterations.value.iterations } : undefined;
+    const result = await (lanes ? runLanes(lanes, preface) : runner.run({ type: "resumed", at: Date.now() }, preface)).finally(closeFences);
     store.close();
     await reporter.close();
     return { kind: "ran", result, runId };

@@ -30,6 +30,9 @@ import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
 import { checkTaskChoice, machineForTask } from "./single-task.ts";
+import { checkLanes, openTarget } from "../lanes/prepare-lanes.ts";
+import { runLanes } from "../lanes/run-lanes.ts";
+import { toTaskState } from "../machine/task-queue.ts";
 
 const readHost = { readFile: async (path: string) => readSourceFile(path), get cwd() { return process.cwd(); } };
 
@@ -59,6 +62,10 @@ export interface StartOptions {
   ask?: Asker;
   /** `--task`: work this task of the queue only, and stop when it is done (single-task.ts). */
   task?: string;
+  /** `--parallel N`: tasks at once, over the pipeline's `tasks.parallel`. */
+  parallel?: number;
+  /** `--into BRANCH`: where lanes merge (default: the workdir's branch). */
+  into?: string;
 }
 
 export async function compileFile(path: string): Promise<{ loaded: LoadedPipeline; machine?: Machine; diagnostics: Diagnostic[] }> {
@@ -108,6 +115,16 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     machine = machineForTask(machine, o.task);
   }
 
+  // parallel lanes: git worktrees merged into a clean target branch
+  const parallel = o.parallel ?? machine.tasks?.parallel ?? 1;
+  if (parallel > 1 && !machine.tasks) return { kind: "usage", message: `--parallel ${parallel} needs a task queue (tasks:), and ${loaded.file} has none` };
+  const lanesCheck = parallel > 1 ? checkLanes(workdir, parallel, o.into) : undefined;
+  if (lanesCheck && !lanesCheck.ok) {
+    if (!lanesCheck.notGit) return { kind: "usage", message: lanesCheck.message };
+    const pointer = o.parallel === undefined ? "/tasks/parallel" : "/tasks";
+    return { kind: "invalid", diagnostics: [{ code: "LANES_NEED_GIT", severity: "error", message: lanesCheck.message, file: loaded.file, start: 0, end: 0, pointer }], loaded };
+  }
+
   const runId = newRunId(new Date(), Math.random);
   const lockProblem = lockPathProblem(workdir);
   if (lockProblem) return { kind: "state", text: `${lockProblem}\n` };
@@ -123,6 +140,12 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       workdir,
     });
     if (o.maxIterations !== undefined) snapshot.limits.maxIterations = o.maxIterations;
+    if (lanesCheck?.ok) {
+      const target = await openTarget(workdir, runId, parallel, lanesCheck.current, o.into);
+      if (!target.ok) return { kind: "usage", message: target.message };
+      snapshot.lanes = target.lanes;
+      snapshot.tasks = (tasks ?? []).map(toTaskState);
+    }
     const info: RunInfo = {
       run_id: runId,
       pipeline: machine.name,
@@ -169,7 +192,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       const left = await stopRunProcesses(lock.tookOver.run_id);
       if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(lock.tookOver.run_id, left) } as never);
     }
-    const result = await runner.run({ type: "start", at: Date.now() }, preface).finally(closeFences);
+    const lanes = snapshot.lanes ? { machine, store, info, reporter, env: o.env, signal: o.signal, sandbox: o.sandbox, snapshot, seq: 0 } : undefined;
+    const result = await (lanes ? runLanes(lanes, preface) : runner.run({ type: "start", at: Date.now() }, preface)).finally(closeFences);
     await versionsWritten();
     store.close();
     await reporter.close();
