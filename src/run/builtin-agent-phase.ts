@@ -6,7 +6,7 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { runOpenAiAgent } from "../agents/openai-agent.ts";
-import { connectMcpServers, type McpToolbox } from "../mcp/mcp-client-tools.ts";
+import type { McpToolbox } from "../mcp/mcp-client-tools.ts";
 import type { CompiledPhase } from "../machine/types.ts";
 import { runProcess } from "../runtime/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
@@ -22,7 +22,8 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
   const live = new LiveOutput(ctx.emit, e.phase);
   let mcp: McpToolbox | undefined;
   if (builtin.mcp.length > 0) {
-    // the phase's MCP servers, started in its sandbox; they end with the phase
+    // the phase's MCP servers, started in its sandbox; they end with the phase (the SDK loads only for them)
+    const { connectMcpServers } = await import("../mcp/mcp-client-tools.ts");
     const connected = await connectMcpServers(builtin.mcp, { env, allowlist: builtin.tools?.mcp, wrap: fence ? async (argv, serverEnv) => {
       const fenced = await fence.wrap(argv, serverEnv as ProcessEnv);
       return { argv: fenced.argv, env: { ...serverEnv, ...fenced.env }, done: (stderr) => void fenced.done(stderr) };
