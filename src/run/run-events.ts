@@ -41,6 +41,8 @@ export type RunEvent = Base &
         max_iterations: number;
         phases: string[];
         version: string;
+        /** `run --task`: the one task this run works. */
+        task?: string;
       }
     | {
         type: "run.resumed";

@@ -25,6 +25,8 @@ export interface RunInfo {
   models?: Record<string, string>;
   /** The run's artifacts folder, relative to the workdir. */
   artifacts?: string;
+  /** `run --task`: the one task this run works (resume narrows the queue to it again). */
+  task?: string;
 }
 
 /** One file a run's pipeline was read from. */
