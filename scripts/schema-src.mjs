@@ -121,6 +121,9 @@ const schema = {
       prompt_via: d("How the prompt reaches the program: on stdin, as an argument, or as a file path argument. Default: stdin.", { enum: ["stdin", "arg", "file"] }),
       prompt_flag: d("With prompt_via arg or file, the flag put before the prompt (e.g. \"-p\"); without it the prompt is the last argument.", { type: "string" }),
       model: d("The model, passed to the preset's model flag. Required by the openai preset.", { type: "string", examples: ["sonnet", "qwen2.5-coder:7b"] }),
+      models: d("Model tiers: a phase's `model` that names one of these keys runs with its model. Lets a shared pipeline say `small` and each team map it to a model of its own.", {
+        type: "object", propertyNames: { pattern: NAME }, additionalProperties: { type: "string", minLength: 1 }, examples: [{ small: "haiku", large: "opus" }],
+      }),
       args: d("Extra arguments appended to the argv.", { type: "array", items: { type: "string" } }),
       env: ref("env", "Environment variables for this agent."),
       output_format: d("How stdout is read: plain text, or an agent's event stream. Presets set it.", { enum: ["text", "claude-stream-json", "codex-json", "gemini-stream-json"] }),
@@ -222,6 +225,11 @@ const schema = {
       join: d("When a parallel group succeeded: all_success (every member succeeded; the default), one_success (at least one), all_done (once all ended, whatever their status).", { enum: ["all_success", "one_success", "all_done"], default: "all_success" }),
       max_visits: d("How many times control may enter this phase in one iteration (runs and `when` skips alike; retries and a resumed run do not count). When it would enter once more, `exhausted` decides. Bounds a cycle that does not pass through the loop head.", { type: "integer", minimum: 1, examples: [3] }),
       exhausted: ref("exhausted"),
+      model: d("The model this phase's agent runs with, overriding the agent's `model`: a tier the agent defines under `models`, or else a model name.", { type: "string", minLength: 1, examples: ["small", "opus"] }),
+      session: d("Whether the agent's session continues: fresh (the default: a new session), continue (this agent's latest session in this run), or `{ continue: PHASE }` (the session that phase's latest run left).", {
+        anyOf: [{ enum: ["fresh", "continue"] }, closed("Continue the session another phase left.", { continue: d("The phase whose session this phase continues.", { type: "string", pattern: NAME }) }, { required: ["continue"] })],
+        examples: ["continue", { continue: "plan" }],
+      }),
       sandbox: ref("sandboxMode", "This phase's OS sandbox, overriding the pipeline's. A `run` phase is sandboxed only when it says so (it may write the workdir, and reach no host)."),
     }, {
       allOf: [
@@ -237,6 +245,7 @@ const schema = {
         { if: { required: ["ask"] }, then: { properties: { prompt: false, tools: false, mcp: false, output: false, output_schema: false, retry: false } } },
         { if: { required: ["agent"] }, then: { required: ["prompt"] } },
         { if: { required: ["run"] }, then: { properties: { prompt: false, tools: false, mcp: false } } },
+        { if: { not: { required: ["agent"] } }, then: { properties: { model: false, session: false } }, description: "`model` and `session` belong to agent phases." },
       ],
     }),
     stopRule: closed("A stop rule, checked after every phase.", {

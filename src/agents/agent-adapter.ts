@@ -17,6 +17,10 @@ export interface AgentInvocationInput {
   tools?: ToolSetSpec;
   /** The JSON Schema of the phase's structured answer (its one `json` output with a `schema`), for CLIs that enforce one. */
   outputSchema?: Record<string, unknown>;
+  /** The same schema written to a file, for CLIs that take a path. */
+  outputSchemaFile?: string;
+  /** The session to continue (its id, as the CLI reported it); undefined starts a fresh one. */
+  session?: string;
   workdir: string;
   /** The MCP servers the phase attaches: the agent gets these and no others. */
   mcp?: McpServer[];

@@ -68,6 +68,8 @@ export const claudeAgent: AgentAdapter = {
     const mcp = input.mcp ?? [];
     if (mcp.length) argv.push(`--mcp-config=${privateConfigFile("claude-mcp", "json", claudeMcpConfig(mcp, input.workdir))}`);
     if (input.agent.model) argv.push(`--model=${input.agent.model}`);
+    // a session continued: claude finds it by id in its own store (flags are not remembered: all given again)
+    if (input.session) argv.push(`--resume=${input.session}`);
     const p = claudePermissions(input.tools, input.workdir);
     // without a tool set every tool of an attached server may be called
     if (!input.tools) p.allowed.push(...mcp.map((s) => `mcp__${s.name}`));

@@ -9,6 +9,7 @@ import process from "node:process";
 import { codexMcpOverrides } from "../mcp/compile-mcp.ts";
 import { codexConfigServers } from "../mcp/codex-config-servers.ts";
 import { codexMcpStartFailures, withMcpStartCheck } from "../mcp/mcp-start-check.ts";
+import { isArtifactsGlob } from "../run/run-artifacts.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
 
 /**
@@ -29,7 +30,8 @@ export const codexAgent: AgentAdapter = {
   name: "codex",
   versionArgv: ["codex", "--version"],
   buildInvocation(input) {
-    const writes = (input.tools?.write ?? []).length > 0 || !input.tools;
+    // the run's artifacts folder alone does not open the workdir to codex's commands
+    const writes = !input.tools || (input.tools.write ?? []).some((g) => !isArtifactsGlob(g));
     const argv = ["codex", "exec", "--json", "--skip-git-repo-check", "-C", input.workdir, "-s", writes ? "workspace-write" : "read-only", "--ignore-rules", ...CODEX_OVERRIDES.flatMap((o) => ["-c", o])];
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(input.agent.env ?? {})) env[k] = input.render(v);
@@ -37,7 +39,12 @@ export const codexAgent: AgentAdapter = {
     const others = codexConfigServers({ ...process.env, ...env }, input.workdir);
     argv.push(...codexMcpOverrides(input.mcp ?? [], others, input.tools?.mcp).flatMap((o) => ["-c", o]));
     if (input.agent.model) argv.push("-m", input.agent.model);
-    argv.push(...(input.agent.args ?? []).map(input.render), "-");
+    // the structured answer, enforced by codex itself (the final message is the JSON)
+    if (input.outputSchemaFile) argv.push("--output-schema", input.outputSchemaFile);
+    argv.push(...(input.agent.args ?? []).map(input.render));
+    // a session continued: `codex exec [options] resume THREAD_ID -` (exec's options still apply)
+    if (input.session) argv.push("resume", input.session);
+    argv.push("-");
     return { argv, stdin: input.prompt, env, outputFormat: "codex-json" };
   },
   createParser: createCodexParser,

@@ -25,6 +25,8 @@ export const geminiAgent: AgentAdapter = {
     const settings = privateConfigFile("gemini-system-settings", "json", config.settings);
     const argv = ["gemini", "-o", "stream-json", "--approval-mode", config.approvalMode, `--admin-policy=${policy}`, `--policy=${policy}`, "-e", "none", `--allowed-mcp-server-names=${config.mcpServers.join(",")}`];
     if (input.agent.model) argv.push("-m", input.agent.model);
+    // a session continued, by the id its init event gave (gemini keeps it under its project's chats)
+    if (input.session) argv.push("--resume", input.session);
     argv.push(...(input.agent.args ?? []).map(input.render), "-p", "");
     const env: Record<string, string> = { GEMINI_CLI_SYSTEM_SETTINGS_PATH: settings, GEMINI_CLI_TRUST_WORKSPACE: "true" };
     for (const [k, v] of Object.entries(input.agent.env ?? {})) env[k] = input.render(v);

@@ -45,6 +45,10 @@ export interface OpenAiAgentInput {
   maxRounds?: number;
   /** Ask for a streamed answer (default true; a server that refuses gets plain requests). */
   stream?: boolean;
+  /** The messages of the session this phase continues (its system message is replaced by this phase's). */
+  earlier?: ChatMessage[];
+  /** The JSON Schema the final answer must follow, sent as `response_format`. */
+  responseSchema?: Record<string, unknown>;
   /** The tools of the phase's MCP servers (connected by the caller, who also closes them). */
   mcp?: McpToolbox;
 }
@@ -52,6 +56,8 @@ export interface OpenAiAgentInput {
 export interface OpenAiAgentResult {
   process: ProcessResult;
   report: AgentRunReport;
+  /** The session's messages at the end, the final answer included: what a later phase continues. */
+  messages: ChatMessage[];
 }
 
 interface ToolCall {
@@ -60,7 +66,7 @@ interface ToolCall {
   function: { name: string; arguments: string };
 }
 
-interface ChatMessage {
+export interface ChatMessage {
   role: "system" | "user" | "assistant" | "tool";
   content: string | null;
   tool_calls?: ToolCall[];
@@ -117,6 +123,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
   const apiKey = input.env[input.agent.api_key_env ?? OPENAI_DEFAULTS.apiKeyEnv] || "phaseloop"; // local servers want any non-empty key
   const messages: ChatMessage[] = [
     { role: "system", content: systemPrompt(toolNames) },
+    ...(input.earlier ?? []).filter((m) => m && m.role !== "system"),
     { role: "user", content: input.prompt },
   ];
 
@@ -131,6 +138,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
     const stdout = lines.join("\n") + (lines.length ? "\n" : "");
     const ended = !timedOut && !idleTimedOut && !aborted;
     return {
+      messages,
       report: { ...report, lastLine: lines.filter((l) => l.trim()).pop() },
       process: { exitCode: ended ? 0 : null, signal: ended ? null : "SIGTERM", timedOut, idleTimedOut, aborted, durationMs: Date.now() - started, stdout, stdoutTail: stdout.slice(-64 * 1024), stderrTail: "", wroteLogs: false },
     };
@@ -156,6 +164,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
       if (!answer.streamed && message.content?.trim() && !(calls.length > 0 && !message.tool_calls?.length)) say(message.content.trim());
       if (calls.length === 0) {
         report.text = message.content ?? "";
+        messages.push({ role: "assistant", content: message.content ?? "" });
         report.success = true;
         // as with the CLI agents: a call the tool set refused fails the phase (the answer is kept for its outputs)
         if (report.permissionDenials.length > 0) {
@@ -210,6 +219,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
               model: input.agent.model,
               messages,
               ...(tools.definitions.length ? { tools: tools.definitions, tool_choice: "auto" } : {}),
+              ...(input.responseSchema ? { response_format: { type: "json_schema", json_schema: { name: "phase_output", schema: input.responseSchema } } } : {}),
               stream,
               ...(stream ? { stream_options: { include_usage: true } } : {}),
             }),

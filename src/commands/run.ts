@@ -22,6 +22,9 @@ Options:
   --param k=v          set a param (repeatable); typed by the pipeline's params
   --workdir DIR        where the loop works and keeps .phaseloop/ (default: .)
   --max-iterations N   lower or raise stop.max_iterations for this run
+  --task ID            work this task of the queue only (its phases, its
+                       verification, its write-back) and stop when it is done;
+                       its dependencies must be done (see phaseloop tasks)
   --parallel N         work up to N tasks at once, each in its own git worktree,
                        merged when verified (over tasks.parallel; default 1)
   --into BRANCH        with lanes: merge done tasks into BRANCH (default: the
@@ -43,6 +46,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let reporterText: string | undefined;
   let dryRun = false;
   let sandbox: SandboxMode | undefined;
+  let task: string | undefined;
   let parallel: number | undefined;
   let into: string | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -90,6 +94,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case "--dry-run":
         dryRun = true;
         break;
+      case "--task":
+        task = value();
+        if (!task) return usage(io, "--task needs a task id (phaseloop tasks PIPELINE lists them)");
+        break;
       case "--sandbox": {
         const v = value();
         if (v === undefined || !isSandboxMode(v)) return usage(io, `--sandbox needs auto, required or off, got "${v ?? ""}"`);
@@ -113,7 +121,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const { signal, dispose } = interruptSignal();
   keepHeapSteady();
   try {
-    const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, parallel, into, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
+    const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, parallel, into, task, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
     if (outcome.kind === "dry-run") {
       io.stdout(dryRunText(outcome.machine, outcome.params, resolve(io.cwd, workdir), maxIterations, sandbox, io.env));
       // what preflight found, as a run would report it before starting

@@ -2,7 +2,8 @@ import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { parseExpression, parseTemplate, type Expr, type Template } from "../expr/index.ts";
 import { parseDuration } from "../pipeline/duration.ts";
 import { dirnameOf, isPromptPath, joinPath } from "../pipeline/paths.ts";
-import type { Duration, HookName, HookSpec, PhaseSpec, PipelineDoc } from "../pipeline/spec.ts";
+import type { AgentSpec, Duration, HookName, HookSpec, PhaseSpec, PipelineDoc } from "../pipeline/spec.ts";
+import { phaseModel } from "../pipeline/phase-model.ts";
 import type { CompiledHook, CompiledPhase, CompiledRule, CompiledTasks, LimitSource, Machine, RetryPolicy } from "./types.ts";
 
 /**
@@ -231,5 +232,14 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
             reason: spec.exhausted?.reason !== undefined ? t.template(spec.exhausted.reason, `${where}.exhausted.reason`) : undefined,
           },
     sandbox: spec.sandbox,
+    ...(kind === "agent" ? agentChoices(agent, spec) : {}),
   };
+}
+
+/** An agent phase's model (a tier resolved) and the session it continues. */
+function agentChoices(agent: AgentSpec | undefined, spec: PhaseSpec): Pick<CompiledPhase, "model" | "modelTier" | "session"> {
+  const { model, tier } = phaseModel(agent, spec.model);
+  const s = spec.session;
+  const session = s === "continue" ? { continue: "agent" as const } : typeof s === "object" && s !== null ? { continue: "phase" as const, phase: s.continue } : undefined;
+  return { ...(model !== undefined ? { model } : {}), ...(tier !== undefined ? { modelTier: tier } : {}), ...(session ? { session } : {}) };
 }

@@ -83,6 +83,11 @@ export interface CompiledPhase {
   exhausted: CompiledRule | null;
   /** The phase's own `sandbox` setting, when it has one. */
   sandbox?: SandboxMode;
+  /** The model the agent runs with (the phase's, a tier resolved, else the agent's), and the tier named. */
+  model?: string;
+  modelTier?: string;
+  /** The session an agent phase continues: its agent's latest, or the one a phase left. Absent: a fresh session. */
+  session?: { continue: "agent" } | { continue: "phase"; phase: string };
 }
 
 /** A limit: a number, or a template resolved from params when the run starts. */
@@ -209,6 +214,8 @@ export interface Snapshot {
   /** Entries into each phase this iteration, for `max_visits` (absent in older checkpoints). */
   visits?: Record<string, number>;
   history: HistoryEntry[];
+  /** Agent sessions this run left, to continue: by the phase that ran last in each, and each agent's latest (absent in older checkpoints). */
+  sessions?: { phases: Record<string, string>; agents: Record<string, string> };
   /** Every file changed so far, with the iteration that last changed it (capped; absent in older checkpoints). */
   filesChanged?: Record<string, number>;
   lastFailure: LastFailure | null;
@@ -301,6 +308,8 @@ export interface PhaseResult {
   commands?: string[];
   /** Tool calls the agent was refused. */
   denied?: string[];
+  /** The agent's session, when it reported one (continued by later phases that ask for it). */
+  session_id?: string | null;
 }
 
 export interface TaskItem {
@@ -351,6 +360,8 @@ export type Effect =
       outputFiles: Record<string, string>;
       /** The context, for rendering agent commands and templates the runtime owns. */
       context: Record<string, JsonValue>;
+      /** The agent session this phase continues, when it continues one that exists. */
+      session?: string;
       /** A member of a parallel group: its group, the other members' write globs (their changes are theirs), and the wait before a retry. */
       group?: string;
       groupWrite?: string[];

@@ -86,6 +86,8 @@ export interface AgentSpec {
   /** With prompt_via: arg, the flag put before the prompt (e.g. "-p"); without it the prompt is the last argument. */
   prompt_flag?: string;
   model?: string;
+  /** Model tiers: a phase's `model` naming one of these keys runs with its model. */
+  models?: Record<string, string>;
   /** Extra arguments appended to the preset's or command's argv. */
   args?: string[];
   env?: Record<string, string>;
@@ -229,7 +231,14 @@ export interface PhaseSpec {
   exhausted?: ExhaustedRule;
   /** This phase's OS sandbox, overriding the pipeline's. */
   sandbox?: SandboxMode;
+  /** The model for this phase: a tier of its agent's `models`, or a model name. */
+  model?: string;
+  /** Whether the agent's session continues. Default fresh. */
+  session?: SessionSpec;
 }
+
+/** fresh: a new session; continue: this agent's latest session in the run; { continue: PHASE }: the session that phase left. */
+export type SessionSpec = "fresh" | "continue" | { continue: string };
 
 /** The rule taken instead of entering a phase whose `max_visits` is used up. */
 export interface ExhaustedRule {

@@ -19,6 +19,7 @@ import { parseDuration } from "./duration.ts";
 import { nodeAtPointer, spanOfPointer, valueOffsetMapper } from "./parse-pipeline-text.ts";
 import { checkCycles } from "./check-cycles.ts";
 import { checkGroups } from "./check-groups.ts";
+import { checkAgentPhases } from "./check-agent-phases.ts";
 import { checkMcp } from "./check-mcp.ts";
 import { emptyCommand } from "./empty-command.ts";
 import { dirnameOf, isPromptPath, joinPath } from "./paths.ts";
@@ -73,6 +74,7 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
     checkEmptyCommands,
     checkCycles,
     checkGroups,
+    checkAgentPhases,
     checkMcp,
   ];
   const out: Diagnostic[] = [];

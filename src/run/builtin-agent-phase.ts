@@ -3,9 +3,11 @@
  * its transcript goes to stdout.log and the reporter like a process's output,
  * and the commands it runs are processes in the workdir.
  */
-import { appendFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { runOpenAiAgent } from "../agents/openai-agent.ts";
+import { runOpenAiAgent, type ChatMessage } from "../agents/openai-agent.ts";
+import { writeFileAtomic } from "../runtime/run-store.ts";
 import type { McpToolbox } from "../mcp/mcp-client-tools.ts";
 import type { CompiledPhase } from "../machine/types.ts";
 import { runProcess } from "../runtime/run-process.ts";
@@ -36,9 +38,12 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
     }
     mcp = connected.toolbox;
   }
+  const session = builtin.session !== undefined ? loadSession(ctx.store.dir, builtin.session) : undefined;
   const done = await runOpenAiAgent({
     agent: builtin.agent,
     prompt: e.prompt ?? "",
+    ...(session ? { earlier: session } : {}),
+    ...(builtin.outputSchema ? { responseSchema: builtin.outputSchema } : {}),
     tools: builtin.tools,
     workdir,
     env,
@@ -72,7 +77,27 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
   });
   await mcp?.close();
   live.end();
+  // the session is its messages, kept in the run folder under a new id (the one continued stays as it was)
+  if (done.process.exitCode === 0 || done.messages.length > 2) done.report.sessionId = saveSession(ctx.store.dir, done.messages);
   return done;
+}
+
+/** The messages of a kept session; undefined when there is none by that id (a fresh session then). */
+function loadSession(runDir: string, id: string): ChatMessage[] | undefined {
+  if (!/^[\w-]+$/.test(id)) return undefined;
+  try {
+    const messages = JSON.parse(readFileSync(join(runDir, "sessions", `${id}.json`), "utf8")) as unknown;
+    return Array.isArray(messages) ? (messages as ChatMessage[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function saveSession(runDir: string, messages: ChatMessage[]): string {
+  const id = randomUUID();
+  mkdirSync(join(runDir, "sessions"), { recursive: true });
+  writeFileAtomic(join(runDir, "sessions", `${id}.json`), JSON.stringify(messages));
+  return id;
 }
 
 /** The phase failed before the model was asked: a server did not start. */

@@ -27,6 +27,7 @@ import { hasErrors } from "../diagnostics/diagnostic.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
+import { machineForTask } from "./single-task.ts";
 import { runLanes } from "../lanes/run-lanes.ts";
 
 export interface ResumeOptions {
@@ -80,8 +81,10 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   if (early.kind === "invalid" && !o.force) return stateProblem(early.problem);
   if (early.kind === "ok" && early.checkpoint.snapshot.status === "done") return finishedRun(workdir, runId, dir, early, events.value, iterations.value);
 
-  const { loaded, machine, diagnostics } = await compileFile(info.file);
-  if (!machine) return { kind: "invalid", diagnostics, loaded };
+  const compiled = await compileFile(info.file);
+  const { loaded, diagnostics } = compiled;
+  if (!compiled.machine) return { kind: "invalid", diagnostics, loaded };
+  const machine = info.task !== undefined ? machineForTask(compiled.machine, info.task) : compiled.machine;
   const hash = pipelineHash(loaded.file, loaded.text, loaded.promptFiles, (loaded.files ?? []).slice(1));
   if (hash !== info.hash && !o.force) {
     const which = changedFiles(info.files, runFiles(loaded));

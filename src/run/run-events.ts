@@ -41,6 +41,8 @@ export type RunEvent = Base &
         max_iterations: number;
         phases: string[];
         version: string;
+        /** `run --task`: the one task this run works. */
+        task?: string;
       }
     | {
         type: "run.resumed";
@@ -64,6 +66,10 @@ export type RunEvent = Base &
         command: string[] | string;
         /** Whether the phase runs in the OS sandbox. */
         sandbox?: boolean;
+        /** Agent phases: the model (null: the agent's own default), the tier it came from, the session continued (null: fresh). */
+        model?: string | null;
+        model_tier?: string;
+        continued_session?: string | null;
         /** A parallel group: its members (started at once) and its join. */
         members?: string[];
         join?: "all_success" | "one_success" | "all_done";

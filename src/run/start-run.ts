@@ -24,11 +24,13 @@ import { runPreflight, type PreflightResult } from "./preflight.ts";
 import { createPreflightHost } from "../runtime/preflight-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
+import { runModels } from "./agent-choices.ts";
 import { Runner, type RunResult } from "./run-pipeline.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
+import { checkTaskChoice, machineForTask } from "./single-task.ts";
 import { checkLanes, openTarget } from "../lanes/prepare-lanes.ts";
 import { runLanes } from "../lanes/run-lanes.ts";
 import { toTaskState } from "../machine/task-queue.ts";
@@ -59,6 +61,8 @@ export interface StartOptions {
   signal: AbortSignal;
   /** Asks an ask phase's question at the terminal; without it such a run waits (exit 3). */
   ask?: Asker;
+  /** `--task`: work this task of the queue only, and stop when it is done (single-task.ts). */
+  task?: string;
   /** `--parallel N`: tasks at once, over the pipeline's `tasks.parallel`. */
   parallel?: number;
   /** `--into BRANCH`: where lanes merge (default: the workdir's branch). */
@@ -81,8 +85,10 @@ export function pickEnv(machine: Machine, env: Record<string, string | undefined
 export async function startRun(o: StartOptions): Promise<StartOutcome> {
   const workdir = resolve(o.workdir);
   if (!existsSync(workdir) || !statSync(workdir).isDirectory()) return { kind: "usage", message: `the workdir "${o.workdir}" is not a directory` };
-  const { loaded, machine, diagnostics } = await compileFile(o.pipeline);
-  if (!machine) return { kind: "invalid", diagnostics, loaded };
+  const compiled = await compileFile(o.pipeline);
+  const { loaded, diagnostics } = compiled;
+  if (!compiled.machine) return { kind: "invalid", diagnostics, loaded };
+  let machine = compiled.machine;
   const resolved = resolveParams(machine, o.params);
   if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: resolved.diagnostics.map((d) => ({ ...d, file: loaded.file })), loaded };
   const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env);
@@ -103,6 +109,11 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       }
       throw error;
     }
+  }
+  if (o.task !== undefined) {
+    const problem = checkTaskChoice(machine, tasks, o.task);
+    if (problem) return { kind: "usage", message: problem };
+    machine = machineForTask(machine, o.task);
   }
 
   // parallel lanes: git worktrees merged into a clean target branch
@@ -149,6 +160,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       max_iterations: snapshot.limits.maxIterations,
       files: runFiles(loaded),
       sandbox: sandbox.record,
+      ...runModels(machine, runId),
+      ...(o.task !== undefined ? { task: o.task } : {}),
     };
     // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
     const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
@@ -172,6 +185,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
         max_iterations: snapshot.limits.maxIterations,
         phases: machine.phases.map((p) => p.name),
         version: VERSION,
+        ...(o.task !== undefined ? { task: o.task } : {}),
       },
     ];
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);

@@ -112,7 +112,8 @@ export async function wrapInSandbox(profile: SandboxProfile, command: string[] |
   for (const [key, value] of Object.entries(wrapped.env)) if (value !== undefined && value !== process.env[key]) env[key] = value;
   // the sandbox ends with phaseloop, killed or not: its shell dies with it, bubblewrap with
   // its shell (--die-with-parent), and every process inside with bubblewrap (its PID namespace)
-  const argv = setpriv === undefined ? wrapped.argv : [setpriv, "--pdeathsig", "KILL", ...wrapped.argv];
+  const carved = carveOut(wrapped.argv, profile);
+  const argv = setpriv === undefined ? carved : [setpriv, "--pdeathsig", "KILL", ...carved];
   const made: WrappedCommand = { argv, env, commandId };
   wraps.add(made);
   return made;
@@ -143,4 +144,28 @@ export function sandboxRefusals(profile: SandboxProfile, wrapped: WrappedCommand
     refused.add(violation.line.trim());
   }
   return [...refused];
+}
+
+/**
+ * Make the profile's carve-outs (a writable folder inside a read-only one: the run's artifacts
+ * folder inside `.phaseloop`) writable where the library wraps the command. The library mounts
+ * what it denies after what it allows, so the deny covers the folder; bubblewrap applies
+ * mounts in order, so a bind of the folder right after the deny's read-only bind opens it
+ * again, and only it. A carve-out whose path would need quoting, or whose deny is not found
+ * as one read-only bind, is left closed.
+ */
+function carveOut(argv: string[], profile: SandboxProfile): string[] {
+  if (!profile.carveOut?.length) return argv;
+  const at = argv.findIndex((a) => a.startsWith("bwrap "));
+  if (at < 0) return argv;
+  let script = argv[at]!;
+  for (const dir of profile.carveOut) {
+    const deny = profile.denyWrite.find((d) => dir.startsWith(`${d}/`));
+    if (deny === undefined || !/^[\w@%+=:,./-]+$/.test(dir) || !/^[\w@%+=:,./-]+$/.test(deny)) continue;
+    const bind = ` --ro-bind ${deny} ${deny} `;
+    const i = script.indexOf(bind);
+    if (i < 0 || script.indexOf(bind, i + 1) >= 0) continue;
+    script = `${script.slice(0, i + bind.length)}--bind ${dir} ${dir} ${script.slice(i + bind.length)}`;
+  }
+  return argv.map((a, i) => (i === at ? script : a));
 }

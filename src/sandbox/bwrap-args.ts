@@ -136,6 +136,8 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
   for (const path of new Set(protectedPaths)) {
     if (under(path, writable) && kindOf(path) !== undefined) args.push("--ro-bind", path, path);
   }
+  // a folder every phase writes inside a protected one (the run's artifacts in `.phaseloop`): bound after it
+  for (const dir of profile.carveOut ?? []) if (kindOf(dir) === "dir") args.push("--bind", dir, dir);
   for (const path of profile.denyRead) {
     const kind = kindOf(path);
     if (kind === "dir") args.push("--tmpfs", path, "--remount-ro", path);
