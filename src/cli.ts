@@ -34,7 +34,7 @@ Usage:
   phaseloop runs [--json] [--workdir DIR]
   phaseloop logs [RUN_ID] [--follow] [--json] [--workdir DIR]
   phaseloop validate PIPELINE... [--json] [--print]
-  phaseloop graph PIPELINE [--format mermaid|dot]
+  phaseloop graph PIPELINE [--format mermaid|dot] [--expand]
   phaseloop init [[PACKAGE/]RECIPE] [--extends [PACKAGE/]RECIPE] [--dir DIR] [--force]
   phaseloop recipes
   phaseloop schema
