@@ -24,11 +24,12 @@ import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
 import { formatEventText, paintFor } from "../reporters/format-event-line.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
+import { checkCheckpoint } from "./check-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
 import type { RunContext } from "./run-context.ts";
 import type { Reporter, RunEvent } from "./run-events.ts";
-import { pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
+import { hashedSources, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
 import type { RunResult } from "./run-pipeline.ts";
 
 type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
@@ -71,11 +72,20 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRun
 
   const link: ParentLink = { phase: e.phase, iteration: e.iteration, attempt: e.attempt, phases_run: ctx.snapshot.counters.phasesRun };
   const subRoot = join(ctx.store.dir, "sub");
-  const earlier = findChild(subRoot, link);
+  let earlier = findChild(subRoot, link);
+  // a child whose checkpoint cannot be used (or no longer fits a changed child, resumed with --force) starts anew beside it
+  let checkpoint = earlier ? readChild(join(subRoot, earlier)) : undefined;
+  const problem = checkpoint && checkCheckpoint(checkpoint, machine);
+  if (earlier && (!checkpoint || problem)) {
+    ctx.emit({ type: "note", level: "warning", message: `the state of phase "${e.phase}"'s pipeline in sub/${earlier} cannot be continued (${problem ?? "state.json cannot be read"}); it runs again from its start` });
+    earlier = undefined;
+    checkpoint = undefined;
+  }
   const folder = earlier ?? freeFolder(subRoot, e.seq, e.phase);
   const dir = join(subRoot, folder);
   const rel = relative(ctx.store.dir, dir);
-  const childId = `${ctx.info.run_id}/${rel}`;
+  // the store's id is its folder under .phaseloop/runs (a child of a child nests in its parent's)
+  const childId = relative(join(ctx.info.workdir, ".phaseloop", "runs"), dir);
   ctx.changes?.touched();
   const scope = openWriteScope(undefined, e.context, ctx);
   ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: "pipeline", dir: folder, command: found.file, sub: rel });
@@ -86,7 +96,7 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRun
     run_id: ctx.info.run_id,
     pipeline: machine.name,
     file,
-    hash: pipelineHash(loaded.file, loaded.text, loaded.promptFiles, (loaded.files ?? []).slice(1)),
+    hash: pipelineHash(loaded.file, loaded.text, loaded.promptFiles, hashedSources(loaded)),
     version: VERSION,
     params: params.params,
     workdir: ctx.info.workdir,
@@ -95,7 +105,6 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRun
     max_iterations: 0,
     files: runFiles(loaded),
   };
-  let checkpoint = earlier ? readChild(dir) : undefined;
   let resumed = checkpoint !== undefined;
   if (!checkpoint) {
     const snapshot = initialSnapshot(machine, { runId: ctx.info.run_id, params: params.params, env: ctx.snapshot.info.env, pipeline: { name: machine.name, file, dir: dirname(file) }, workdir: ctx.info.workdir });

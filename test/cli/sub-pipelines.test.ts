@@ -104,6 +104,13 @@ describe("sub-pipelines end to end", () => {
     await waitFor(() => existsSync(join(dir, "killed")));
     process.kill(run.child.pid!, "SIGKILL");
     await run.done;
+    // the child is part of the pipeline: a changed child is a changed pipeline
+    const child = readFileSync(join(dir, "flows/analysis.yaml"), "utf8");
+    write(dir, { "flows/analysis.yaml": `${child}# changed\n` });
+    const refused = cli(["resume", "--reporter", "plain"], dir);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/flows\/analysis\.yaml changed/);
+    write(dir, { "flows/analysis.yaml": child });
     const r = cli(["resume", "--reporter", "plain"], dir);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
@@ -116,6 +123,35 @@ describe("sub-pipelines end to end", () => {
     expect(readdirSync(join(runDir(dir), "sub"))).toEqual(["0002-analyse"]);
     expect(events(dir).at(-1)).toMatchObject({ type: "run.finished", outcome: "complete" });
   }, 90_000);
+
+  it.skipIf(process.platform === "win32")("SIGINT inside the child stops both with exit 130; resume finishes inside the child", async () => {
+    const dir = tempDir();
+    write(dir, { "parent.yaml": PARENT, "flows/analysis.yaml": CHILD('echo judge >> log.txt; if [ ! -f killed ]; then touch killed; sleep 30; fi') });
+    const run = cliAsync(["run", "parent.yaml", "--reporter", "plain"], dir);
+    await waitFor(() => existsSync(join(dir, "killed")));
+    process.kill(run.child.pid!, "SIGINT");
+    expect((await run.done).code).toBe(130);
+    expect(jsonl(join(runDir(dir), "sub/0002-analyse/events.jsonl")).at(-1)).toMatchObject({ type: "run.interrupted", phase: "judge" });
+    const r = cli(["resume", "--reporter", "plain"], dir);
+    expect(r.code).toBe(0);
+    expect(lines(dir, "log.txt")).toEqual(["plan", "look api-x 2", "judge", "judge"]);
+  }, 90_000);
+
+  it("a child may run a child of its own, nested in its folder", () => {
+    const dir = tempDir();
+    const inner = `phaseloop: 1\nname: inner\nparams: { word: { type: string } }\nphases:\n  say: { run: "echo inner {{ params.word }} >> log.txt", next: [{ stop: complete, reason: "said {{ params.word }}" }] }\nstop: { max_iterations: 1 }\n`;
+    write(dir, {
+      "parent.yaml": PARENT,
+      "flows/analysis.yaml": CHILD().replace("  judge:\n", '  deeper: { pipeline: ./inner.yaml, params: { word: "{{ params.area }}" } }\n  judge:\n'),
+      "flows/inner.yaml": inner,
+    });
+    expect(cli(["validate", "parent.yaml"], dir).code).toBe(0);
+    const r = cli(["run", "parent.yaml", "--reporter", "plain"], dir);
+    expect(r.code).toBe(0);
+    expect(lines(dir, "log.txt")).toEqual(["plan", "look api-x 2", "inner api-x", "judge"]);
+    const deepest = jsonl(join(runDir(dir), "sub/0002-analyse/sub/0002-deeper/events.jsonl"));
+    expect(deepest.at(-1)).toMatchObject({ type: "run.finished", outcome: "complete", reason: { message: "said api-x" } });
+  });
 
   it("validate checks the child, locating its problems in its file with the chain; a cycle of pipelines is an error", () => {
     const dir = tempDir();
