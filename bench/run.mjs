@@ -4,7 +4,7 @@
 //   node bench/run.mjs            measure and print
 //   node bench/run.mjs --check    also fail when a bar of the brief is missed
 //   node bench/run.mjs --quick    fewer repetitions, shorter runs
-//   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, long run, output, status, measure, sandbox)
+//   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, long run, output, status, measure, sandbox, lanes)
 //   node bench/run.mjs --no-100k    measure without the 100,000-file repository (generated once, then kept
 //                                   under the OS temp dir as phaseloop-bench-repos/)
 import { spawn, spawnSync } from "node:child_process";
@@ -233,6 +233,7 @@ try {
     if (r === undefined) console.log("skip sandbox: no OS sandbox on this machine (bubblewrap, socat)");
     else {
       report("sandbox: per-phase overhead of the wrap alone (sandboxed minus plain)", r.sandboxedMs - r.plainMs, undefined, { max: 50 });
+      console.log(`     (the sandbox library's own wrap of the same command: ${(r.libraryMs - r.plainMs).toFixed(1)}ms over plain)`);
       // through phaseloop: the same pipeline with sandbox required and off, interleaved, in one run
       const dir = join(work, "sandbox-run");
       mkdirSync(join(dir, "src"), { recursive: true });
@@ -247,6 +248,7 @@ try {
       report(`sandbox: per-phase overhead through phaseloop (${n} phases, required minus off)`, (median(on) - median(off)) / n, undefined, { max: 50 });
     }
   }
+  if (wanted("lanes")) await (await import("./lanes.mjs")).benchLanes({ work, quick, report, median, node, cli, env });
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -1,51 +1,66 @@
-// The OS sandbox's cost per phase: a phase process (`true`) wrapped in a profile like the ones
-// phaseloop compiles, against the same process unwrapped, in the same run. The proxies start
-// once, before the measurement, as they do once per run.
+// The OS sandbox's cost per phase: a phase process (`sh -c true`) wrapped the way phaseloop
+// wraps a phase (dist/runtime/sandbox-session.js: on Linux phaseloop's own bubblewrap fence,
+// elsewhere the library's), against the same process unwrapped, in the same run. The proxy
+// starts once, before the measurement, as it does once per run.
 import { spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
-const runOnce = (argv, env) =>
+const runOnce = (argv, env, cwd) =>
   new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], env });
+    const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], env, cwd });
     child.on("error", reject);
     child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`${argv.join(" ")} exited ${code}`))));
   });
 
-/** Returns { sandboxedMs, plainMs } medians per phase, or undefined when no sandbox runs here. */
+const dist = (rel) => fileURLToPath(new URL(`../dist/${rel}`, import.meta.url));
+
+/** Returns { sandboxedMs, plainMs, libraryMs } medians per phase, or undefined when no sandbox runs here. */
 export async function benchSandbox(work, repetitions, median) {
-  const { SandboxManager } = await import("@anthropic-ai/sandbox-runtime");
-  if (SandboxManager.checkDependencies().errors.length > 0) return undefined;
+  const { probeSandbox } = await import(dist("runtime/probe-sandbox.js"));
+  if (!probeSandbox().available) return undefined;
+  const session = await import(dist("runtime/sandbox-session.js"));
+  const { compileSandbox } = await import(dist("sandbox/compile-sandbox.js"));
   const dir = join(work, "sandbox-repo");
   mkdirSync(join(dir, "src"), { recursive: true });
   mkdirSync(join(work, "sandbox-tmp"), { recursive: true });
-  await SandboxManager.initialize({ network: { allowedDomains: [], deniedDomains: [] }, filesystem: { denyRead: [], allowWrite: [], denyWrite: [] } });
-  const profile = {
-    network: { allowedDomains: [], deniedDomains: [] },
-    filesystem: { denyRead: [join(work, "home/.ssh")], allowWrite: [join(dir, "src"), join(work, "sandbox-tmp")], denyWrite: [join(dir, ".git")] },
-  };
+  mkdirSync(join(work, "home", ".ssh"), { recursive: true });
+  const profile = compileSandbox({ workdir: dir, home: join(work, "home"), tempDir: join(work, "sandbox-tmp"), write: ["src/**"], agent: "claude" });
+  await session.openSandboxSession();
+  const { SandboxManager } = await import("@anthropic-ai/sandbox-runtime");
+  const { randomUUID } = await import("node:crypto");
+  const libraryProfile = { network: { allowedDomains: [], deniedDomains: [] }, filesystem: { denyRead: profile.denyRead, allowWrite: profile.allowWrite, denyWrite: profile.denyWrite } };
   const sandboxed = [];
   const plain = [];
+  const library = [];
   try {
     for (let i = 0; i < repetitions + 1; i++) {
       let t = process.hrtime.bigint();
-      await runOnce(["sh", "-c", "true"], process.env);
+      await runOnce(["sh", "-c", "true"], process.env, dir);
       const plainMs = Number(process.hrtime.bigint() - t) / 1e6;
       t = process.hrtime.bigint();
-      const id = randomUUID();
-      SandboxManager.registerCommandNetworkLists(id, { allowedDomains: ["api.anthropic.com"] });
-      const { argv, env } = await SandboxManager.wrapWithSandboxArgv("true", "/bin/sh", profile, undefined, dir, { commandId: id });
-      await runOnce(argv, env);
+      const wrapped = await session.wrapInSandbox(profile, ["sh", "-c", "true"], dir);
+      await runOnce(wrapped.argv, { ...process.env, ...wrapped.env }, dir);
+      session.sandboxRefusals(profile, wrapped, "", dir);
+      session.releaseSandboxed(wrapped);
+      const sandboxedMs = Number(process.hrtime.bigint() - t) / 1e6;
+      // the library's own wrap of the same command, for comparison
+      t = process.hrtime.bigint();
+      const id = `bench-${randomUUID()}`;
+      SandboxManager.registerCommandNetworkLists(id, { allowedDomains: profile.allowedHosts });
+      const lib = await SandboxManager.wrapWithSandboxArgv("true", "/bin/sh", libraryProfile, undefined, dir, { commandId: id });
+      await runOnce(lib.argv, { ...process.env, ...lib.env }, dir);
       SandboxManager.unregisterCommandNetworkLists(id);
       SandboxManager.cleanupAfterCommand();
-      const sandboxedMs = Number(process.hrtime.bigint() - t) / 1e6;
-      if (i === 0) continue; // the first wrap loads the library's lazy parts
+      const libraryMs = Number(process.hrtime.bigint() - t) / 1e6;
+      if (i === 0) continue; // the first wrap loads the lazy parts
       plain.push(plainMs);
       sandboxed.push(sandboxedMs);
+      library.push(libraryMs);
     }
   } finally {
-    await SandboxManager.reset();
+    await session.closeSandboxSession();
   }
-  return { sandboxedMs: median(sandboxed), plainMs: median(plain) };
+  return { sandboxedMs: median(sandboxed), plainMs: median(plain), libraryMs: median(library) };
 }

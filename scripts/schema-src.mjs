@@ -53,6 +53,13 @@ const schema = {
       additionalProperties: ref("toolSet"),
       examples: [{ build: { read: ["**"], write: ["src/**", "test/**"], bash: ["npm test", "git diff *"] } }],
     },
+    mcp: {
+      type: "object",
+      description: "MCP servers, declared once: a program the agent starts (`command`, stdio) or an endpoint it connects to (`url`, streamable HTTP). A phase attaches them by name (`mcp: [NAME]`); its agent gets those servers and no others, and the tool set's `mcp` says which of their tools may be called.",
+      propertyNames: { pattern: NAME },
+      additionalProperties: ref("mcpServer"),
+      examples: [{ review: { command: ["node", "tools/review-server.mjs"], env: { TOKEN: "{{ env.REVIEW_TOKEN }}" } }, docs: { url: "http://127.0.0.1:8808/mcp" } }],
+    },
     env: ref("env", "Environment variables for every process the pipeline starts. Values are templates."),
     sandbox: ref("sandboxMode", "Run agent phases in an OS sandbox compiled from their tool sets: auto (the default: where the OS provides one, and the run record says when it does not), required (no sandbox is an error before the run starts), off. A phase's own `sandbox` wins; `--sandbox` on the command line wins over both."),
     phases: {
@@ -114,6 +121,9 @@ const schema = {
       prompt_via: d("How the prompt reaches the program: on stdin, as an argument, or as a file path argument. Default: stdin.", { enum: ["stdin", "arg", "file"] }),
       prompt_flag: d("With prompt_via arg or file, the flag put before the prompt (e.g. \"-p\"); without it the prompt is the last argument.", { type: "string" }),
       model: d("The model, passed to the preset's model flag. Required by the openai preset.", { type: "string", examples: ["sonnet", "qwen2.5-coder:7b"] }),
+      models: d("Model tiers: a phase's `model` that names one of these keys runs with its model. Lets a shared pipeline say `small` and each team map it to a model of its own.", {
+        type: "object", propertyNames: { pattern: NAME }, additionalProperties: { type: "string", minLength: 1 }, examples: [{ small: "haiku", large: "opus" }],
+      }),
       args: d("Extra arguments appended to the argv.", { type: "array", items: { type: "string" } }),
       env: ref("env", "Environment variables for this agent."),
       output_format: d("How stdout is read: plain text, or an agent's event stream. Presets set it.", { enum: ["text", "claude-stream-json", "codex-json", "gemini-stream-json"] }),
@@ -128,11 +138,27 @@ const schema = {
       read: d("Globs the agent may read, relative to the workdir.", { type: "array", items: { type: "string" } }),
       write: d("Globs the agent may change. A change elsewhere is a policy_violation.", { type: "array", items: { type: "string" } }),
       bash: d("Shell commands allowed, as patterns: \"npm test\", \"git diff *\".", { type: "array", items: { type: "string" } }),
-      mcp: d("MCP tools allowed, as \"server/tool\" or \"server/*\".", { type: "array", items: { type: "string" } }),
+      mcp: d("MCP tools that may be called, as \"server/tool\" or \"server/*\" (every tool of the server); the server is declared under the top-level `mcp` and attached by the phase. A call to any other MCP tool is a policy_violation.", { type: "array", items: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_-]*(/.+)?$" } }),
       network: d("Hosts the phase's processes may connect to, besides the agent's own API host. In the OS sandbox nothing else is reachable.", { type: "array", items: ref("host"), examples: [["registry.npmjs.org", "*.github.com"]] }),
       on_violation: d("What happens to a change outside `write`: revert it, fail the phase, or warn. Default: fail.", { enum: ["revert", "fail", "warn"], default: "fail" }),
       description: d("What this tool set is for.", { type: "string" }),
     }),
+    mcpServer: {
+      description: "An MCP server: `command` (a program the agent starts and talks to over stdio) or `url` (a streamable HTTP endpoint).",
+      oneOf: [
+        closed("A stdio MCP server: the agent starts it for the phase, inside the phase's sandbox, and it ends with the phase.", {
+          command: d("The server's program and arguments, each a template. A relative program path is relative to the workdir.", { type: "array", items: { type: "string" }, minItems: 1, examples: [["node", "tools/review-server.mjs"]] }),
+          env: ref("env", "The server's environment. Values are templates (`{{ env.TOKEN }}`)."),
+          cwd: d("Where the server runs, relative to the workdir (a template). Default: the workdir.", { type: "string" }),
+          description: d("What this server offers.", { type: "string" }),
+        }, { required: ["command"] }),
+        closed("An MCP server reached over streamable HTTP.", {
+          url: d("The endpoint (a template). Its host is reachable from the phase's sandbox.", { type: "string", pattern: "^(https?://|\\{\\{)", examples: ["http://127.0.0.1:8808/mcp"] }),
+          headers: ref("env", "HTTP headers sent with every request. Values are templates."),
+          description: d("What this server offers.", { type: "string" }),
+        }, { required: ["url"] }),
+      ],
+    },
     retry: closed("Retry policy for a failing phase.", {
       max_attempts: d("Attempts in all, the first included. Default 3 (only error classes listed in `on` are retried).", { type: "integer", minimum: 1, default: 3 }),
       on: d("The error classes that are retried. Default: [transient].", { type: "array", items: ref("errorClass"), uniqueItems: true }),
@@ -172,6 +198,7 @@ const schema = {
       agent: d("The agent that runs this phase (a name under `agents`).", { type: "string", pattern: NAME }),
       prompt: d("The prompt: a file path relative to the pipeline file (.md, .txt) or inline text. A template.", { type: "string" }),
       tools: d("The tool set (a name under `tools`) this phase may use.", { type: "string", pattern: NAME }),
+      mcp: d("The MCP servers (names under `mcp`) handed to this phase's agent, and no others: servers in the user's or the repository's own agent settings are not loaded.", { type: "array", items: { type: "string", pattern: NAME }, uniqueItems: true, examples: [["review"]] }),
       run: d("A command phase: a string run by `sh -c` (every interpolated value shell-quoted) or an argv list rendered element by element.", {
         anyOf: [{ type: "string", minLength: 1 }, { type: "array", items: { type: "string" }, minItems: 1 }], examples: ["npm test"],
       }),
@@ -205,6 +232,11 @@ const schema = {
         additionalProperties: { type: ["string", "number", "boolean"] },
         examples: [{ area: "{{ params.area }}" }],
       }),
+      model: d("The model this phase's agent runs with, overriding the agent's `model`: a tier the agent defines under `models`, or else a model name.", { type: "string", minLength: 1, examples: ["small", "opus"] }),
+      session: d("Whether the agent's session continues: fresh (the default: a new session), continue (this agent's latest session in this run), or `{ continue: PHASE }` (the session that phase's latest run left).", {
+        anyOf: [{ enum: ["fresh", "continue"] }, closed("Continue the session another phase left.", { continue: d("The phase whose session this phase continues.", { type: "string", pattern: NAME }) }, { required: ["continue"] })],
+        examples: ["continue", { continue: "plan" }],
+      }),
       sandbox: ref("sandboxMode", "This phase's OS sandbox, overriding the pipeline's. A `run` phase is sandboxed only when it says so (it may write the workdir, and reach no host)."),
     }, {
       allOf: [
@@ -220,11 +252,12 @@ const schema = {
         { not: { required: ["pipeline", "ask"] }, description: "A sub-pipeline phase asks nothing itself." },
         { not: { required: ["pipeline", "parallel"] }, description: "A sub-pipeline phase is not a parallel group." },
         { anyOf: [{ required: ["agent"] }, { required: ["run"] }, { required: ["ask"] }, { required: ["parallel"] }, { required: ["pipeline"] }] },
-        { if: { required: ["pipeline"] }, then: { properties: { prompt: false, tools: false, output: false, output_schema: false, timeout: false, idle_timeout: false, env: false, success_exit_codes: false, transient: false, sandbox: false } }, else: { properties: { params: false } } },
-        { if: { required: ["parallel"] }, then: { properties: { prompt: false, tools: false, output: false, output_schema: false, retry: false, timeout: false, idle_timeout: false, env: false, success_exit_codes: false, transient: false } }, else: { properties: { join: false } } },
-        { if: { required: ["ask"] }, then: { properties: { prompt: false, tools: false, output: false, output_schema: false, retry: false } } },
+        { if: { required: ["pipeline"] }, then: { properties: { prompt: false, tools: false, mcp: false, output: false, output_schema: false, timeout: false, idle_timeout: false, env: false, success_exit_codes: false, transient: false, sandbox: false } }, else: { properties: { params: false } } },
+        { if: { required: ["parallel"] }, then: { properties: { prompt: false, tools: false, mcp: false, output: false, output_schema: false, retry: false, timeout: false, idle_timeout: false, env: false, success_exit_codes: false, transient: false } }, else: { properties: { join: false } } },
+        { if: { required: ["ask"] }, then: { properties: { prompt: false, tools: false, mcp: false, output: false, output_schema: false, retry: false } } },
         { if: { required: ["agent"] }, then: { required: ["prompt"] } },
-        { if: { required: ["run"] }, then: { properties: { prompt: false, tools: false } } },
+        { if: { required: ["run"] }, then: { properties: { prompt: false, tools: false, mcp: false } } },
+        { if: { not: { required: ["agent"] } }, then: { properties: { model: false, session: false } }, description: "`model` and `session` belong to agent phases." },
       ],
     }),
     stopRule: closed("A stop rule, checked after every phase.", {
@@ -263,6 +296,7 @@ const schema = {
       order: d("priority (then source order), or source order alone. Default priority.", { enum: ["priority", "file"], default: "priority" }),
       only: ref("template", "Work on this task only, e.g. \"{{ params.story }}\"; empty means all."),
       final_gate: d("A phase run once all tasks are done; if it fails, the last task is reopened.", { type: "string", pattern: NAME }),
+      parallel: d("Tasks worked on at once, each in its own git worktree and branch, merged into the workdir's branch when done. Default 1 (one task at a time, in the workdir). --parallel overrides it.", { type: "integer", minimum: 1, default: 1 }),
     }, { required: ["source"] }),
     hook: {
       description: "A hook command: a string (sh -c), an argv list, or an object with a timeout and a failure policy.",

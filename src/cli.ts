@@ -16,6 +16,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main: Co
   status: { summary: "show where a run stands", load: () => import("./commands/status.ts") },
   runs: { summary: "list the runs of a workdir, newest first", load: () => import("./commands/runs.ts") },
   logs: { summary: "show a run's event log", load: () => import("./commands/logs.ts") },
+  tasks: { summary: "list a pipeline's task queue (--ready: what can start now)", load: () => import("./commands/tasks.ts") },
   validate: { summary: "check pipelines and report every problem", load: () => import("./commands/validate.ts") },
   graph: { summary: "draw a pipeline's state machine (Mermaid or DOT)", load: () => import("./commands/graph.ts") },
   init: { summary: "copy a recipe into a repository", load: () => import("./commands/init.ts") },
@@ -27,12 +28,14 @@ const HELP = `phaseloop ${VERSION}: agentic coding loops from versioned YAML pip
 
 Usage:
   phaseloop run PIPELINE [--param k=v]... [--workdir DIR] [--max-iterations N]
+                [--parallel N] [--into BRANCH] [--task ID]
                 [--reporter auto|tty|plain|json] [--sandbox auto|required|off] [--dry-run]
   phaseloop resume [RUN_ID] [--force] [--answer TEXT | --answer-file F] [--workdir DIR]
                 [--reporter auto|tty|plain|json] [--sandbox auto|required|off]
   phaseloop status [RUN_ID] [--json] [--workdir DIR]
   phaseloop runs [--json] [--workdir DIR]
   phaseloop logs [RUN_ID] [--follow] [--json] [--workdir DIR]
+  phaseloop tasks PIPELINE [--ready] [--json] [--workdir DIR]
   phaseloop validate PIPELINE... [--json] [--print]
   phaseloop graph PIPELINE [--format mermaid|dot] [--expand]
   phaseloop init [[PACKAGE/]RECIPE] [--extends [PACKAGE/]RECIPE] [--dir DIR] [--force]
@@ -50,7 +53,7 @@ Exit codes: 0 complete, 1 failed, 2 invalid input or usage, 3 stopped without
 completing (blocked, limit, breaker, budget), 130 interrupted (resumable).
 
 Docs: README.md and docs/ in the package (format.md, expressions.md,
-stop-logic.md, agents.md, events.md, diagnostics.md, recipes.md).
+stop-logic.md, agents.md, events.md, diagnostics.md, recipes.md, ci.md).
 `;
 
 function ignoreEpipe(stream: NodeJS.WriteStream): void {

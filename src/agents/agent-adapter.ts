@@ -5,6 +5,7 @@
  * CLI (argv and allowlist, event decoder, result judge); the stream-JSON
  * plumbing they share is in stream-json.ts.
  */
+import type { McpServer } from "../mcp/mcp-server.ts";
 import type { AgentOutputFormat, AgentSpec, JsonValue, ToolSetSpec } from "../pipeline/spec.ts";
 
 export interface AgentInvocationInput {
@@ -16,7 +17,13 @@ export interface AgentInvocationInput {
   tools?: ToolSetSpec;
   /** The JSON Schema of the phase's structured answer (its one `json` output with a `schema`), for CLIs that enforce one. */
   outputSchema?: Record<string, unknown>;
+  /** The same schema written to a file, for CLIs that take a path. */
+  outputSchemaFile?: string;
+  /** The session to continue (its id, as the CLI reported it); undefined starts a fresh one. */
+  session?: string;
   workdir: string;
+  /** The MCP servers the phase attaches: the agent gets these and no others. */
+  mcp?: McpServer[];
   /** Renders `{{ }}` in command elements with the phase context plus `prompt` and `prompt_file`. */
   render: (template: string) => string;
 }
@@ -44,6 +51,8 @@ export interface ToolCall {
   id?: string;
   /** The CLI refused the call; its reason. */
   refused?: string;
+  /** A call of an MCP server's tool: the server where the event names it, else the CLI's full name in `tool`. */
+  mcp?: { server?: string; tool: string };
 }
 
 export interface AgentRunReport {

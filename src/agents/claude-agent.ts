@@ -13,6 +13,9 @@ import type { ToolSetSpec } from "../pipeline/spec.ts";
 import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
 import { anchorGlob, expandBraces } from "./tool-globs.ts";
+import { claudeMcpConfig } from "../mcp/compile-mcp.ts";
+import { claudeMcpStartFailures, withMcpStartCheck } from "../mcp/mcp-start-check.ts";
+import { privateConfigFile } from "./private-config.ts";
 
 export interface ClaudePermissions {
   mode: "dontAsk" | "acceptEdits";
@@ -61,8 +64,15 @@ export const claudeAgent: AgentAdapter = {
   versionArgv: ["claude", "--version"],
   buildInvocation(input) {
     const argv = ["claude", "-p", "--output-format", "stream-json", "--verbose", "--setting-sources=", "--strict-mcp-config"];
+    // the phase's MCP servers and, with --strict-mcp-config, no others
+    const mcp = input.mcp ?? [];
+    if (mcp.length) argv.push(`--mcp-config=${privateConfigFile("claude-mcp", "json", claudeMcpConfig(mcp, input.workdir))}`);
     if (input.agent.model) argv.push(`--model=${input.agent.model}`);
+    // a session continued: claude finds it by id in its own store (flags are not remembered: all given again)
+    if (input.session) argv.push(`--resume=${input.session}`);
     const p = claudePermissions(input.tools, input.workdir);
+    // without a tool set every tool of an attached server may be called
+    if (!input.tools) p.allowed.push(...mcp.map((s) => `mcp__${s.name}`));
     argv.push("--permission-mode", p.mode);
     if (p.tools) argv.push(`--tools=${p.tools.join(",")}`);
     if (p.allowed.length) argv.push(`--allowedTools=${p.allowed.join(",")}`);
@@ -87,7 +97,8 @@ function toolCall(c: Ev): ToolCall {
   // Grep and Glob without a path search the workdir
   const search = name === "Grep" || name === "Glob" || name === "LS";
   if (search && paths.length === 0) paths.push(".");
-  return { tool: name, kind, paths, command: name === "Bash" ? str(input.command) : undefined, search: search || undefined, id: str(c.id), input };
+  const mcp = name.startsWith("mcp__") ? { tool: name } : undefined;
+  return { tool: name, kind, paths, command: name === "Bash" ? str(input.command) : undefined, search: search || undefined, id: str(c.id), input, ...(mcp ? { mcp } : {}) };
 }
 
 function describeCall(call: ToolCall, input: Ev): string {
@@ -180,5 +191,5 @@ function claudeFailure(result: Ev): string {
 }
 
 export function createClaudeParser() {
-  return createStreamParser(claudeStream);
+  return createStreamParser(withMcpStartCheck(claudeStream, { event: claudeMcpStartFailures }));
 }

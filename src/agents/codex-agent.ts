@@ -5,6 +5,11 @@
  */
 import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
 import { splitCommand } from "./openai/command-words.ts";
+import process from "node:process";
+import { codexMcpOverrides } from "../mcp/compile-mcp.ts";
+import { codexConfigServers } from "../mcp/codex-config-servers.ts";
+import { codexMcpStartFailures, withMcpStartCheck } from "../mcp/mcp-start-check.ts";
+import { isArtifactsGlob } from "../run/run-artifacts.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
 
 /**
@@ -25,12 +30,21 @@ export const codexAgent: AgentAdapter = {
   name: "codex",
   versionArgv: ["codex", "--version"],
   buildInvocation(input) {
-    const writes = (input.tools?.write ?? []).length > 0 || !input.tools;
+    // the run's artifacts folder alone does not open the workdir to codex's commands
+    const writes = !input.tools || (input.tools.write ?? []).some((g) => !isArtifactsGlob(g));
     const argv = ["codex", "exec", "--json", "--skip-git-repo-check", "-C", input.workdir, "-s", writes ? "workspace-write" : "read-only", "--ignore-rules", ...CODEX_OVERRIDES.flatMap((o) => ["-c", o])];
-    if (input.agent.model) argv.push("-m", input.agent.model);
-    argv.push(...(input.agent.args ?? []).map(input.render), "-");
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(input.agent.env ?? {})) env[k] = input.render(v);
+    // the phase's MCP servers; every server of codex's own config layers switched off
+    const others = codexConfigServers({ ...process.env, ...env }, input.workdir);
+    argv.push(...codexMcpOverrides(input.mcp ?? [], others, input.tools?.mcp).flatMap((o) => ["-c", o]));
+    if (input.agent.model) argv.push("-m", input.agent.model);
+    // the structured answer, enforced by codex itself (the final message is the JSON)
+    if (input.outputSchemaFile) argv.push("--output-schema", input.outputSchemaFile);
+    argv.push(...(input.agent.args ?? []).map(input.render));
+    // a session continued: `codex exec [options] resume THREAD_ID -` (exec's options still apply)
+    if (input.session) argv.push("resume", input.session);
+    argv.push("-");
     return { argv, stdin: input.prompt, env, outputFormat: "codex-json" };
   },
   createParser: createCodexParser,
@@ -54,6 +68,13 @@ function codexStream(): StreamPreset {
         if (item.type === "file_change" && Array.isArray(item.changes)) {
           const paths = (item.changes as Ev[]).map((c) => str(c?.path)).filter((p): p is string => !!p);
           return { tools: [{ tool: "file_change", kind: "write", paths, id: str(item.id) }], display: [`→ edit ${paths.join(" ")}`] };
+        }
+        if (item.type === "mcp_tool_call") {
+          const server = str(item.server) ?? "?";
+          const tool = str(item.tool) ?? "?";
+          const call: ToolCall = { tool: `${server}/${tool}`, kind: "other", paths: [], id: str(item.id), input: item.arguments, mcp: { server, tool } };
+          const failed = item.status === "failed" ? ` ✗ ${brief(str((item.error as Ev | undefined)?.message) ?? "failed", 120)}` : "";
+          return { tools: [call], display: [`→ mcp ${server}/${tool}${failed}`] };
         }
         if (item.type === "error" && typeof item.message === "string") lastError = item.message;
         return {};
@@ -92,7 +113,7 @@ function codexStream(): StreamPreset {
 }
 
 export function createCodexParser() {
-  return createStreamParser(codexStream());
+  return createStreamParser(withMcpStartCheck(codexStream(), { stderr: codexMcpStartFailures }));
 }
 
 /** codex reports a command as its shell ran it (`bash -lc 'npm test'`): the command is the script. */

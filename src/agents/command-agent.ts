@@ -1,5 +1,7 @@
 import type { AgentAdapter, AgentInvocationInput, AgentInvocation } from "./agent-adapter.ts";
 import { createTextParser } from "./text-parser.ts";
+import { claudeMcpConfig } from "../mcp/compile-mcp.ts";
+import { privateConfigFile } from "./private-config.ts";
 import { createClaudeParser } from "./claude-agent.ts";
 import { createCodexParser } from "./codex-agent.ts";
 import { createGeminiParser } from "./gemini-agent.ts";
@@ -28,6 +30,8 @@ export const commandAgent: AgentAdapter = {
     for (const [k, v] of Object.entries(agent.env ?? {})) env[k] = input.render(v);
     // a command agent gets the model through the environment, never by a guessed flag
     if (agent.model) env.PHASELOOP_MODEL = agent.model;
+    // the phase's MCP servers, described in Claude Code's --mcp-config form
+    if (input.mcp?.length) env.PHASELOOP_MCP_CONFIG = privateConfigFile("mcp-config", "json", claudeMcpConfig(input.mcp, input.workdir));
     return { argv, stdin, env, outputFormat: agent.output_format ?? "text" };
   },
   createParser: createTextParser,

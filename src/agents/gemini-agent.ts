@@ -13,17 +13,20 @@
 import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
 import { GEMINI_READ_TOOLS, GEMINI_SHELL_TOOL, GEMINI_WRITE_TOOLS, geminiConfig } from "./gemini-policy.ts";
 import { privateConfigFile } from "./private-config.ts";
+import { geminiMcpStartFailures, withMcpStartCheck } from "../mcp/mcp-start-check.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
 
 export const geminiAgent: AgentAdapter = {
   name: "gemini",
   versionArgv: ["gemini", "--version"],
   buildInvocation(input) {
-    const config = geminiConfig(input.tools);
+    const config = geminiConfig(input.tools, input.mcp);
     const policy = privateConfigFile("gemini-policy", "toml", config.policy);
     const settings = privateConfigFile("gemini-system-settings", "json", config.settings);
     const argv = ["gemini", "-o", "stream-json", "--approval-mode", config.approvalMode, `--admin-policy=${policy}`, `--policy=${policy}`, "-e", "none", `--allowed-mcp-server-names=${config.mcpServers.join(",")}`];
     if (input.agent.model) argv.push("-m", input.agent.model);
+    // a session continued, by the id its init event gave (gemini keeps it under its project's chats)
+    if (input.session) argv.push("--resume", input.session);
     argv.push(...(input.agent.args ?? []).map(input.render), "-p", "");
     const env: Record<string, string> = { GEMINI_CLI_SYSTEM_SETTINGS_PATH: settings, GEMINI_CLI_TRUST_WORKSPACE: "true" };
     for (const [k, v] of Object.entries(input.agent.env ?? {})) env[k] = input.render(v);
@@ -45,7 +48,7 @@ export const geminiStream: StreamPreset = {
       const p = (ev.parameters ?? {}) as Ev;
       const paths = [p.file_path, p.absolute_path, p.path, p.dir_path, ...(Array.isArray(p.include) ? p.include : [])].filter((x): x is string => typeof x === "string" && x !== "");
       const kind: ToolCall["kind"] = name === GEMINI_SHELL_TOOL ? "bash" : READS.has(name) ? "read" : WRITES.has(name) ? "write" : "other";
-      const call: ToolCall = { tool: name, kind, paths, command: kind === "bash" ? str(p.command) : undefined, search: (name !== "read_file" && name !== "read_many_files" && READS.has(name)) || undefined, id: str(ev.tool_id), input: ev.parameters };
+      const call: ToolCall = { tool: name, kind, paths, command: kind === "bash" ? str(p.command) : undefined, search: (name !== "read_file" && name !== "read_many_files" && READS.has(name)) || undefined, id: str(ev.tool_id), input: ev.parameters, ...(name.startsWith("mcp_") ? { mcp: { tool: name } } : {}) };
       if (call.search && paths.length === 0) paths.push(".");
       return { tools: [call], display: [`→ ${call.command !== undefined ? `$ ${brief(call.command, 140)}` : `${name} ${paths.join(" ")}`}`] };
     }
@@ -92,5 +95,5 @@ function httpStatus(result: Ev, message: string, exitCode: number | null): numbe
 }
 
 export function createGeminiParser() {
-  return createStreamParser(geminiStream);
+  return createStreamParser(withMcpStartCheck(geminiStream, { stderr: geminiMcpStartFailures }));
 }

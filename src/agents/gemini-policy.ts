@@ -8,6 +8,8 @@
  * commands, subagents, CLI-internal retries.
  */
 import type { ToolSetSpec } from "../pipeline/spec.ts";
+import { geminiMcpServers } from "../mcp/compile-mcp.ts";
+import type { McpServer } from "../mcp/mcp-server.ts";
 
 export const GEMINI_READ_TOOLS = ["read_file", "read_many_files", "glob", "grep_search", "search_file_content", "list_directory"] as const;
 export const GEMINI_WRITE_TOOLS = ["write_file", "replace"] as const;
@@ -19,22 +21,24 @@ export interface GeminiConfig {
   /** JSON of the system settings. */
   settings: string;
   approvalMode: "default" | "auto_edit";
-  /** The MCP servers that may start (`--allowed-mcp-server-names`); a name no server has when none may. */
+  /** The MCP servers that may start (`--allowed-mcp-server-names`): the phase's; a name no server has when none may. */
   mcpServers: string[];
 }
 
 /** No MCP server is called this: naming it alone lets none start. */
 export const NO_MCP_SERVER = "phaseloop-no-mcp-server";
 
-export function geminiConfig(tools: ToolSetSpec | undefined): GeminiConfig {
+export function geminiConfig(tools: ToolSetSpec | undefined, mcp: readonly McpServer[] = []): GeminiConfig {
   const rules: string[] = [];
   const rule = (fields: Record<string, string | number | string[]>) => {
     rules.push(["[[rule]]", ...Object.entries(fields).map(([k, v]) => `${k} = ${toml(v)}`)].join("\n"));
   };
-  const mcpServers: string[] = [];
+  // the phase's servers start, and no other
+  const mcpServers = mcp.map((s) => s.name);
   if (!tools) {
     // no tool set: the workdir is the agent's, as on every CLI; nothing else is widened
     rule({ toolName: [...GEMINI_READ_TOOLS, ...GEMINI_WRITE_TOOLS, GEMINI_SHELL_TOOL], decision: "allow", priority: 900 });
+    for (const s of mcpServers) rule({ toolName: `mcp_${s}_*`, mcpName: s, decision: "allow", priority: 900 });
   } else {
     const read = tools.read ?? [];
     const write = tools.write ?? [];
@@ -43,7 +47,7 @@ export function geminiConfig(tools: ToolSetSpec | undefined): GeminiConfig {
     if (write.length) rule({ toolName: [...GEMINI_WRITE_TOOLS], decision: "allow", priority: 980 });
     for (const m of tools.mcp ?? []) {
       const [server = "", tool = "*"] = m.split("/");
-      if (!mcpServers.includes(server)) mcpServers.push(server);
+      if (!mcpServers.includes(server)) continue;
       rule({ toolName: `mcp_${server}_${tool}`, mcpName: server, decision: "allow", priority: 980 });
     }
     // everything else, the shell included, is refused: not offered to the model at all
@@ -56,6 +60,7 @@ export function geminiConfig(tools: ToolSetSpec | undefined): GeminiConfig {
     experimental: { enableAgents: false },
     skills: { enabled: false },
     admin: { extensions: { enabled: false } },
+    mcpServers: geminiMcpServers(mcp),
   };
   return {
     policy: `# phaseloop: this phase's tool set\n${rules.join("\n\n")}\n`,

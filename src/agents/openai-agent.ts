@@ -12,6 +12,7 @@
 import type { AgentSpec, ToolSetSpec } from "../pipeline/spec.ts";
 import type { ProcessResult } from "../runtime/run-process.ts";
 import type { AgentRunReport } from "./agent-adapter.ts";
+import type { McpToolbox } from "../mcp/mcp-client-tools.ts";
 import { type CommandRunner, createAgentTools } from "./openai/agent-tools.ts";
 import { ChatStream } from "./openai/chat-stream.ts";
 import { textToolCalls } from "./openai/text-tool-calls.ts";
@@ -44,11 +45,19 @@ export interface OpenAiAgentInput {
   maxRounds?: number;
   /** Ask for a streamed answer (default true; a server that refuses gets plain requests). */
   stream?: boolean;
+  /** The messages of the session this phase continues (its system message is replaced by this phase's). */
+  earlier?: ChatMessage[];
+  /** The JSON Schema the final answer must follow, sent as `response_format`. */
+  responseSchema?: Record<string, unknown>;
+  /** The tools of the phase's MCP servers (connected by the caller, who also closes them). */
+  mcp?: McpToolbox;
 }
 
 export interface OpenAiAgentResult {
   process: ProcessResult;
   report: AgentRunReport;
+  /** The session's messages at the end, the final answer included: what a later phase continues. */
+  messages: ChatMessage[];
 }
 
 interface ToolCall {
@@ -57,7 +66,7 @@ interface ToolCall {
   function: { name: string; arguments: string };
 }
 
-interface ChatMessage {
+export interface ChatMessage {
   role: "system" | "user" | "assistant" | "tool";
   content: string | null;
   tool_calls?: ToolCall[];
@@ -107,11 +116,14 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
       }, input.timeoutMs)
     : undefined;
 
-  const tools = createAgentTools({ tools: input.tools, workdir: input.workdir, glob: input.glob, runCommand: (argv) => input.runCommand(argv, phase.signal) });
+  const own = createAgentTools({ tools: input.tools, workdir: input.workdir, glob: input.glob, runCommand: (argv) => input.runCommand(argv, phase.signal) });
+  const mcp = input.mcp;
+  const tools = mcp ? { definitions: [...own.definitions, ...mcp.definitions], call: (name: string, args: string) => (mcp.handles(name) ? mcp.call(name, args) : own.call(name, args)) } : own;
   const toolNames = tools.definitions.map((d) => d.function.name);
   const apiKey = input.env[input.agent.api_key_env ?? OPENAI_DEFAULTS.apiKeyEnv] || "phaseloop"; // local servers want any non-empty key
   const messages: ChatMessage[] = [
     { role: "system", content: systemPrompt(toolNames) },
+    ...(input.earlier ?? []).filter((m) => m && m.role !== "system"),
     { role: "user", content: input.prompt },
   ];
 
@@ -126,6 +138,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
     const stdout = lines.join("\n") + (lines.length ? "\n" : "");
     const ended = !timedOut && !idleTimedOut && !aborted;
     return {
+      messages,
       report: { ...report, lastLine: lines.filter((l) => l.trim()).pop() },
       process: { exitCode: ended ? 0 : null, signal: ended ? null : "SIGTERM", timedOut, idleTimedOut, aborted, durationMs: Date.now() - started, stdout, stdoutTail: stdout.slice(-64 * 1024), stderrTail: "", wroteLogs: false },
     };
@@ -151,6 +164,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
       if (!answer.streamed && message.content?.trim() && !(calls.length > 0 && !message.tool_calls?.length)) say(message.content.trim());
       if (calls.length === 0) {
         report.text = message.content ?? "";
+        messages.push({ role: "assistant", content: message.content ?? "" });
         report.success = true;
         // as with the CLI agents: a call the tool set refused fails the phase (the answer is kept for its outputs)
         if (report.permissionDenials.length > 0) {
@@ -205,6 +219,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
               model: input.agent.model,
               messages,
               ...(tools.definitions.length ? { tools: tools.definitions, tool_choice: "auto" } : {}),
+              ...(input.responseSchema ? { response_format: { type: "json_schema", json_schema: { name: "phase_output", schema: input.responseSchema } } } : {}),
               stream,
               ...(stream ? { stream_options: { include_usage: true } } : {}),
             }),

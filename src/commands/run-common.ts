@@ -75,6 +75,11 @@ export function parseReporter(value: string | undefined): ReporterKind | undefin
 
 /** Print what a start or resume ended with; returns the exit code. */
 export async function finish(io: CliIo, outcome: StartOutcome, command: string): Promise<number> {
+  if ((outcome.kind === "invalid" || outcome.kind === "usage" || outcome.kind === "state") && io.env.GITHUB_ACTIONS === "true") {
+    // nothing ran: the job's outputs and log still say why
+    const { refusedInGithub } = await import("../reporters/github-actions.ts");
+    io.stderr(refusedInGithub(io.env, outcome.kind === "invalid" ? undefined : outcome.kind === "usage" ? outcome.message : outcome.text));
+  }
   switch (outcome.kind) {
     case "invalid":
       await printDiagnostics(io, outcome.diagnostics, outcome.loaded ? sourceTexts(outcome.loaded) : {});

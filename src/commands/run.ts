@@ -22,6 +22,13 @@ Options:
   --param k=v          set a param (repeatable); typed by the pipeline's params
   --workdir DIR        where the loop works and keeps .phaseloop/ (default: .)
   --max-iterations N   lower or raise stop.max_iterations for this run
+  --task ID            work this task of the queue only (its phases, its
+                       verification, its write-back) and stop when it is done;
+                       its dependencies must be done (see phaseloop tasks)
+  --parallel N         work up to N tasks at once, each in its own git worktree,
+                       merged when verified (over tasks.parallel; default 1)
+  --into BRANCH        with lanes: merge done tasks into BRANCH (default: the
+                       workdir's branch, which must be clean)
   --reporter KIND      auto | tty | plain | json (default auto)
   --sandbox MODE       auto | required | off: the OS sandbox of agent phases,
                        over the pipeline's and the phases' own settings
@@ -39,6 +46,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let reporterText: string | undefined;
   let dryRun = false;
   let sandbox: SandboxMode | undefined;
+  let task: string | undefined;
+  let parallel: number | undefined;
+  let into: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.startsWith("--") && arg.includes("=") && !arg.startsWith("--param=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
@@ -67,11 +77,26 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         maxIterations = n;
         break;
       }
+      case "--parallel": {
+        const v = value();
+        const n = Number(v);
+        if (!v || !Number.isInteger(n) || n < 1) return usage(io, `--parallel needs a whole number of at least 1, got "${v ?? ""}"`);
+        parallel = n;
+        break;
+      }
+      case "--into":
+        into = value();
+        if (!into) return usage(io, "--into needs a branch name");
+        break;
       case "--reporter":
         reporterText = value();
         break;
       case "--dry-run":
         dryRun = true;
+        break;
+      case "--task":
+        task = value();
+        if (!task) return usage(io, "--task needs a task id (phaseloop tasks PIPELINE lists them)");
         break;
       case "--sandbox": {
         const v = value();
@@ -96,7 +121,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const { signal, dispose } = interruptSignal();
   keepHeapSteady();
   try {
-    const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
+    const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, parallel, into, task, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
     if (outcome.kind === "dry-run") {
       io.stdout(dryRunText(outcome.machine, outcome.params, resolve(io.cwd, workdir), maxIterations, sandbox, io.env));
       // what preflight found, as a run would report it before starting

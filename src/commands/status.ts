@@ -17,6 +17,8 @@ import { selectRun } from "../reporters/select-run.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { runStateProblems, type StateProblem } from "../run/read-run-state.ts";
 import type { RunEvent } from "../run/run-events.ts";
+import { formatLane, formatLanesHeading, lanesOf } from "../lanes/format-lanes.ts";
+import type { LanesState } from "../machine/types.ts";
 import { readCheckpointFile } from "../runtime/run-store.ts";
 
 const USAGE = "usage: phaseloop status [RUN_ID] [--json] [--workdir DIR]";
@@ -60,6 +62,8 @@ export interface RunStatus {
   question: RunSummary["question"];
   breakers: Breakers;
   tasks: { total: number; done: number; blocked: number; pending: number };
+  /** A run with parallel lanes: every lane, as its checkpoint has it. */
+  lanes: LanesState | null;
   lock: { pid: number | null; live: boolean } | null;
   log: { events: number; torn_last_line: boolean; malformed_lines: number };
   /** The command that continues the run, when it can be resumed. */
@@ -140,6 +144,7 @@ export async function readRunStatus(workdir: string, runId: string, now = Date.n
       blocked: taskList.filter((t) => t.status === "blocked").length,
       pending: taskList.filter((t) => t.status === "pending").length,
     },
+    lanes: checkpoint.lanes,
     lock: lock !== null && lock.run === runId ? { pid: lock.pid, live } : null,
     log: { events: summary.events, torn_last_line: log.torn, malformed_lines: log.malformed },
     resume: resumable ? `phaseloop resume ${runId}` : null,
@@ -152,11 +157,12 @@ interface CheckpointSummary {
   pending: RunEvent[];
   /** The phase the run waits on (running, or waiting to retry), and since when. */
   awaiting: { phase: string; attempt: number; since: string | null } | null;
+  lanes: LanesState | null;
 }
 
 /** What status needs of state.json; a missing or damaged one gives nothing (resume reports it). */
 function readCheckpointSummary(dir: string): CheckpointSummary {
-  const none: CheckpointSummary = { pending: [], awaiting: null };
+  const none: CheckpointSummary = { pending: [], awaiting: null, lanes: null };
   const text = readCheckpointFile(join(dir, "state.json"));
   if (text === undefined) return none;
   try {
@@ -168,7 +174,7 @@ function readCheckpointSummary(dir: string): CheckpointSummary {
       a && (a.kind === "phase" || a.kind === "retry") && typeof a.phase === "string" && cp.snapshot?.status !== "done"
         ? { phase: a.phase, attempt: typeof a.attempt === "number" ? a.attempt : 1, since: typeof lastAt === "number" && Number.isFinite(lastAt) ? new Date(lastAt).toISOString() : null }
         : null;
-    return { pending, awaiting };
+    return { pending, awaiting, lanes: lanesOf(cp.snapshot) };
   } catch {
     return none;
   }
@@ -244,6 +250,10 @@ function formatStatus(status: RunStatus, color: boolean): string {
   if (extras.length > 0) row("notes", extras.join(" · "));
   if (status.tokens > 0 || status.cost_usd > 0) row("usage", `${plural(status.tokens, "token")} · ${formatCost(status.cost_usd)}`);
   if (status.tasks.total > 0) row("tasks", `${status.tasks.done} done · ${status.tasks.blocked} blocked · ${status.tasks.pending} pending`);
+  if (status.lanes) {
+    row("lanes", formatLanesHeading(status.lanes));
+    for (const lane of status.lanes.lanes) row("", formatLane(lane));
+  }
   const e = status.last_error;
   if (e !== null) {
     row("last error", `iteration ${e.iteration} · ${e.phase}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ""}: ${paint.red(formatFailure(e))}`);

@@ -37,7 +37,7 @@ export function buildContext(machine: Machine, snapshot: Snapshot, phase?: strin
     history: snapshot.history,
     files: snapshot.filesChanged ?? {},
     last_failure: snapshot.lastFailure,
-    run: { id: snapshot.runId, tokens: snapshot.tokens, cost_usd: snapshot.costUsd, elapsed_ms: snapshot.elapsedMs },
+    run: { id: snapshot.runId, tokens: snapshot.tokens, cost_usd: snapshot.costUsd, elapsed_ms: snapshot.elapsedMs, artifacts: `${snapshot.info.workdir.replace(/\/+$/, "")}/.phaseloop/runs/${snapshot.runId}/artifacts` },
     task: current ? taskContext(current) : null,
     tasks: {
       total: tasks.length,

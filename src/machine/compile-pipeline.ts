@@ -2,7 +2,8 @@ import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { parseExpression, parseTemplate, type Expr, type Template } from "../expr/index.ts";
 import { parseDuration } from "../pipeline/duration.ts";
 import { dirnameOf, isPromptPath, joinPath } from "../pipeline/paths.ts";
-import type { Duration, HookName, HookSpec, PhaseSpec, PipelineDoc } from "../pipeline/spec.ts";
+import type { AgentSpec, Duration, HookName, HookSpec, PhaseSpec, PipelineDoc } from "../pipeline/spec.ts";
+import { phaseModel } from "../pipeline/phase-model.ts";
 import type { CompiledHook, CompiledPhase, CompiledRule, CompiledTasks, LimitSource, Machine, RetryPolicy } from "./types.ts";
 
 /**
@@ -93,6 +94,7 @@ export function compilePipeline(doc: PipelineDoc, options: { promptFiles?: Recor
         order: doc.tasks.order ?? "priority",
         only: doc.tasks.only !== undefined ? template(doc.tasks.only, "tasks.only") : undefined,
         finalGate: doc.tasks.final_gate,
+        ...(doc.tasks.parallel !== undefined ? { parallel: doc.tasks.parallel } : {}),
       };
     }
     const env: Record<string, Template> = {};
@@ -125,6 +127,7 @@ export function compilePipeline(doc: PipelineDoc, options: { promptFiles?: Recor
       params: doc.params ?? {},
       agents: doc.agents ?? {},
       tools: doc.tools ?? {},
+      ...(doc.mcp ? { mcp: doc.mcp } : {}),
       sandbox: doc.sandbox,
       env,
       envNames,
@@ -199,6 +202,7 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
     kind,
     agent: spec.agent,
     tools: spec.tools,
+    ...(spec.mcp?.length ? { mcp: [...spec.mcp] } : {}),
     prompt,
     promptSource,
     run: spec.run === undefined ? undefined : typeof spec.run === "string" ? { shell: t.template(spec.run, `${where}.run`) } : { argv: spec.run.map((a, i) => t.template(a, `${where}.run[${i}]`)) },
@@ -229,5 +233,14 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
             reason: spec.exhausted?.reason !== undefined ? t.template(spec.exhausted.reason, `${where}.exhausted.reason`) : undefined,
           },
     sandbox: spec.sandbox,
+    ...(kind === "agent" ? agentChoices(agent, spec) : {}),
   };
+}
+
+/** An agent phase's model (a tier resolved) and the session it continues. */
+function agentChoices(agent: AgentSpec | undefined, spec: PhaseSpec): Pick<CompiledPhase, "model" | "modelTier" | "session"> {
+  const { model, tier } = phaseModel(agent, spec.model);
+  const s = spec.session;
+  const session = s === "continue" ? { continue: "agent" as const } : typeof s === "object" && s !== null ? { continue: "phase" as const, phase: s.continue } : undefined;
+  return { ...(model !== undefined ? { model } : {}), ...(tier !== undefined ? { modelTier: tier } : {}), ...(session ? { session } : {}) };
 }

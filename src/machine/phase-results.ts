@@ -115,8 +115,24 @@ export function phaseRunEffect(d: Draft, phase: CompiledPhase, attempt: number, 
   const params: Record<string, string> = {};
   for (const [k, t] of Object.entries(phase.params ?? {})) params[k] = text(t, "text", `params.${k}`);
   if (problem !== undefined) return { error: `cannot render phase "${phase.name}": ${problem}` };
+  const session = sessionToContinue(d, phase);
   const kind = phase.kind === "run" ? "run" : phase.kind === "pipeline" ? "pipeline" : "agent";
-  return { type: "phase.run", phase: phase.name, kind, iteration: s.iteration, attempt, seq, prompt, ...(promptReadsFiles ? { promptReadsFiles } : {}), command, env, outputFiles, context: ctx, ...(phase.pipeline !== undefined ? { pipeline: phase.pipeline, params } : {}) };
+  return { type: "phase.run", phase: phase.name, kind, iteration: s.iteration, attempt, seq, prompt, ...(promptReadsFiles ? { promptReadsFiles } : {}), command, env, outputFiles, context: ctx, ...(session !== undefined ? { session } : {}), ...(phase.pipeline !== undefined ? { pipeline: phase.pipeline, params } : {}) };
+}
+
+/** The session an agent phase continues: its agent's latest, or the one the named phase left (none yet: a fresh one). */
+function sessionToContinue(d: Draft, phase: CompiledPhase): string | undefined {
+  const left = d.s.sessions;
+  if (!phase.session || !left) return undefined;
+  return phase.session.continue === "agent" ? left.agents[phase.agent!] : left.phases[phase.session.phase];
+}
+
+/** Keep the session a phase's agent reported, for the phases that continue it. */
+function keepSession(d: Draft, phase: CompiledPhase, id: string | null | undefined): void {
+  if (typeof id !== "string" || id === "" || phase.agent === undefined) return;
+  const left = (d.s.sessions ??= { phases: {}, agents: {} });
+  left.phases[phase.name] = id;
+  left.agents[phase.agent] = id;
 }
 
 /** An ask phase: the question is asked, and the machine waits for answer.given. */
@@ -187,6 +203,7 @@ export function recordResult(d: Draft, phase: CompiledPhase, attempt: number, r:
   const s = d.s;
   const name = phase.name;
   const failed = r.error !== null;
+  keepSession(d, phase, r.session_id);
   s.results[name] = {
     status: failed ? "failed" : "succeeded",
     exit_code: r.exit_code,

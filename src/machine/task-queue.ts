@@ -78,7 +78,8 @@ export function markTask(d: Draft, status: "done" | "blocked", reason: string): 
 
 export function allTasksDone(d: Draft): void {
   const gate = d.m.tasks?.finalGate;
-  if (!gate) return stop(d, "complete", { code: "tasks_done", message: `all ${d.s.tasks!.length} tasks are done` });
+  const only = onlyTask(d);
+  if (!gate) return stop(d, "complete", { code: "tasks_done", message: only !== undefined ? `task ${only} is done` : `all ${d.s.tasks!.length} tasks are done` });
   if (!d.s.iterationOpen) {
     // the gate runs within an iteration: the one that finished the last task, or a new one
     if (d.s.iteration >= d.s.limits.maxIterations) return stopLimit(d);

@@ -10,7 +10,7 @@
  */
 import type { Expr, Template } from "../expr/index.ts";
 import type { HistoryEntry, LastFailure, PhaseContext, TaskContext } from "../pipeline/context.ts";
-import type { AgentSpec, ErrorClass, HookName, JsonValue, Outcome, OutputSpec, ParamSpec, SandboxMode, ToolSetSpec, TransientSpec } from "../pipeline/spec.ts";
+import type { AgentSpec, ErrorClass, HookName, JsonValue, McpServerSpec, Outcome, OutputSpec, ParamSpec, SandboxMode, ToolSetSpec, TransientSpec } from "../pipeline/spec.ts";
 
 // ── the machine ──────────────────────────────────────────────────────────────
 
@@ -46,6 +46,8 @@ export interface CompiledPhase {
   kind: PhaseKind;
   agent?: string;
   tools?: string;
+  /** The MCP servers (names under the pipeline's `mcp`) attached to this phase's agent. */
+  mcp?: string[];
   /** The prompt template (inline text or the prompt file's content). */
   prompt?: Template;
   /** Where the prompt came from: a file path, or "inline". */
@@ -84,6 +86,11 @@ export interface CompiledPhase {
   exhausted: CompiledRule | null;
   /** The phase's own `sandbox` setting, when it has one. */
   sandbox?: SandboxMode;
+  /** The model the agent runs with (the phase's, a tier resolved, else the agent's), and the tier named. */
+  model?: string;
+  modelTier?: string;
+  /** The session an agent phase continues: its agent's latest, or the one a phase left. Absent: a fresh session. */
+  session?: { continue: "agent" } | { continue: "phase"; phase: string };
 }
 
 /** A limit: a number, or a template resolved from params when the run starts. */
@@ -102,6 +109,8 @@ export interface CompiledTasks {
   order: "priority" | "file";
   only?: Template;
   finalGate?: string;
+  /** Lanes at once (default 1: one task at a time, in the workdir). */
+  parallel?: number;
 }
 
 export interface Machine {
@@ -126,6 +135,8 @@ export interface Machine {
   params: Record<string, ParamSpec>;
   agents: Record<string, AgentSpec>;
   tools: Record<string, ToolSetSpec>;
+  /** The MCP servers phases may attach, by name. */
+  mcp?: Record<string, McpServerSpec>;
   /** The pipeline's `sandbox` setting, when it has one. */
   sandbox?: SandboxMode;
   env: Record<string, Template>;
@@ -206,6 +217,8 @@ export interface Snapshot {
   /** Entries into each phase this iteration, for `max_visits` (absent in older checkpoints). */
   visits?: Record<string, number>;
   history: HistoryEntry[];
+  /** Agent sessions this run left, to continue: by the phase that ran last in each, and each agent's latest (absent in older checkpoints). */
+  sessions?: { phases: Record<string, string>; agents: Record<string, string> };
   /** Every file changed so far, with the iteration that last changed it (capped; absent in older checkpoints). */
   filesChanged?: Record<string, number>;
   lastFailure: LastFailure | null;
@@ -228,8 +241,45 @@ export interface Snapshot {
   /** An iteration has begun and not yet ended. */
   iterationOpen: boolean;
   outcome: { outcome: Outcome | "stopped"; reason: StopReason } | null;
+  /** A run whose tasks run in parallel lanes (absent otherwise). */
+  lanes?: LanesState;
   /** Run-level facts templates may use. */
   info: { pipeline: { name: string; file: string; dir: string }; workdir: string; env: Record<string, string> };
+}
+
+/** One task worked on in its own git worktree, on its own branch. */
+export interface LaneState {
+  task: string;
+  /** phaseloop/RUN_ID/TASK */
+  branch: string;
+  /** The worktree (absolute); null once it is removed. */
+  worktree: string | null;
+  /** The commit the lane started from: its target when its dependencies were merged. */
+  base: string;
+  /** running (its loop, or its merge) · merged · blocked (its work kept on its branch) · stopped (by a run-wide limit, its work on its branch) */
+  status: "running" | "merging" | "merged" | "blocked" | "stopped";
+  /** Iterations of its loop so far, and the phase running now (for views). */
+  iteration: number;
+  phase: string | null;
+  reason: string | null;
+  /** Files that conflicted with the target when it was merged. */
+  conflicts: string[];
+  /** Rebased onto the target after a conflict, and its verification run again (at most once). */
+  rebased: boolean;
+  /** The phase whose result finished the task: it runs again after a rebase. */
+  verify: string | null;
+  tokens: number;
+  cost_usd: number;
+}
+
+export interface LanesState {
+  /** Lanes at once. */
+  parallel: number;
+  /** The branch done tasks are merged into. */
+  into: string;
+  /** Where the target branch is checked out: the workdir, or a worktree of phaseloop's own for `--into` another branch. */
+  targetDir: string;
+  lanes: LaneState[];
 }
 
 // ── events: what the runtime tells the machine ───────────────────────────────
@@ -261,6 +311,8 @@ export interface PhaseResult {
   commands?: string[];
   /** Tool calls the agent was refused. */
   denied?: string[];
+  /** The agent's session, when it reported one (continued by later phases that ask for it). */
+  session_id?: string | null;
 }
 
 export interface TaskItem {
@@ -314,6 +366,8 @@ export type Effect =
       /** A sub-pipeline: the child file as written, and its params rendered in this pipeline's context. */
       pipeline?: string;
       params?: Record<string, string>;
+      /** The agent session this phase continues, when it continues one that exists. */
+      session?: string;
       /** A member of a parallel group: its group, the other members' write globs (their changes are theirs), and the wait before a retry. */
       group?: string;
       groupWrite?: string[];

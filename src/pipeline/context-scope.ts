@@ -64,7 +64,7 @@ function buildBaseScope(doc: Partial<PipelineDoc>): { scope: Scope; phases: Reco
     history: arr(any),
     files: obj({}, { open: true }),
     last_failure: any,
-    run: obj({ id: str, tokens: num, cost_usd: num, elapsed_ms: num }),
+    run: obj({ id: str, tokens: num, cost_usd: num, elapsed_ms: num, artifacts: str }),
     task: taskShape,
     tasks: obj({ total: num, done: num, blocked: num, pending: num, items: arr(taskShape) }),
     env: obj({}, { open: true }),

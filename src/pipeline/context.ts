@@ -97,7 +97,8 @@ export interface RunContext {
   /** Every file changed so far in the run, with the iteration that last changed it. */
   files: Record<string, number>;
   last_failure: LastFailure | null;
-  run: { id: string; tokens: number; cost_usd: number; elapsed_ms: number };
+  /** `artifacts`: the run's artifacts folder (absolute), which every phase may write. */
+  run: { id: string; tokens: number; cost_usd: number; elapsed_ms: number; artifacts: string };
   task: TaskContext | null;
   tasks: { total: number; done: number; blocked: number; pending: number; items: TaskContext[] };
   env: Record<string, string>;

@@ -42,10 +42,12 @@ export interface ComposedPipeline {
 }
 
 /** Keys an included file may hold. */
-const INCLUDE_KEYS = ["phaseloop", "$schema", "description", "include", "agents", "tools", "params"];
+const INCLUDE_KEYS = ["phaseloop", "$schema", "description", "include", "agents", "tools", "params", "mcp"];
+/** The named maps an included file contributes. */
+const INCLUDED = ["agents", "tools", "params", "mcp"];
 /** The collections an include contributes to, and an override must name something in. */
-const COLLECTIONS = ["phases", "agents", "tools", "params"] as const;
-const KIND: Record<string, string> = { phases: "phase", agents: "agent", tools: "tool set", params: "param" };
+const COLLECTIONS = ["phases", "agents", "tools", "params", "mcp"] as const;
+const KIND: Record<string, string> = { phases: "phase", agents: "agent", tools: "tool set", params: "param", mcp: "MCP server" };
 const MAX_FILES = 64;
 
 /** Whether a parsed pipeline names other files (and so needs composing). */
@@ -131,7 +133,7 @@ export async function composePipeline(file: string, text: string, document: Docu
       for (const p of map.items) {
         const k = keyOf(p);
         if (k !== undefined && !INCLUDE_KEYS.includes(k)) {
-          error("INCLUDE_KEY", source, spanOf((p as Pair).key), `an included file holds agents, tools and params; "${k}" is not one of them`, k === "extends" ? "only a pipeline extends another" : didYouMean(k, ["agents", "tools", "params"]) ?? "move it into the pipeline that includes this file");
+          error("INCLUDE_KEY", source, spanOf((p as Pair).key), `an included file holds agents, tools, params and mcp servers; "${k}" is not one of them`, k === "extends" ? "only a pipeline extends another" : didYouMean(k, INCLUDED) ?? "move it into the pipeline that includes this file");
         }
       }
     }
@@ -159,7 +161,7 @@ export async function composePipeline(file: string, text: string, document: Docu
           failed = true;
           continue;
         }
-        for (const section of ["agents", "tools", "params"]) {
+        for (const section of INCLUDED) {
           const entries = pairOf(got.map, section)?.value;
           if (!isMap(entries)) continue;
           for (const p of entries.items) {
@@ -176,7 +178,7 @@ export async function composePipeline(file: string, text: string, document: Docu
           }
         }
         const picked = new YAMLMap();
-        picked.items = got.map.items.filter((p) => ["agents", "tools", "params"].includes(keyOf(p) ?? ""));
+        picked.items = got.map.items.filter((p) => INCLUDED.includes(keyOf(p) ?? ""));
         const next = mergeMaps(catalogue, picked);
         catalogue.items = next.items;
       }
@@ -229,6 +231,7 @@ function isComplete(section: string, value: unknown): boolean {
   if (section === "phases") return PHASE_KINDS.some(has);
   if (section === "agents") return has("preset") || has("command");
   if (section === "params") return has("type");
+  if (section === "mcp") return has("command") || has("url");
   return true;
 }
 
@@ -238,6 +241,7 @@ const PHASE_KINDS = ["agent", "run", "ask", "parallel", "pipeline"];
 function newEntryHint(section: string): string {
   if (section === "phases") return "a new phase needs `agent` (and `prompt`), `run`, `ask` or `parallel`";
   if (section === "agents") return "a new agent needs `preset` or `command`";
+  if (section === "mcp") return "a new MCP server needs `command` or `url`";
   return "a new param needs `type`";
 }
 

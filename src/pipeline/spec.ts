@@ -46,6 +46,8 @@ export interface PipelineDoc {
   params?: Record<string, ParamSpec>;
   agents?: Record<string, AgentSpec>;
   tools?: Record<string, ToolSetSpec>;
+  /** MCP servers, declared once; a phase attaches them by name (`mcp: [NAME]`). */
+  mcp?: Record<string, McpServerSpec>;
   /** Environment for every process the pipeline starts (templated values). */
   env?: Record<string, string>;
   /** Ordered; the first phase is the loop head. */
@@ -85,6 +87,8 @@ export interface AgentSpec {
   /** With prompt_via: arg, the flag put before the prompt (e.g. "-p"); without it the prompt is the last argument. */
   prompt_flag?: string;
   model?: string;
+  /** Model tiers: a phase's `model` naming one of these keys runs with its model. */
+  models?: Record<string, string>;
   /** Extra arguments appended to the preset's or command's argv. */
   args?: string[];
   env?: Record<string, string>;
@@ -119,6 +123,27 @@ export interface ToolSetSpec {
   network?: string[];
   /** What happens to a change outside `write`. Default: fail. */
   on_violation?: "revert" | "fail" | "warn";
+  description?: string;
+}
+
+/** An MCP server the agent starts (stdio: `command`) or connects to (`url`, streamable HTTP). */
+export type McpServerSpec = McpStdioServerSpec | McpHttpServerSpec;
+
+export interface McpStdioServerSpec {
+  /** The server's program and arguments, each a template; a relative program path is relative to the workdir. */
+  command: string[];
+  /** The server's environment (templated values). */
+  env?: Record<string, string>;
+  /** Where the server runs, relative to the workdir (a template). Default: the workdir. */
+  cwd?: string;
+  description?: string;
+}
+
+export interface McpHttpServerSpec {
+  /** The server's streamable HTTP endpoint (a template). */
+  url: string;
+  /** HTTP headers sent with every request (templated values). */
+  headers?: Record<string, string>;
   description?: string;
 }
 
@@ -176,6 +201,8 @@ export interface PhaseSpec {
   agent?: string;
   prompt?: string;
   tools?: string;
+  /** MCP servers (names under `mcp`) handed to this phase's agent, and no others. */
+  mcp?: string[];
   /** Command phase: a string run by `sh -c` (interpolations shell-quoted) or an argv list. */
   run?: string | string[];
   /** Skip the phase unless this holds. */
@@ -209,7 +236,14 @@ export interface PhaseSpec {
   exhausted?: ExhaustedRule;
   /** This phase's OS sandbox, overriding the pipeline's. */
   sandbox?: SandboxMode;
+  /** The model for this phase: a tier of its agent's `models`, or a model name. */
+  model?: string;
+  /** Whether the agent's session continues. Default fresh. */
+  session?: SessionSpec;
 }
+
+/** fresh: a new session; continue: this agent's latest session in the run; { continue: PHASE }: the session that phase left. */
+export type SessionSpec = "fresh" | "continue" | { continue: string };
 
 /** The rule taken instead of entering a phase whose `max_visits` is used up. */
 export interface ExhaustedRule {
@@ -271,6 +305,8 @@ export interface TasksSpec {
   only?: string;
   /** A phase run once all tasks are done; if it fails, the last task is reopened. */
   final_gate?: string;
+  /** Tasks worked on at once, each in its own git worktree (lanes). Default 1. */
+  parallel?: number;
 }
 
 export interface HookSpec {

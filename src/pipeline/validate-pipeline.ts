@@ -19,6 +19,8 @@ import { parseDuration } from "./duration.ts";
 import { nodeAtPointer, spanOfPointer, valueOffsetMapper } from "./parse-pipeline-text.ts";
 import { checkCycles } from "./check-cycles.ts";
 import { checkGroups } from "./check-groups.ts";
+import { checkAgentPhases } from "./check-agent-phases.ts";
+import { checkMcp } from "./check-mcp.ts";
 import { emptyCommand } from "./empty-command.ts";
 import { dirnameOf, isPromptPath, joinPath } from "./paths.ts";
 import type { PhaseSpec, PipelineDoc, TransitionRule } from "./spec.ts";
@@ -72,6 +74,8 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
     checkEmptyCommands,
     checkCycles,
     checkGroups,
+    checkAgentPhases,
+    checkMcp,
   ];
   const out: Diagnostic[] = [];
   for (const rule of rules) {
@@ -234,6 +238,15 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
     (agent?.command ?? []).forEach((_, i) => tpl(`${base}/command/${i}`, "agent-command"));
     (agent?.args ?? []).forEach((_, i) => tpl(`${base}/args/${i}`, "agent-command"));
     env(agent?.env, `${base}/env`, "phase-input");
+  }
+  for (const [name, server] of Object.entries(doc.mcp ?? {})) {
+    const base = `/mcp/${esc(name)}`;
+    const s = (server ?? {}) as { command?: unknown; env?: Record<string, string>; cwd?: unknown; url?: unknown; headers?: Record<string, string> };
+    if (Array.isArray(s.command)) s.command.forEach((_, i) => tpl(`${base}/command/${i}`, "phase-input"));
+    env(s.env, `${base}/env`, "phase-input");
+    env(s.headers, `${base}/headers`, "phase-input");
+    if (typeof s.cwd === "string") tpl(`${base}/cwd`, "phase-input");
+    if (typeof s.url === "string") tpl(`${base}/url`, "phase-input");
   }
   for (const [name, tools] of Object.entries(doc.tools ?? {})) {
     for (const k of ["read", "write", "bash"] as const) (tools?.[k] ?? []).forEach((_, i) => tpl(`/tools/${esc(name)}/${k}/${i}`, "global"));

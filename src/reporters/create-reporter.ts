@@ -1,6 +1,6 @@
 import type { Reporter, RunEvent } from "../run/run-events.ts";
 import { batchOutput } from "./batch-output.ts";
-import type { ReporterIo } from "./reporter-io.ts";
+import type { ReporterIo, TextSink } from "./reporter-io.ts";
 
 export type ReporterKind = "auto" | "tty" | "plain" | "json";
 
@@ -31,18 +31,22 @@ export function createReporter(kind: ReporterKind, io: ReporterIo): Reporter {
 }
 
 async function loadReporter(kind: Exclude<ReporterKind, "auto">, io: ReporterIo): Promise<Reporter> {
+  // under GitHub Actions every kind also speaks the runner's language (github-actions.ts)
+  const github = io.env.GITHUB_ACTIONS === "true" ? (await import("./github-actions.ts")).withGithubActions : null;
+  const speak = (reporter: Reporter, commands: TextSink) => (github ? github(reporter, commands, io.env) : reporter);
   switch (kind) {
     case "json": {
       const { createJsonReporter } = await import("./json-reporter.ts");
-      return batchOutput(io.stdout, createJsonReporter);
+      // stdout stays pure NDJSON
+      return batchOutput(io.stdout, (sink) => speak(createJsonReporter(sink), io.stderr));
     }
     case "plain": {
       const { createPlainReporter } = await import("./plain-reporter.ts");
-      return batchOutput(io.stdout, (sink) => createPlainReporter(sink, { color: io.color }));
+      return batchOutput(io.stdout, (sink) => speak(createPlainReporter(sink, { color: io.color }), sink));
     }
     case "tty": {
       const { createTtyReporter } = await import("./tty-reporter.ts");
-      return createTtyReporter(io);
+      return speak(createTtyReporter(io), io.stdout);
     }
   }
 }

@@ -209,6 +209,18 @@ export function formatEventText(event: RunEvent, paint: Paint): string {
       return event.level === "warning" ? `${paint.yellow("warning:")} ${event.message}` : `${paint.dim("note:")} ${event.message}`;
     case "run.interrupted":
       return `${paint.yellow(paint.bold("interrupted"))} by ${event.signal} at iteration ${event.iteration}${event.phase === null ? "" : `, phase ${event.phase}`} · resume with phaseloop resume ${event.run}`;
+    case "lane.started":
+      return `${paint.bold(`task ${event.task}`)} started in its lane · branch ${event.branch}`;
+    case "lane.finished":
+      return `task ${event.task} · its loop ended ${formatOutcome(event.outcome, paint)}: ${formatReason(event.reason)} · ${plural(event.iterations, "iteration")} in ${formatDuration(event.elapsed_ms)}${formatUsage(event.tokens, event.cost_usd)}`;
+    case "lane.interrupted":
+      return `task ${event.task} · ${paint.yellow("interrupted")} by ${event.signal} at iteration ${event.iteration}${event.phase === null ? "" : `, phase ${event.phase}`}`;
+    case "lane.merged":
+      return `task ${event.task} ${paint.green("merged")} into ${event.into}${event.rebased ? " (rebased and verified again)" : ""}`;
+    case "lane.conflict":
+      return `task ${event.task} ${paint.yellow("conflicts")} with ${event.into} in ${formatList(event.files)}: ${event.action === "rebased" ? "rebased, verifying again" : "blocked"}`;
+    case "lane.blocked":
+      return `task ${event.task} ${event.status === "blocked" ? paint.red("blocked") : paint.yellow("stopped")}: ${event.reason} · its work is on branch ${event.branch}`;
     case "run.finished": {
       const reason = formatReason(event.reason);
       return `run ${formatOutcome(event.outcome, paint)}: ${reason} · ${plural(event.iterations, "iteration")} in ${formatDuration(event.elapsed_ms)}${formatUsage(event.tokens, event.cost_usd)}`;
@@ -222,7 +234,13 @@ export function formatEventText(event: RunEvent, paint: Paint): string {
  */
 export function formatEventLine(event: RunEvent, options: EventLineOptions): string {
   const paint = paintFor(options.color);
-  const text = formatEventText(event, paint);
+  const text = laneTag(event, paint) + formatEventText(event, paint);
   if (event.type === "phase.output") return `         ${text}`;
   return `${paint.dim(formatClock(event.at, options.utc))} ${text}`;
+}
+
+/** `[T3] `: the lane an event comes from, in a run with parallel lanes (events about a task name it already). */
+export function laneTag(event: RunEvent, paint: Paint): string {
+  if (typeof event.task !== "string" || event.type.startsWith("lane.") || event.type.startsWith("task.") || event.type.startsWith("iteration.")) return "";
+  return paint.bold(`[${event.task}] `);
 }

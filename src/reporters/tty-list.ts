@@ -14,12 +14,12 @@
  * frame, so the view fits the terminal and follows a resize.
  */
 import { Listr, ListrDefaultRendererLogLevels, ListrLogger, ProcessOutput } from "listr2";
-import type { DefaultRenderer, ListrTaskWrapper } from "listr2";
+import type { DefaultRenderer, ListrTask, ListrTaskWrapper } from "listr2";
 import { plural, type Paint } from "./format-event-line.ts";
 import type { ReporterIo, TerminalSize } from "./reporter-io.ts";
 import { deferred, waitForStep, type IterationView, type Step } from "./tty-iteration.ts";
 
-type Wrapper = ListrTaskWrapper<unknown, typeof DefaultRenderer, typeof DefaultRenderer>;
+export type Wrapper = ListrTaskWrapper<unknown, typeof DefaultRenderer, typeof DefaultRenderer>;
 
 export interface IterationListOptions {
   io: ReporterIo;
@@ -131,6 +131,42 @@ const noColor = Object.fromEntries(Object.values(ListrDefaultRendererLogLevels).
 
 /** Draws the iteration until it ends; a failed phase leaves the iteration marked ✖. */
 export async function runIterationList(view: IterationView, o: IterationListOptions): Promise<void> {
+  await runList(o.io, o.paint, [
+    {
+      title: o.title(view),
+      task: (_ctx: unknown, group: Wrapper) => {
+        view.group = group;
+        return group.newListr(
+          [
+            {
+              task: async (_c: unknown, slot: Wrapper) => {
+                const drawn = await runSlot(view, 0, slot, o);
+                return drawn;
+              },
+            },
+            {
+              // after the last step: an iteration with a failed or cut-short phase is not ticked
+              task: () => {
+                // the iteration may have ended before its group was drawn: its title says how it ended
+                group.title = o.title(view);
+                if (view.failures > 0 || view.cutShort !== null) throw new Error(o.title(view));
+              },
+            },
+          ],
+          { concurrent: false, exitOnError: false },
+        );
+      },
+    },
+  ]).finally(() => {
+    view.group = null;
+  });
+}
+
+export type ListTask = ListrTask<unknown, typeof DefaultRenderer, typeof DefaultRenderer>;
+
+/** Draws a list of tasks with listr2's default renderer until they end, fitted to the terminal as it is at every frame. */
+export async function runList(io: ReporterIo, paint: Paint, tasks: ListTask[], concurrent = false): Promise<void> {
+  const o = { io, paint };
   const terminal = o.io.terminal;
   const size = (): TerminalSize => terminal?.size() ?? { columns: o.io.columns || 80, rows: 24 };
   const output = new TerminalOutput(o.io, size);
@@ -152,36 +188,11 @@ export async function runIterationList(view: IterationView, o: IterationListOpti
     if (now < width) output.stdout.write(eraseReflowedFrame(output.frame, now));
     width = now;
   });
+  // the tasks' wrapper type names the renderer's class, the options its name: the same renderer
   const list = new Listr(
-    [
-      {
-        title: o.title(view),
-        task: (_ctx: unknown, group: Wrapper) => {
-          view.group = group;
-          return group.newListr(
-            [
-              {
-                task: async (_c: unknown, slot: Wrapper) => {
-                  const drawn = await runSlot(view, 0, slot, o);
-                  return drawn;
-                },
-              },
-              {
-                // after the last step: an iteration with a failed or cut-short phase is not ticked
-                task: () => {
-                  // the iteration may have ended before its group was drawn: its title says how it ended
-                  group.title = o.title(view);
-                  if (view.failures > 0 || view.cutShort !== null) throw new Error(o.title(view));
-                },
-              },
-            ],
-            { concurrent: false, exitOnError: false },
-          );
-        },
-      },
-    ],
+    tasks as never,
     {
-      concurrent: false,
+      concurrent,
       exitOnError: false,
       // The runner owns SIGINT: it saves state and exits 130.
       registerSignalListeners: false,
@@ -195,7 +206,6 @@ export async function runIterationList(view: IterationView, o: IterationListOpti
   try {
     await list.run();
   } finally {
-    view.group = null;
     stopListening?.();
   }
 }

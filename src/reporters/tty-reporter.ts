@@ -14,6 +14,7 @@ import type { ReporterIo } from "./reporter-io.ts";
 import { runFolderLines } from "./run-folder.ts";
 import { addStep, cleanLine, endStep, endView, instantStep, newIterationView, openPhaseStep, type IterationView, type Step, type StepEnd } from "./tty-iteration.ts";
 import { runIterationList } from "./tty-list.ts";
+import { createLanesView, type LanesView } from "./tty-lanes.ts";
 
 export interface TtyReporterOptions {
   /** Steps drawn per iteration before the rest are summed up in one line (default 500). */
@@ -50,6 +51,9 @@ export function fitLine(text: string, width: number): string {
 
 /** Events that belong to the iteration a resumed run continues (notes before them stay plain lines). */
 const RESUMED_STEP: ReadonlySet<RunEvent["type"]> = new Set(["phase.started", "phase.finished", "phase.skipped", "phase.retry", "policy.violation"]);
+
+/** Events of a single loop that carry a task id. */
+const SINGLE_LOOP_TASK: ReadonlySet<RunEvent["type"]> = new Set(["iteration.started", "iteration.finished", "task.updated"]);
 
 /** How often at most a phase's latest output line is redrawn. */
 const OUTPUT_MS = 50;
@@ -271,10 +275,27 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     }
   };
 
+  // a run with parallel lanes: its lanes side by side, in one list of their own, while they run
+  let lanes: LanesView | null = null;
+  const closeLanes = (): void => {
+    if (lanes === null) return;
+    lanes.close();
+    lanes = null;
+  };
+
   return {
     onEvent(event: RunEvent): void {
       if (closed) return;
       if (event.type !== "phase.output" && pendingOutput !== null) drawOutput();
+      // a single loop's iteration and task events name their task too; a phase's only in a lane
+      if (typeof event.task === "string" && (event.type.startsWith("lane.") || lanes !== null || !SINGLE_LOOP_TASK.has(event.type))) {
+        if (lanes === null) {
+          const view = createLanesView(io, paint, now, tickMs);
+          lanes = view;
+          enqueue(() => view.drawn);
+        }
+        if (lanes.onEvent(event)) return;
+      } else if (lanes !== null && event.type !== "note" && event.type !== "task.updated") closeLanes();
       switch (event.type) {
         case "run.started":
           maxIterations = event.max_iterations;
@@ -323,6 +344,7 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     },
     async close(): Promise<void> {
       drawOutput();
+      closeLanes();
       if (!closed) {
         closed = true;
         if (current !== null) {

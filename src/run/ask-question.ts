@@ -2,9 +2,9 @@
  * An ask phase's question: answered by `resume --answer`, by a person at the
  * terminal, or left waiting. A run that waits saves its state and ends with
  * exit 3 (`awaiting answer`); under GitHub Actions the question also goes to
- * the step summary and the job's outputs, so a workflow can hand it to a person.
+ * the step summary and the job's outputs (reporters/github-actions.ts), so a
+ * workflow can hand it to a person.
  */
-import { appendFileSync } from "node:fs";
 import type { Effect, MachineEvent } from "../machine/types.ts";
 import type { RunContext } from "./run-context.ts";
 
@@ -34,36 +34,12 @@ export async function askQuestion(e: QuestionEffect, ctx: RunContext, source: An
     if (answer === null) return { type: "answer.given", at: Date.now(), phase: e.phase, answer: null };
     return answered(e, ctx, answer);
   }
+  // the run waits; under GitHub Actions the reporter puts the question in the step summary and the job outputs
   ctx.emit({ type: "question.asked", iteration: e.iteration, phase: e.phase, question: e.question });
-  if (ctx.env().GITHUB_ACTIONS === "true") publishToGithub(e, ctx);
   return undefined;
 }
 
 function answered(e: QuestionEffect, ctx: RunContext, answer: string): MachineEvent {
   ctx.emit({ type: "question.answered", iteration: e.iteration, phase: e.phase, question: e.question, answer });
   return { type: "answer.given", at: Date.now(), phase: e.phase, answer };
-}
-
-/** The answer command a person runs, quoted for a POSIX shell. */
-export function answerCommand(runId: string): string {
-  return `phaseloop resume ${runId} --answer "…"`;
-}
-
-/** The question in the step summary and in $GITHUB_OUTPUT (`awaiting_answer`, `question`, `question_phase`, `run_id`). */
-function publishToGithub(e: QuestionEffect, ctx: RunContext): void {
-  const env = ctx.env();
-  const runId = ctx.info.run_id;
-  try {
-    if (env.GITHUB_STEP_SUMMARY) {
-      const quoted = e.question.split("\n").map((l) => `> ${l}`).join("\n");
-      appendFileSync(env.GITHUB_STEP_SUMMARY, `### phaseloop is waiting for an answer\n\nPhase \`${e.phase}\` of run \`${runId}\` asks:\n\n${quoted}\n\nAnswer with \`${answerCommand(runId)}\` (or \`--answer-file FILE\`).\n\n`);
-    }
-    if (env.GITHUB_OUTPUT) {
-      let delimiter = "PHASELOOP_QUESTION";
-      while (e.question.includes(delimiter)) delimiter += "_";
-      appendFileSync(env.GITHUB_OUTPUT, `awaiting_answer=true\nquestion_phase=${e.phase}\nrun_id=${runId}\nquestion<<${delimiter}\n${e.question}\n${delimiter}\n`);
-    }
-  } catch (error) {
-    ctx.emit({ type: "note", level: "warning", message: `cannot write the question to GitHub Actions: ${(error as Error).message}` });
-  }
 }

@@ -3,9 +3,12 @@
  * its transcript goes to stdout.log and the reporter like a process's output,
  * and the commands it runs are processes in the workdir.
  */
-import { appendFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { runOpenAiAgent } from "../agents/openai-agent.ts";
+import { runOpenAiAgent, type ChatMessage } from "../agents/openai-agent.ts";
+import { writeFileAtomic } from "../runtime/run-store.ts";
+import type { McpToolbox } from "../mcp/mcp-client-tools.ts";
 import type { CompiledPhase } from "../machine/types.ts";
 import { runProcess } from "../runtime/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
@@ -19,9 +22,28 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
   const stdoutLog = join(dir, "stdout.log");
   const workdir = ctx.info.workdir;
   const live = new LiveOutput(ctx.emit, e.phase);
+  let mcp: McpToolbox | undefined;
+  if (builtin.mcp.length > 0) {
+    // the phase's MCP servers, started in its sandbox; they end with the phase (the SDK loads only for them)
+    const { connectMcpServers } = await import("../mcp/mcp-client-tools.ts");
+    const connected = await connectMcpServers(builtin.mcp, { env, allowlist: builtin.tools?.mcp, wrap: fence ? async (argv, serverEnv) => {
+      const fenced = await fence.wrap(argv, serverEnv as ProcessEnv);
+      return { argv: fenced.argv, env: { ...serverEnv, ...fenced.env }, done: (stderr) => void fenced.done(stderr) };
+    } : undefined });
+    if (!connected.ok) {
+      appendFileSync(stdoutLog, `error: ${connected.message}\n`);
+      live.push("stdout", `error: ${connected.message}`);
+      live.end();
+      return mcpFailure(connected.message);
+    }
+    mcp = connected.toolbox;
+  }
+  const session = builtin.session !== undefined ? loadSession(ctx.store.dir, builtin.session) : undefined;
   const done = await runOpenAiAgent({
     agent: builtin.agent,
     prompt: e.prompt ?? "",
+    ...(session ? { earlier: session } : {}),
+    ...(builtin.outputSchema ? { responseSchema: builtin.outputSchema } : {}),
     tools: builtin.tools,
     workdir,
     env,
@@ -32,6 +54,7 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
       appendFileSync(stdoutLog, `${line}\n`);
       live.push("stdout", line);
     },
+    mcp,
     glob: (patterns) => {
       const nonEmpty = patterns.filter((g) => g !== ""); // an empty pattern (an empty param) allows nothing
       return picomatch(nonEmpty.length ? nonEmpty : ["\0"], { dot: true });
@@ -52,6 +75,36 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
       return { exitCode: p.exitCode, output, timedOut: p.timedOut || p.idleTimedOut };
     },
   });
+  await mcp?.close();
   live.end();
+  // the session is its messages, kept in the run folder under a new id (the one continued stays as it was)
+  if (done.process.exitCode === 0 || done.messages.length > 2) done.report.sessionId = saveSession(ctx.store.dir, done.messages);
   return done;
+}
+
+/** The messages of a kept session; undefined when there is none by that id (a fresh session then). */
+function loadSession(runDir: string, id: string): ChatMessage[] | undefined {
+  if (!/^[\w-]+$/.test(id)) return undefined;
+  try {
+    const messages = JSON.parse(readFileSync(join(runDir, "sessions", `${id}.json`), "utf8")) as unknown;
+    return Array.isArray(messages) ? (messages as ChatMessage[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function saveSession(runDir: string, messages: ChatMessage[]): string {
+  const id = randomUUID();
+  mkdirSync(join(runDir, "sessions"), { recursive: true });
+  writeFileAtomic(join(runDir, "sessions", `${id}.json`), JSON.stringify(messages));
+  return id;
+}
+
+/** The phase failed before the model was asked: a server did not start. */
+function mcpFailure(message: string): PhaseExecution {
+  const stdout = `error: ${message}\n`;
+  return {
+    process: { exitCode: 1, signal: null, timedOut: false, idleTimedOut: false, aborted: false, durationMs: 0, stdout, stdoutTail: stdout, stderrTail: "", wroteLogs: false },
+    report: { text: "", success: false, error: { class: "agent_error", message }, tokens: 0, costUsd: 0, permissionDenials: [], events: 0 },
+  };
 }

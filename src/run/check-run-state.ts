@@ -20,6 +20,7 @@ export const checkRunInfo: Check = obj({
   agents: optional(recordOf(str)),
   max_iterations: count,
   files: optional(arrayOf(obj({ path: str, role: str, sha256: str, package: optional(str), version: optional(str) }))),
+  task: optional(str),
 });
 
 const stringList = arrayOf(str);
@@ -113,7 +114,7 @@ const snapshotShape = obj({
 const eventBase = { seq: count, type: str, at: str, run: str };
 const command: Check = (v, p) => (typeof v === "string" ? undefined : stringList(v, p));
 const eventFields: Record<string, Record<string, Check>> = {
-  "run.started": { pipeline: str, file: str, hash: str, workdir: str, params: recordOf(json), max_iterations: count, phases: stringList, version: str },
+  "run.started": { pipeline: str, file: str, hash: str, workdir: str, params: recordOf(json), max_iterations: count, phases: stringList, version: str, task: optional(str) },
   "run.resumed": { iteration: count, phase: nullable(str) },
   "iteration.started": { iteration: count, task: nullable(str) },
   "phase.started": { iteration: count, phase: str, attempt: count, kind: str, dir: str, command },

@@ -144,7 +144,7 @@ function pathDiagram(facts: PathFacts, end: string | null): string[] {
 }
 
 /** summary.md of a run, as it stands (finished, or interrupted). */
-export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationRecord[], events: readonly RunEvent[] = []): string {
+export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationRecord[], events: readonly RunEvent[] = [], artifacts: readonly { path: string; bytes: number }[] = []): string {
   const state = s.status === "interrupted" ? "interrupted" : s.outcome ? s.outcome.outcome : s.awaiting?.kind === "answer" ? "awaiting answer" : "running";
   const end = s.outcome ? s.outcome.outcome : null;
   const facts = pathFacts(events, end);
@@ -168,6 +168,8 @@ export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationR
   facts2.push(["Pipeline", `\`${info.file}\`, phaseloop ${info.version}`]);
   const agents = Object.entries(info.agents ?? {});
   if (agents.length) facts2.push(["Agents", agents.map(([k, v]) => `${k}: ${cell(v)}`).join(", ")]);
+  const models = Object.entries(info.models ?? {});
+  if (models.length) facts2.push(["Models", models.map(([phase, model]) => `${phase}: \`${cell(model)}\``).join(", ")]);
   out.push("| | |", "|---|---|", ...facts2.map(([k, v]) => `| ${k} | ${v} |`), "");
 
   if (facts.visits.size > 0) out.push("## Path taken", "", ...pathDiagram(facts, end), "");
@@ -195,6 +197,15 @@ export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationR
     out.push("");
   }
 
+  if (s.lanes?.lanes.length) {
+    out.push("## Lanes", "", `Up to ${s.lanes.parallel} tasks at once, each in its own git worktree, merged into \`${s.lanes.into}\` when done.`, "", "| task | lane | branch | note |", "|---|---|---|---|");
+    for (const l of s.lanes.lanes) {
+      const note = [l.reason ?? "", l.conflicts.length ? `conflicting files: ${l.conflicts.map((f) => `\`${f}\``).join(", ")}` : "", l.rebased ? "rebased and verified again" : ""].filter(Boolean).join("; ");
+      out.push(`| ${cell(l.task)} | ${l.status} | ${l.status === "merged" ? "" : `\`${l.branch}\``} | ${cell(note)} |`);
+    }
+    out.push("");
+  }
+
   if (s.questions?.length) {
     out.push("## Questions", "");
     for (const q of s.questions) {
@@ -212,6 +223,11 @@ export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationR
     out.push("## Last failure", "", `Phase \`${s.lastFailure.phase}\` in iteration ${s.lastFailure.iteration}: ${failureWords(s.lastFailure)}.`);
     const tail = s.lastFailure.output_tail.trim();
     if (tail !== "") out.push("", "```", tail.slice(-1500), "```");
+    out.push("");
+  }
+  if (artifacts.length > 0) {
+    out.push("## Artifacts", "", `In \`${info.artifacts ?? "artifacts"}/\`:`, "");
+    for (const a of artifacts) out.push(`- \`${cell(a.path)}\` (${plural(a.bytes, "byte")})`);
     out.push("");
   }
   out.push("Beside this file: `events.jsonl` (every event), `iterations.jsonl`, and `phases/NNNN-PHASE/` (prompt, output and logs of each phase run).", "");

@@ -11,8 +11,10 @@ import type { CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
 import { agentState, compileSandbox, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
+import { ensureArtifacts } from "./run-artifacts.ts";
 
 /** A command made ready to run in the fence. */
 export interface FencedCommand {
@@ -139,13 +141,16 @@ function codexProviderUrls(env: ProcessEnv): string[] {
 }
 
 /** The sandbox profile of a phase: its tool set and agent, where it works, its temp dir. */
-export function phaseProfile(machine: Machine, phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, workdir: string, tempDir: string, command?: string | readonly string[]): SandboxProfile {
+export function phaseProfile(machine: Machine, phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, workdir: string, tempDir: string, command?: string | readonly string[], artifacts?: string): SandboxProfile {
   const agent = agentKind(phase, machine, command);
   const agentSpec = phase.agent ? machine.agents[phase.agent] : undefined;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
   const baseUrls = [agentSpec?.base_url, ...BASE_URL_VARS[agent].map((name) => env[name]), ...(agent === "codex" ? codexProviderUrls(env) : [])].filter((u): u is string => typeof u === "string" && u !== "");
   const stateDirs = STATE_VARS.map((name) => env[name]).filter((d): d is string => typeof d === "string" && d.startsWith("/"));
-  return compileSandbox({ workdir, home: env.HOME || homedir(), tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network: toolSet?.network, stateDirs });
+  // the phase's HTTP MCP servers are hosts it reaches
+  const mcp = mcpHosts(phaseMcpServers(phase.mcp, machine.mcp, workdir, (t) => t));
+  const network = mcp.length ? [...(toolSet?.network ?? []), ...mcp] : toolSet?.network;
+  return compileSandbox({ workdir, home: env.HOME || homedir(), tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network, stateDirs, ...(artifacts !== undefined ? { artifacts } : {}) });
 }
 
 /**
@@ -164,10 +169,9 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
   // a temp dir of the phase's own, in a directory of this run's own (mode 0700): nobody else
   // can put anything there
   runTemp ??= mkdtempSync(join(tmpdir(), "phaseloop-run-"));
-  const tempDir = join(runTemp, phase.name);
-  rmSync(tempDir, { recursive: true, force: true });
-  mkdirSync(tempDir, { mode: 0o700 });
-  const profile = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command);
+  // phases of the same name run at once in parallel lanes: each has a dir of its own
+  const tempDir = mkdtempSync(join(runTemp, `${phase.name}-`));
+  const profile = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command, ensureArtifacts(ctx.info.workdir, ctx.info.run_id));
   prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine, command), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "") }));
   // the library loads only when a phase is sandboxed: runs without one start as fast as before
   const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");

@@ -11,8 +11,10 @@ import { getAdapter } from "../agents/get-adapter.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
 import { parseTemplate, renderTemplate } from "../expr/index.ts";
 import type { CompiledPhase, Effect } from "../machine/types.ts";
+import { phaseMcpServers, type McpServer } from "../mcp/mcp-server.ts";
 import type { AgentSpec, ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
+import { ensureArtifacts, withArtifacts } from "./run-artifacts.ts";
 
 export type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
 
@@ -20,6 +22,12 @@ export type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
 export interface BuiltinAgent {
   agent: AgentSpec;
   tools: ToolSetSpec | undefined;
+  /** The session (kept messages) to continue. */
+  session?: string;
+  /** The JSON Schema the answer must follow. */
+  outputSchema?: Record<string, unknown>;
+  /** The MCP servers the phase attaches; the agent is their client. */
+  mcp: McpServer[];
 }
 
 export interface PhaseInvocation {
@@ -42,9 +50,13 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
   const env = ctx.env(e.env);
   let parser = parserFor("text");
   let builtin: BuiltinAgent | undefined;
-  const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
+  // every phase may write the run's artifacts folder
+  const artifacts = ensureArtifacts(info.workdir, info.run_id);
+  const toolSet = withArtifacts(phase.tools ? machine.tools[phase.tools] : undefined, info.run_id);
   if (phase.kind === "agent") {
-    const agent = machine.agents[phase.agent!]!;
+    const spec = machine.agents[phase.agent!]!;
+    // the phase's model (a tier resolved when the pipeline was compiled) in place of the agent's
+    const agent = phase.model !== undefined && phase.model !== spec.model ? { ...spec, model: phase.model } : spec;
     const promptFile = join(dir, "prompt.md");
     mkdirSync(dir, { recursive: true });
     writeFileSync(promptFile, e.prompt ?? "");
@@ -61,9 +73,13 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       return r.ok ? r.value : "";
     };
     const tools = toolSet ? { ...toolSet, write: toolSet.write?.map(render), read: toolSet.read?.map(render), bash: toolSet.bash?.map(render) } : undefined;
+    const structured = Object.values(phase.output).filter((o) => o.json === true && o.schema);
+    const outputSchema = structured.length === 1 ? (structured[0]!.schema as Record<string, unknown>) : undefined;
+    env.PHASELOOP_SESSION = e.session ?? "";
+    const mcp = phaseMcpServers(phase.mcp, machine.mcp, info.workdir, render);
     if (agent.preset === "openai") {
       // the built-in agent runs in this process; the phase.started event names its server
-      builtin = { agent, tools };
+      builtin = { agent, tools, mcp, ...(e.session !== undefined ? { session: e.session } : {}), ...(outputSchema ? { outputSchema } : {}) };
       command = `openai-compatible ${openAiBaseUrl(agent)}/chat/completions${agent.model ? ` model ${agent.model}` : ""}`;
     } else {
       let adapter;
@@ -72,11 +88,11 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       } catch (error) {
         return { ok: false, error: "spawn_error", message: (error as Error).message };
       }
-      const structured = Object.values(phase.output).filter((o) => o.json === true && o.schema);
-      const outputSchema = structured.length === 1 ? (structured[0]!.schema as Record<string, unknown>) : undefined;
       let inv;
       try {
-        inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, workdir: info.workdir, render });
+        const outputSchemaFile = outputSchema ? join(dir, "output-schema.json") : undefined;
+        if (outputSchemaFile) writeFileSync(outputSchemaFile, JSON.stringify(outputSchema, null, 2) + "\n");
+        inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, outputSchemaFile, session: e.session, workdir: info.workdir, render, mcp });
       } catch (error) {
         // a preset that cannot write its private configuration
         return { ok: false, error: "spawn_error", message: `cannot start agent "${phase.agent}": ${(error as Error).message}` };
@@ -96,5 +112,6 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
   env.PHASELOOP_ATTEMPT = String(e.attempt);
   env.PHASELOOP_TASK = ctx.snapshot.currentTask ?? "";
   env.PHASELOOP_PHASE_DIR = dir;
+  env.PHASELOOP_ARTIFACTS = artifacts;
   return { ok: true, invocation: { command, stdin, env, parser, builtin } };
 }

@@ -11,6 +11,7 @@ import { basename, join } from "node:path";
 import type { PhaseResult } from "../machine/types.ts";
 import type { AgentRunReport } from "../agents/agent-adapter.ts";
 import { checkToolCalls, type GlobMatcher } from "../agents/tool-check.ts";
+import { checkMcpCalls } from "../mcp/check-mcp-calls.ts";
 import type { ErrorClass } from "../pipeline/spec.ts";
 import { classifyProcess } from "../runtime/classify-failure.ts";
 import type { ProcessResult } from "../runtime/run-process.ts";
@@ -26,6 +27,8 @@ import { isPlaceholder } from "./sandbox-placeholders.ts";
 import { preparePhase, type PhaseRunEffect } from "./phase-invocation.ts";
 import { runPhaseProcess, type PhaseExecution } from "./phase-process.ts";
 import type { RunContext } from "./run-context.ts";
+import { withArtifacts } from "./run-artifacts.ts";
+import { agentChoices } from "./agent-choices.ts";
 
 /** Carry out a phase.run effect. Undefined when the run was interrupted: the phase re-runs on resume. */
 export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise<PhaseResult | undefined> {
@@ -72,7 +75,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
     return failEarly("spawn_error", (error as Error).message);
   }
 
-  ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: phase.kind, dir: basename(dir), command: inv.command, sandbox: fence !== undefined });
+  ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: phase.kind, dir: basename(dir), command: inv.command, sandbox: fence !== undefined, ...agentChoices(phase, e) });
   let execution: PhaseExecution;
   try {
     execution = inv.builtin ? await runBuiltinAgentPhase(e, phase, inv.builtin, inv.env, dir, ctx, fence) : await runPhaseProcess(e, phase, inv, dir, ctx, fence);
@@ -85,7 +88,8 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   const text = phase.kind === "agent" ? report.text : r.stdout;
   let failure: { error: ErrorClass; message: string } | null = judgeAgent(r, report, classifyProcess(r, phase.successExitCodes, phase.transient), phase.kind === "agent");
   // reads and commands outside the tool set, whether the CLI enforced it or not
-  const outside = toolSet && report.toolCalls ? checkToolCalls(report.toolCalls, toolSet, workdir, await globMatcher()) : [];
+  const outside = toolSet && report.toolCalls ? checkToolCalls(report.toolCalls, withArtifacts(toolSet, info.run_id)!, workdir, await globMatcher()) : [];
+  if (report.toolCalls) outside.push(...checkMcpCalls(report.toolCalls, phase.mcp ?? [], toolSet?.mcp));
   if (outside.length > 0 && (!failure || failure.error !== "policy_violation")) failure = { error: "policy_violation", message: `${outside.slice(0, 5).join("; ")}${outside.length > 5 ? ` (and ${outside.length - 5} more)` : ""}` };
   // what the OS sandbox refused: the phase tried to leave its tool set, whatever else it did
   const refused = fence?.refused ?? [];
@@ -130,11 +134,12 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
     command: phase.kind === "run" ? (typeof inv.command === "string" ? inv.command : inv.command.join(" ")) : null,
     commands: report.commands ?? [],
     denied: report.permissionDenials.slice(0, 20).map((d) => `${d.tool}${d.input !== undefined ? `: ${JSON.stringify(d.input).slice(0, 300)}` : ""}`),
+    ...(report.sessionId ? { session_id: report.sessionId } : {}),
   };
   // the extracted output, when there is any to keep
   if (Object.keys(phase.output).length > 0 || failure || report.tokens > 0 || phase.kind === "agent" || r.wroteLogs) {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "output.json"), JSON.stringify({ status: failure ? "failed" : "succeeded", error: result.error, message: result.message, exit_code: r.exitCode, output: result.output, tokens: result.tokens, cost_usd: result.cost_usd, session_id: report.sessionId ?? null, permission_denials: report.permissionDenials }, null, 2) + "\n");
+    writeFileSync(join(dir, "output.json"), JSON.stringify({ status: failure ? "failed" : "succeeded", error: result.error, message: result.message, exit_code: r.exitCode, output: result.output, tokens: result.tokens, cost_usd: result.cost_usd, ...agentChoices(phase, e), session_id: report.sessionId ?? null, permission_denials: report.permissionDenials }, null, 2) + "\n");
   }
   ctx.emit(finishedEvent(e, result, changes));
   return result;

@@ -18,6 +18,7 @@ import { spanOfPointer, parsePipelineText } from "../pipeline/parse-pipeline-tex
 import type { JsonValue } from "../pipeline/spec.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
 import { agentPrograms } from "./agent-programs.ts";
+import { checkMcpCommands } from "./check-mcp-commands.ts";
 
 /** What preflight needs from the world. */
 export interface PreflightHost {
@@ -65,7 +66,7 @@ export interface PreflightResult {
 }
 
 /** Every check, in the order their problems are listed. Add a check here. */
-export const PREFLIGHT_CHECKS: PreflightCheck[] = [checkAgentPrograms];
+export const PREFLIGHT_CHECKS: PreflightCheck[] = [checkAgentPrograms, checkMcpCommands];
 
 /** Runs the checks at once and locates what they found. */
 export async function runPreflight(input: PreflightInput, host: PreflightHost, checks: readonly PreflightCheck[] = PREFLIGHT_CHECKS): Promise<PreflightResult> {

@@ -64,6 +64,7 @@ export function runInfoFromLog(runId: string, events: Logged[]): RunInfo | undef
     started_at: started.at,
     agents: {},
     max_iterations: started.max_iterations,
+    ...(started.task !== undefined ? { task: started.task } : {}),
   };
   return checkRunInfo(info, "") === undefined ? info : undefined;
 }

@@ -27,6 +27,8 @@ import { hasErrors } from "../diagnostics/diagnostic.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
+import { machineForTask } from "./single-task.ts";
+import { runLanes } from "../lanes/run-lanes.ts";
 
 export interface ResumeOptions {
   runId?: string;
@@ -79,8 +81,10 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   if (early.kind === "invalid" && !o.force) return stateProblem(early.problem);
   if (early.kind === "ok" && early.checkpoint.snapshot.status === "done") return finishedRun(workdir, runId, dir, early, events.value, iterations.value);
 
-  const { loaded, machine, diagnostics } = await compileFile(info.file);
-  if (!machine) return { kind: "invalid", diagnostics, loaded };
+  const compiled = await compileFile(info.file);
+  const { loaded, diagnostics } = compiled;
+  if (!compiled.machine) return { kind: "invalid", diagnostics, loaded };
+  const machine = info.task !== undefined ? machineForTask(compiled.machine, info.task) : compiled.machine;
   const hash = pipelineHash(loaded.file, loaded.text, loaded.promptFiles, hashedSources(loaded));
   if (hash !== info.hash && !o.force) {
     const which = changedFiles(info.files, runFiles(loaded));
@@ -162,7 +166,9 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     for (const message of notes) preface.push({ type: "note", level: "warning", message });
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning });
     if (hash !== info.hash) preface.push({ type: "note", level: "warning", message: "resumed with a changed pipeline (--force)" });
-    const result = await runner.run({ type: "resumed", at: Date.now() }, preface).finally(closeFences);
+    // a run with lanes goes on with every lane it had
+    const lanes = snapshot.lanes ? { machine, store, info: runner.o.info, reporter, env: o.env, signal: o.signal, sandbox: sandboxFlag, snapshot, seq, recordedIterations: iterations.value.iterations } : undefined;
+    const result = await (lanes ? runLanes(lanes, preface) : runner.run({ type: "resumed", at: Date.now() }, preface)).finally(closeFences);
     store.close();
     await reporter.close();
     return { kind: "ran", result, runId };

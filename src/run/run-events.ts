@@ -25,6 +25,8 @@ interface Base {
   seq: number;
   at: string;
   run: string;
+  /** The task whose lane reported it, in a run with parallel lanes. */
+  task?: string | null;
 }
 
 export type RunEvent = Base &
@@ -39,6 +41,8 @@ export type RunEvent = Base &
         max_iterations: number;
         phases: string[];
         version: string;
+        /** `run --task`: the one task this run works. */
+        task?: string;
       }
     | {
         type: "run.resumed";
@@ -62,6 +66,10 @@ export type RunEvent = Base &
         command: string[] | string;
         /** Whether the phase runs in the OS sandbox. */
         sandbox?: boolean;
+        /** Agent phases: the model (null: the agent's own default), the tier it came from, the session continued (null: fresh). */
+        model?: string | null;
+        model_tier?: string;
+        continued_session?: string | null;
         /** A parallel group: its members (started at once) and its join. */
         members?: string[];
         join?: "all_success" | "one_success" | "all_done";
@@ -105,6 +113,17 @@ export type RunEvent = Base &
     | { type: "question.answered"; iteration: number; phase: string; question: string; answer: string }
     | { type: "note"; level: "info" | "warning"; message: string }
     | { type: "run.interrupted"; signal: string; iteration: number; phase: string | null }
+    /** A lane started: its task's worktree and branch, from `base`. */
+    | { type: "lane.started"; task: string; branch: string; worktree: string; base: string }
+    /** A lane's loop ended (the task is merged or blocked after it). */
+    | { type: "lane.finished"; task: string; outcome: RunOutcome; reason: StopReason; exit_code: number; iterations: number; tokens: number; cost_usd: number; elapsed_ms: number }
+    | { type: "lane.interrupted"; task: string; signal: string; iteration: number; phase: string | null }
+    /** A lane's task was merged into the target branch. */
+    | { type: "lane.merged"; task: string; branch: string; into: string; commit: string; rebased: boolean }
+    /** A lane's merge conflicted: it was rebased (its verification runs again) or it is blocked. */
+    | { type: "lane.conflict"; task: string; branch: string; into: string; files: string[]; action: "rebased" | "blocked" }
+    /** A lane ended without merging: its work is on its branch, kept. */
+    | { type: "lane.blocked"; task: string; branch: string; status: "blocked" | "stopped"; reason: string; conflicts: string[] }
     | {
         type: "run.finished";
         outcome: RunOutcome;

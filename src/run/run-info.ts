@@ -21,6 +21,12 @@ export interface RunInfo {
   files?: RunFile[];
   /** The OS sandbox: asked, offered, and what each phase got. */
   sandbox?: RunSandbox;
+  /** The model each agent phase runs with (phases whose agent names none are absent). */
+  models?: Record<string, string>;
+  /** The run's artifacts folder, relative to the workdir. */
+  artifacts?: string;
+  /** `run --task`: the one task this run works (resume narrows the queue to it again). */
+  task?: string;
 }
 
 /** One file a run's pipeline was read from. */

@@ -24,11 +24,16 @@ import { runPreflight, type PreflightResult } from "./preflight.ts";
 import { createPreflightHost } from "../runtime/preflight-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { hashedSources, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
+import { runModels } from "./agent-choices.ts";
 import { Runner, type RunResult } from "./run-pipeline.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
+import { checkTaskChoice, machineForTask } from "./single-task.ts";
+import { checkLanes, openTarget } from "../lanes/prepare-lanes.ts";
+import { runLanes } from "../lanes/run-lanes.ts";
+import { toTaskState } from "../machine/task-queue.ts";
 
 const readHost = { readFile: async (path: string) => readSourceFile(path), get cwd() { return process.cwd(); } };
 
@@ -56,6 +61,12 @@ export interface StartOptions {
   signal: AbortSignal;
   /** Asks an ask phase's question at the terminal; without it such a run waits (exit 3). */
   ask?: Asker;
+  /** `--task`: work this task of the queue only, and stop when it is done (single-task.ts). */
+  task?: string;
+  /** `--parallel N`: tasks at once, over the pipeline's `tasks.parallel`. */
+  parallel?: number;
+  /** `--into BRANCH`: where lanes merge (default: the workdir's branch). */
+  into?: string;
 }
 
 export async function compileFile(path: string): Promise<{ loaded: LoadedPipeline; machine?: Machine; diagnostics: Diagnostic[] }> {
@@ -74,8 +85,10 @@ export function pickEnv(machine: Machine, env: Record<string, string | undefined
 export async function startRun(o: StartOptions): Promise<StartOutcome> {
   const workdir = resolve(o.workdir);
   if (!existsSync(workdir) || !statSync(workdir).isDirectory()) return { kind: "usage", message: `the workdir "${o.workdir}" is not a directory` };
-  const { loaded, machine, diagnostics } = await compileFile(o.pipeline);
-  if (!machine) return { kind: "invalid", diagnostics, loaded };
+  const compiled = await compileFile(o.pipeline);
+  const { loaded, diagnostics } = compiled;
+  if (!compiled.machine) return { kind: "invalid", diagnostics, loaded };
+  let machine = compiled.machine;
   const resolved = resolveParams(machine, o.params);
   if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: resolved.diagnostics.map((d) => ({ ...d, file: loaded.file })), loaded };
   const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env);
@@ -97,6 +110,21 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       throw error;
     }
   }
+  if (o.task !== undefined) {
+    const problem = checkTaskChoice(machine, tasks, o.task);
+    if (problem) return { kind: "usage", message: problem };
+    machine = machineForTask(machine, o.task);
+  }
+
+  // parallel lanes: git worktrees merged into a clean target branch
+  const parallel = o.parallel ?? machine.tasks?.parallel ?? 1;
+  if (parallel > 1 && !machine.tasks) return { kind: "usage", message: `--parallel ${parallel} needs a task queue (tasks:), and ${loaded.file} has none` };
+  const lanesCheck = parallel > 1 ? checkLanes(workdir, parallel, o.into) : undefined;
+  if (lanesCheck && !lanesCheck.ok) {
+    if (!lanesCheck.notGit) return { kind: "usage", message: lanesCheck.message };
+    const pointer = o.parallel === undefined ? "/tasks/parallel" : "/tasks";
+    return { kind: "invalid", diagnostics: [{ code: "LANES_NEED_GIT", severity: "error", message: lanesCheck.message, file: loaded.file, start: 0, end: 0, pointer }], loaded };
+  }
 
   const runId = newRunId(new Date(), Math.random);
   const lockProblem = lockPathProblem(workdir);
@@ -113,6 +141,12 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       workdir,
     });
     if (o.maxIterations !== undefined) snapshot.limits.maxIterations = o.maxIterations;
+    if (lanesCheck?.ok) {
+      const target = await openTarget(workdir, runId, parallel, lanesCheck.current, o.into);
+      if (!target.ok) return { kind: "usage", message: target.message };
+      snapshot.lanes = target.lanes;
+      snapshot.tasks = (tasks ?? []).map(toTaskState);
+    }
     const info: RunInfo = {
       run_id: runId,
       pipeline: machine.name,
@@ -126,6 +160,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       max_iterations: snapshot.limits.maxIterations,
       files: runFiles(loaded),
       sandbox: sandbox.record,
+      ...runModels(machine, runId),
+      ...(o.task !== undefined ? { task: o.task } : {}),
     };
     // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
     const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
@@ -149,6 +185,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
         max_iterations: snapshot.limits.maxIterations,
         phases: machine.phases.map((p) => p.name),
         version: VERSION,
+        ...(o.task !== undefined ? { task: o.task } : {}),
       },
     ];
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);
@@ -157,7 +194,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       const left = await stopRunProcesses(lock.tookOver.run_id);
       if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(lock.tookOver.run_id, left) } as never);
     }
-    const result = await runner.run({ type: "start", at: Date.now() }, preface).finally(closeFences);
+    const lanes = snapshot.lanes ? { machine, store, info, reporter, env: o.env, signal: o.signal, sandbox: o.sandbox, snapshot, seq: 0 } : undefined;
+    const result = await (lanes ? runLanes(lanes, preface) : runner.run({ type: "start", at: Date.now() }, preface)).finally(closeFences);
     await versionsWritten();
     store.close();
     await reporter.close();

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Snapshot } from "../machine/types.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import { formatSummary } from "./format-summary.ts";
+import { listArtifacts } from "./run-artifacts.ts";
 import type { RunEvent } from "./run-events.ts";
 import type { RunInfo } from "./run-info.ts";
 
@@ -31,7 +32,7 @@ export function writeSummary(store: RunStore, info: RunInfo, snapshot: Snapshot,
     }
     const last = events.at(-1)?.seq ?? 0;
     for (const e of pending) if (e.seq > last) events.push(e);
-    store.writeSummary(formatSummary(info, snapshot, iterations, events));
+    store.writeSummary(formatSummary(info, snapshot, iterations, events, listArtifacts(info.workdir, info.run_id)));
   } catch {
     // the summary is a convenience; the logs hold the truth
   }

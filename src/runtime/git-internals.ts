@@ -22,6 +22,20 @@ interface Entry {
 /** The files of the repository's directories, by absolute path. */
 export type GitInternals = Map<string, Entry>;
 
+/**
+ * In a linked worktree (`dirs` is its own git dir, then the common one), the
+ * common dir's refs, logs, index, other worktrees and merge state belong to
+ * every checkout of the repository: another checkout's commits and merges
+ * (a person's, or phaseloop's lanes') are not this workdir's agent's doing.
+ * Its config, hooks and info, which git runs or obeys here too, are kept.
+ */
+const SHARED_ELSEWHERE = new Set(["worktrees", "refs", "logs", "packed-refs", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "index", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "COMMIT_EDITMSG", "REBASE_HEAD", "rebase-merge", "rebase-apply", "gc.pid", "gc.log"]);
+
+function skipped(dirs: string[], dir: string, name: string): boolean {
+  if (SKIP.has(name)) return true;
+  return dirs.length === 2 && dirs[0] !== dirs[1] && dir === dirs[1] && SHARED_ELSEWHERE.has(name);
+}
+
 /** The files of `dirs` now; entries of `before` whose stat is unchanged are taken over, not read again. */
 export function snapshotGitInternals(dirs: string[], before?: GitInternals): GitInternals {
   const files: GitInternals = new Map();
@@ -34,8 +48,9 @@ export function snapshotGitInternals(dirs: string[], before?: GitInternals): Git
     }
     for (const e of entries) {
       const full = join(dir, e.name);
+      if (skipped(dirs, dir, e.name)) continue;
       if (e.isDirectory()) {
-        if (!SKIP.has(e.name)) walk(full);
+        walk(full);
         continue;
       }
       if (files.has(full)) continue;
@@ -99,8 +114,9 @@ function snapshotKeys(dirs: string[]): Map<string, string> {
     }
     for (const e of entries) {
       const full = join(dir, e.name);
+      if (skipped(dirs, dir, e.name)) continue;
       if (e.isDirectory()) {
-        if (!SKIP.has(e.name)) walk(full);
+        walk(full);
         continue;
       }
       try {

@@ -5,10 +5,11 @@
  * user's `.git`: not an object, not the index.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { makePhaseloopDir } from "./run-store.ts";
+import { WATCH_LIMIT, watchAnswer, watchedAnswer } from "./stat-watch.ts";
 
 export interface GitRepo {
   /** The top of the work tree. */
@@ -167,6 +168,10 @@ function newestIndex(dir: string): string | undefined {
  * as `dir/`). Undefined when git fails.
  */
 export function worktreeChanges(workdir: string, repo: GitRepo, index: string, ignored = false): { changed: string[]; ignored: string[] } | undefined {
+  if (!ignored) {
+    const known = watchedAnswer(workdir, index);
+    if (known) return { changed: known, ignored: [] };
+  }
   const args = ["status", "--porcelain=v2", "-z", "-uall", "--no-renames", ...(ignored ? ["--ignored=traditional"] : []), ...workdirPathspec(repo)];
   const r = runGit(args, workdir, privateEnv(workdir, repo, index));
   if (!r.ok) return undefined;
@@ -193,7 +198,36 @@ export function worktreeChanges(workdir: string, repo: GitRepo, index: string, i
     if (rel === ".phaseloop/" || rel.startsWith(".phaseloop/")) continue;
     list.push(rel);
   }
-  return { changed: changed.sort(), ignored: ignoredPaths.sort() };
+  changed.sort();
+  if (!ignored) {
+    const files = indexedFiles(workdir, repo, index);
+    if (files) watchAnswer(workdir, index, changed, files, [join(repo.commonDir, "info", "exclude")]);
+  }
+  return { changed, ignored: ignoredPaths.sort() };
+}
+
+/** An index this large holds more files than are worth watching (about 100 bytes an entry). */
+const WATCH_INDEX_BYTES = WATCH_LIMIT * 100;
+const indexed = new Map<string, { stat: string; files: string[] }>();
+
+/** The files of one of phaseloop's indexes (relative to the workdir), for the watch; undefined when too many. */
+function indexedFiles(workdir: string, repo: GitRepo, index: string): string[] | undefined {
+  let stat: string;
+  try {
+    const st = statSync(index);
+    if (st.size > WATCH_INDEX_BYTES) return undefined;
+    stat = `${st.size}:${st.mtimeMs}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
+  const known = indexed.get(index);
+  if (known?.stat === stat) return known.files;
+  const r = runGit(["ls-files", "-z", ...workdirPathspec(repo)], workdir, privateEnv(workdir, repo, index));
+  if (!r.ok) return undefined;
+  const files = r.out.split("\0").filter((f) => f !== "" && f !== ".phaseloop" && !f.startsWith(".phaseloop/"));
+  indexed.set(index, { stat, files });
+  if (indexed.size > 8) indexed.delete(indexed.keys().next().value!);
+  return files;
 }
 
 /**

@@ -177,10 +177,11 @@ export class RunStore {
   readonly state: CheckpointFile;
   readonly workdir: string;
   readonly runId: string;
-  constructor(workdir: string, runId: string) {
+  /** `dir`: elsewhere than the run's own directory (a lane's, inside it). */
+  constructor(workdir: string, runId: string, dir: string = runPath(workdir, runId)) {
     this.workdir = workdir;
     this.runId = runId;
-    this.dir = runPath(workdir, runId);
+    this.dir = dir;
     mkdirSync(join(this.dir, "phases"), { recursive: true });
     this.events = new JsonlWriter(join(this.dir, "events.jsonl"));
     this.iterations = new JsonlWriter(join(this.dir, "iterations.jsonl"));

@@ -11,6 +11,8 @@ import process from "node:process";
 import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { readRefusals, readStreamRefusals } from "../sandbox/read-refusals.ts";
+import { shellQuote } from "../expr/shell-context.ts";
+import { madeProtected, undoProtected, wrapLinux } from "./linux-fence.ts";
 
 export interface WrappedCommand {
   /** argv to spawn without a shell. */
@@ -19,10 +21,8 @@ export interface WrappedCommand {
   env: Record<string, string>;
   /** Key under which the library records this process's violations. */
   commandId: string;
-}
-
-function shellQuote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+  /** Built by phaseloop (Linux): protected paths that were absent when it started. Else the library's wrap. */
+  absent?: string[];
 }
 
 let opened: Promise<void> | undefined;
@@ -89,6 +89,13 @@ export async function wrapInSandbox(profile: SandboxProfile, command: string[] |
   const text = `export ${settings.join(" ")}; ${typeof command === "string" ? command : `exec ${command.map(shellQuote).join(" ")}`}`;
   const commandId = `phaseloop-${randomUUID()}`;
   SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: profile.allowedHosts });
+  const setpriv = setprivPath();
+  const own = wrapLinux(profile, command, cwd, { NO_PROXY: "", no_proxy: "", ...exports }, commandId, boundSocat() ?? "socat");
+  if (own !== undefined) {
+    const made: WrappedCommand = { argv: setpriv === undefined ? own.argv : [setpriv, "--pdeathsig", "KILL", ...own.argv], env: own.env, commandId, absent: own.absent };
+    wraps.add(made);
+    return made;
+  }
   const wrapped = await SandboxManager.wrapWithSandboxArgv(
     text,
     "/bin/sh",
@@ -105,8 +112,8 @@ export async function wrapInSandbox(profile: SandboxProfile, command: string[] |
   for (const [key, value] of Object.entries(wrapped.env)) if (value !== undefined && value !== process.env[key]) env[key] = value;
   // the sandbox ends with phaseloop, killed or not: its shell dies with it, bubblewrap with
   // its shell (--die-with-parent), and every process inside with bubblewrap (its PID namespace)
-  const setpriv = setprivPath();
-  const argv = setpriv === undefined ? wrapped.argv : [setpriv, "--pdeathsig", "KILL", ...wrapped.argv];
+  const carved = carveOut(wrapped.argv, profile);
+  const argv = setpriv === undefined ? carved : [setpriv, "--pdeathsig", "KILL", ...carved];
   const made: WrappedCommand = { argv, env, commandId };
   wraps.add(made);
   return made;
@@ -120,7 +127,10 @@ export async function wrapInSandbox(profile: SandboxProfile, command: string[] |
 export function releaseSandboxed(wrapped: WrappedCommand): void {
   if (!wraps.delete(wrapped)) return;
   SandboxManager.unregisterCommandNetworkLists(wrapped.commandId);
-  SandboxManager.cleanupAfterCommand();
+  // the library removes its mount points; phaseloop's own wrap made none, and undoes what the
+  // phase made at protected names (sandboxRefusals has named them)
+  if (wrapped.absent === undefined) SandboxManager.cleanupAfterCommand();
+  else undoProtected(wrapped.absent);
 }
 
 /**
@@ -129,8 +139,33 @@ export function releaseSandboxed(wrapped: WrappedCommand): void {
  */
 export function sandboxRefusals(profile: SandboxProfile, wrapped: WrappedCommand, stderr: string, cwd: string, stdout = ""): string[] {
   const refused = new Set<string>([...readRefusals(stderr, cwd, profile), ...readStreamRefusals(stdout, cwd, profile)]);
+  for (const path of madeProtected(wrapped.absent ?? [])) refused.add(`write ${path}`);
   for (const violation of SandboxManager.getSandboxViolationStore().getViolationsForCommand(wrapped.commandId)) {
     refused.add(violation.line.trim());
   }
   return [...refused];
+}
+
+/**
+ * Make the profile's carve-outs (a writable folder inside a read-only one: the run's artifacts
+ * folder inside `.phaseloop`) writable where the library wraps the command. The library mounts
+ * what it denies after what it allows, so the deny covers the folder; bubblewrap applies
+ * mounts in order, so a bind of the folder right after the deny's read-only bind opens it
+ * again, and only it. A carve-out whose path would need quoting, or whose deny is not found
+ * as one read-only bind, is left closed.
+ */
+function carveOut(argv: string[], profile: SandboxProfile): string[] {
+  if (!profile.carveOut?.length) return argv;
+  const at = argv.findIndex((a) => a.startsWith("bwrap "));
+  if (at < 0) return argv;
+  let script = argv[at]!;
+  for (const dir of profile.carveOut) {
+    const deny = profile.denyWrite.find((d) => dir.startsWith(`${d}/`));
+    if (deny === undefined || !/^[\w@%+=:,./-]+$/.test(dir) || !/^[\w@%+=:,./-]+$/.test(deny)) continue;
+    const bind = ` --ro-bind ${deny} ${deny} `;
+    const i = script.indexOf(bind);
+    if (i < 0 || script.indexOf(bind, i + 1) >= 0) continue;
+    script = `${script.slice(0, i + bind.length)}--bind ${dir} ${dir} ${script.slice(i + bind.length)}`;
+  }
+  return argv.map((a, i) => (i === at ? script : a));
 }

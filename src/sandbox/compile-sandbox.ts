@@ -26,6 +26,8 @@ export interface SandboxInput {
   network?: readonly string[];
   /** Where the agent keeps its state when moved from home (CLAUDE_CONFIG_DIR, CODEX_HOME), absolute. */
   stateDirs?: readonly string[];
+  /** The run's artifacts folder (absolute): writable by every phase. */
+  artifacts?: string;
 }
 
 export interface SandboxProfile {
@@ -33,6 +35,8 @@ export interface SandboxProfile {
   allowWrite: string[];
   /** Paths (absolute) never writable, even inside allowWrite. */
   denyWrite: string[];
+  /** Directories (absolute) inside a denyWrite path that are writable all the same (the run's artifacts folder). */
+  carveOut?: string[];
   /** Paths (absolute) the process cannot read. */
   denyRead: string[];
   /** Hosts the process may connect to through the proxy; nothing else is reachable. */
@@ -142,13 +146,16 @@ export function compileSandbox(input: SandboxInput): SandboxProfile {
     return dir === undefined ? [] : [joinInside(input.workdir, dir)];
   }).filter((d): d is string => d !== undefined);
   const stateDirs = agentState(input);
-  const allowWrite = outermost([...workDirs, ...stateDirs, input.tempDir]);
-  const denyWrite = [joinInside(input.workdir, ".git")!, joinInside(input.workdir, ".phaseloop")!];
+  const allowWrite = outermost([...workDirs, ...stateDirs, input.tempDir, ...(input.artifacts ? [input.artifacts] : [])]);
+  const state = joinInside(input.workdir, ".phaseloop")!;
+  const denyWrite = [joinInside(input.workdir, ".git")!, state];
+  // the artifacts folder is phaseloop's state, yet every phase writes it
+  const carveOut = input.artifacts !== undefined && isUnder(input.artifacts, state) && input.artifacts !== state ? [input.artifacts] : undefined;
   const denyRead = HOME_SECRETS.map((rel) => joinInside(input.home, rel)!).filter((p) => !isUnder(input.workdir, p));
   const baseHosts = (input.baseUrls ?? []).map(hostOf).filter((h): h is string => h !== undefined);
   const presetHosts = baseHosts.length > 0 ? baseHosts : AGENT_HOSTS[input.agent];
   const allowedHosts = unique([...presetHosts, ...(input.network ?? []).map((h) => h.toLowerCase())]);
-  return { allowWrite, denyWrite, denyRead, allowedHosts };
+  return { allowWrite, denyWrite, denyRead, allowedHosts, ...(carveOut ? { carveOut } : {}) };
 }
 
 /** A phase's mode: the phase's setting wins over the pipeline's, the command line over both. */

@@ -10,8 +10,11 @@ import type { AddressInfo } from "node:net";
 
 export type ResponsesTurn =
   | { text: string }
-  | { call: string; args: Record<string, unknown>; text?: string }
+  /** A function call; `namespace` for a tool codex offers in a namespace (an MCP server's, `mcp__SERVER`). */
+  | { call: string; args: Record<string, unknown>; text?: string; namespace?: string }
   | { custom: string; input: string }
+  /** Output items as they are (a `tool_search_call`, say). */
+  | { items: Record<string, unknown>[] }
   | { status: number; body: string }
   | { hangMs: number };
 
@@ -78,7 +81,8 @@ function sendTurn(res: http.ServerResponse, n: number, turn: Exclude<ResponsesTu
   const items: Record<string, unknown>[] = [];
   const text = "text" in turn ? turn.text : undefined;
   if (text) items.push({ type: "message", id: `msg_${n}`, role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] });
-  if ("call" in turn) items.push({ type: "function_call", id: `fc_${n}`, call_id: `call_${n}`, name: turn.call, arguments: JSON.stringify(turn.args), status: "completed" });
+  if ("call" in turn) items.push({ type: "function_call", id: `fc_${n}`, call_id: `call_${n}`, name: turn.call, ...(turn.namespace ? { namespace: turn.namespace } : {}), arguments: JSON.stringify(turn.args), status: "completed" });
+  if ("items" in turn) items.push(...turn.items.map((item, i) => ({ id: `item_${n}_${i}`, status: "completed", ...item })));
   if ("custom" in turn) items.push({ type: "custom_tool_call", id: `ctc_${n}`, call_id: `call_${n}`, name: turn.custom, input: turn.input, status: "completed" });
   send("response.created", { response: { id, status: "in_progress" } });
   items.forEach((item, output_index) => {

@@ -11,7 +11,7 @@ import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
 import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
 import { agentBinDir } from "./agent-bins.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
-import { startGeminiMock, type GeminiMock } from "./gemini-mock.ts";
+import { startGeminiMock, type GeminiMock, type GeminiTurn } from "./gemini-mock.ts";
 import { codexConfigFor, startResponsesMock, type ResponsesMock } from "./responses-mock.ts";
 
 const sandbox = probeSandbox().available;
@@ -96,25 +96,42 @@ describe.skipIf(!sandbox || claudeBin === undefined)("Claude Code in the OS sand
   });
 });
 
-describe.skipIf(!sandbox || geminiBin === undefined)("Gemini CLI in the OS sandbox", { timeout: 120_000 }, () => {
-  it("reaches its API through the sandbox and completes", async () => {
-    const mock: GeminiMock = await startGeminiMock([{ text: "All done." }]);
-    closers.push(() => mock.close());
-    const { dir, home } = world(`phaseloop: 1
+async function gemini(turns: GeminiTurn[], tools: string, files: Record<string, string> = {}) {
+  const mock: GeminiMock = await startGeminiMock(turns);
+  closers.push(() => mock.close());
+  const { dir, home } = world(`phaseloop: 1
 name: sandboxed-gemini
 sandbox: required
 agents:
   worker: { preset: gemini, model: gemini-2.5-flash }
 tools:
-  build: { read: ["**"], write: ["src/**"] }
+  build: ${tools}
 phases:
-  work: { agent: worker, tools: build, prompt: Do the task., timeout: 2m, next: [{ stop: complete }] }
+  work: { agent: worker, tools: build, prompt: Do the task., timeout: 2m, retry: { max_attempts: 1 }, next: [{ stop: complete }] }
 stop: { max_iterations: 1 }
 `);
-    mkdirSync(join(home, ".gemini"), { recursive: true });
-    writeFileSync(join(home, ".gemini/settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }));
-    const env = { PATH: `${geminiBin}:${process.env.PATH}`, HOME: home, GOOGLE_GEMINI_BASE_URL: mock.url, GEMINI_API_KEY: "test-key", GEMINI_CLI_TRUST_WORKSPACE: "true" };
-    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, env).done;
+  write(dir, files);
+  mkdirSync(join(home, ".gemini"), { recursive: true });
+  writeFileSync(join(home, ".gemini/settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }));
+  const env = { PATH: `${geminiBin}:${process.env.PATH}`, HOME: home, GOOGLE_GEMINI_BASE_URL: mock.url, GEMINI_API_KEY: "test-key", GEMINI_CLI_TRUST_WORKSPACE: "true" };
+  const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, env).done;
+  const ev = events(dir);
+  return { r, dir, home, mock, finished: ev.find((e) => e.type === "phase.finished") ?? {} };
+}
+
+describe.skipIf(!sandbox || geminiBin === undefined)("Gemini CLI in the OS sandbox", { timeout: 120_000 }, () => {
+  it("a command gemini's allowlist lets through cannot write the home directory or read its secrets", async () => {
+    const script = "const fs = require('fs');\nfs.appendFileSync(process.env.HOME + '/.bashrc', 'evil');\nconsole.log(fs.readFileSync(process.env.HOME + '/.aws/credentials', 'utf8'));\n";
+    const o = await gemini([{ call: "run_shell_command", args: { command: "node tools/task.js", description: "run" } }, { text: "Done." }], '{ read: ["**"], write: ["src/**"], bash: ["node tools/task.js"] }', { "tools/task.js": script });
+    expect(o.mock.requests.length, o.r.stdout + o.r.stderr).toBeGreaterThan(1);
+    expect(readFileSync(join(o.home, ".bashrc"), "utf8")).toBe("original\n");
+    expect(o.finished).toMatchObject({ status: "failed", error: "policy_violation" });
+    expect(String(o.finished.message)).toContain(`${o.home}/.bashrc`);
+    expect(JSON.stringify(o.mock.requests)).not.toContain("PLANTED-AWS-KEY");
+  });
+
+  it("reaches its API through the sandbox and completes", async () => {
+    const { r, dir, home, mock } = await gemini([{ text: "All done." }], '{ read: ["**"], write: ["src/**"] }');
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(mock.requests.length).toBeGreaterThan(0);
     expect(events(dir).find((e) => e.type === "phase.started")).toMatchObject({ sandbox: true });

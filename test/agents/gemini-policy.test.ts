@@ -26,7 +26,8 @@ describe("gemini policy", () => {
   });
 
   it("a tool set becomes allow rules above a deny of everything else; none leaves the workdir's tools open", () => {
-    const c = geminiConfig({ read: ["src/**"], bash: ["npm test"], mcp: ["srv/tool"] });
+    const srv = { name: "srv", type: "stdio" as const, command: "node", args: ["s.mjs"], env: {}, cwd: "/w" };
+    const c = geminiConfig({ read: ["src/**"], bash: ["npm test"], mcp: ["srv/tool"] }, [srv]);
     expect(c.approvalMode).toBe("default");
     expect(c.mcpServers).toEqual(["srv"]);
     expect(c.policy).toContain('toolName = "run_shell_command"');

@@ -22,7 +22,7 @@ describe("building the iteration context", () => {
     expect(Object.keys(c.phases)).toEqual(["plan", "work"]);
     expect(c.phases.plan!.status).toBe("pending");
     expect(c).toMatchObject({ iteration: 0, params: { goal: "ship" }, status: "pending", task: null, history: [], last_failure: null, changes: [], env: { TOKEN: "t" }, workdir: "/w" });
-    expect(c.run).toEqual({ id: "r9", tokens: 0, cost_usd: 0, elapsed_ms: 0 });
+    expect(c.run).toEqual({ id: "r9", tokens: 0, cost_usd: 0, elapsed_ms: 0, artifacts: "/w/.phaseloop/runs/r9/artifacts" });
     expect(c.pipeline).toEqual({ name: "t", file: "/p/t.yaml", dir: "/p" });
     expect(c.tasks).toEqual({ total: 0, done: 0, blocked: 0, pending: 0, items: [] });
   });

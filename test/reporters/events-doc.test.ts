@@ -26,6 +26,12 @@ const TYPES: Record<RunEventType, true> = {
   "note": true,
   "run.interrupted": true,
   "run.finished": true,
+  "lane.started": true,
+  "lane.finished": true,
+  "lane.interrupted": true,
+  "lane.merged": true,
+  "lane.conflict": true,
+  "lane.blocked": true,
 };
 
 const DOC = readFileSync(new URL("../../docs/events.md", import.meta.url), "utf8");

@@ -184,3 +184,43 @@ describe("a resumed run", () => {
     expect(text).toContain("■ stopped: no file changed in 2 iterations in a row\n");
   });
 });
+
+describe("the lanes of a run with parallel tasks", () => {
+  const laneRun = (): RunEvent[] =>
+    buildEvents([
+      { type: "run.started", pipeline: "queue", file: "/r/p.yaml", hash: "h", workdir: "/r", params: {}, max_iterations: 9, phases: ["execute", "verify"], version: "0" },
+      { type: "lane.started", task: "a", branch: "phaseloop/r/a", worktree: "/r/.phaseloop/lanes/r/a", base: "c0" },
+      { type: "lane.started", task: "b", branch: "phaseloop/r/b", worktree: "/r/.phaseloop/lanes/r/b", base: "c0" },
+      { type: "iteration.started", iteration: 1, task: "a" },
+      { type: "phase.started", iteration: 1, phase: "execute", attempt: 1, kind: "agent", dir: "0001-execute", command: ["x"], task: "a" },
+      { type: "iteration.started", iteration: 1, task: "b" },
+      { type: "phase.started", iteration: 1, phase: "execute", attempt: 1, kind: "agent", dir: "0001-execute", command: ["x"], task: "b" },
+      { type: "phase.output", phase: "execute", stream: "stdout", line: "writing a.txt", task: "a" },
+      { type: "phase.output", phase: "execute", stream: "stdout", line: "writing b.txt", task: "b" },
+    ] as never);
+
+  it("draws every running lane at once, each with its task, iteration, phase, timer and the agent's last line", async () => {
+    const terminal = fakeTerminal();
+    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 10 });
+    for (const event of laneRun()) reporter.onEvent(event);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const frame = stripAnsi(terminal.text());
+    const last = frame.slice(frame.lastIndexOf("a · iteration 1"));
+    expect(last).toMatch(/a · iteration 1 · execute · \d/);
+    expect(last).toMatch(/b · iteration 1 · execute · \d/);
+    expect(frame).toContain("writing a.txt");
+    expect(frame).toContain("writing b.txt");
+    for (const event of buildEvents([
+      { type: "phase.finished", iteration: 1, phase: "execute", attempt: 1, status: "succeeded", error: null, message: null, exit_code: 0, duration_ms: 900, tokens: 0, cost_usd: 0, output: {}, changes: ["a.txt"], task: "a" },
+      { type: "lane.merged", task: "a", branch: "phaseloop/r/a", into: "main", commit: "c1", rebased: false },
+      { type: "lane.conflict", task: "b", branch: "phaseloop/r/b", into: "main", files: ["shared.txt"], action: "blocked" },
+      { type: "lane.blocked", task: "b", branch: "phaseloop/r/b", status: "blocked", reason: "conflicts with main in shared.txt", conflicts: ["shared.txt"] },
+      { type: "run.finished", outcome: "blocked", reason: { code: "tasks_blocked", message: "1 task is blocked" }, exit_code: 3, iterations: 2, tokens: 0, cost_usd: 0, elapsed_ms: 2000 },
+    ] as never)) reporter.onEvent(event);
+    await reporter.close();
+    const end = stripAnsi(terminal.text());
+    expect(end).toMatch(/✔ a · merged into main · 1 iteration/);
+    expect(end).toMatch(/✖ b · blocked: conflicts with main in shared\.txt · branch phaseloop\/r\/b/);
+    expect(end.indexOf("b · blocked")).toBeLessThan(end.indexOf("■ blocked: 1 task is blocked"));
+  });
+});

@@ -104,6 +104,80 @@ describe.skipIf(!probe.available)("the sandbox holds", () => {
     expect(connections).toBe(0);
   });
 
+  it("keeps protected names unwritable inside a writable workdir: existing ones refused, new ones reported", async () => {
+    writeFileSync(join(work, ".gitmodules"), "modules\n");
+    mkdirSync(join(work, "src", "vendored", ".git", "hooks"), { recursive: true });
+    writeFileSync(join(work, "src", "vendored", ".git", "config"), "[core]\n");
+    const script = [
+      `echo evil >> .gitmodules`,
+      `echo evil > src/vendored/.git/hooks/post-checkout`,
+      `echo evil >> src/vendored/.git/config`,
+      `echo evil > .mcp.json`,
+      `true`,
+    ].join("; ");
+    const { refusals } = await inSandbox(script, ["**"]);
+    expect(readFileSync(join(work, ".gitmodules"), "utf8")).toBe("modules\n");
+    expect(existsSync(join(work, "src", "vendored", ".git", "hooks", "post-checkout"))).toBe(false);
+    expect(readFileSync(join(work, "src", "vendored", ".git", "config"), "utf8")).toBe("[core]\n");
+    const said = refusals.join("\n");
+    expect(said).toContain(".gitmodules");
+    expect(said).toContain("post-checkout");
+    // a name that did not exist cannot be fenced without a mount point in the user's tree: made, it is a refusal
+    expect(said).toContain(`write ${join(work, ".mcp.json")}`);
+    // and undone before phaseloop goes on
+    expect(existsSync(join(work, ".mcp.json"))).toBe(false);
+    rmSync(join(work, ".gitmodules"), { force: true });
+    rmSync(join(work, "src", "vendored"), { recursive: true, force: true });
+  });
+
+  it("a .git made in a workdir that is not a repository is a refusal, removed before phaseloop runs git there", async () => {
+    const plain = join(root, "plain");
+    mkdirSync(join(plain, "src"), { recursive: true });
+    const profile = compileSandbox({ workdir: plain, home, tempDir: temp, write: ["**"], agent: "command" });
+    const wrapped = await wrapInSandbox(profile, ["sh", "-c", "git init -q . && git config filter.x.clean 'touch /tmp/pl-filter-ran' && echo '* filter=x' > .gitattributes"], plain);
+    const result = await runProcess({ command: wrapped.argv, cwd: plain, env: { ...process.env, HOME: home, ...wrapped.env }, timeoutMs: 60_000 });
+    const refusals = sandboxRefusals(profile, wrapped, result.stderrTail, plain);
+    releaseSandboxed(wrapped);
+    expect(refusals).toContain(`write ${join(plain, ".git")}`);
+    expect(existsSync(join(plain, ".git"))).toBe(false);
+  });
+
+  it("refuses Unix sockets: a service listening on one outside is out of reach", async () => {
+    const path = join(root, "service.sock");
+    let reached = 0;
+    const unix = createServer((socket) => {
+      reached++;
+      socket.end("SECRET-SOCKET\n");
+    });
+    await new Promise<void>((resolve) => unix.listen(path, resolve));
+    try {
+      const connect = `const s=require("net").connect(${JSON.stringify(path)});s.on("data",d=>process.stdout.write(d));s.on("error",e=>console.error("unix: "+e.message));`;
+      const { result } = await inSandbox(`node -e '${connect}'; true`);
+      expect(result.stdout).not.toContain("SECRET-SOCKET");
+      expect(reached).toBe(0);
+    } finally {
+      unix.close();
+    }
+  });
+
+  it("leaves nothing in the workdir after the phase: no mount points of protected names", async () => {
+    const before = readdirSync(work).sort();
+    await inSandbox(`true`, ["**"]);
+    expect(readdirSync(work).sort()).toEqual(before);
+  });
+
+  it("does not make a write directory writable when it is a symlink out of the workdir", async () => {
+    symlinkSync(sibling, join(work, "out"));
+    try {
+      const { refusals } = await inSandbox(`echo evil > out/file; echo evil > out/new; true`, ["out/**"]);
+      expect(readFileSync(join(sibling, "file"), "utf8")).toBe("sibling\n");
+      expect(existsSync(join(sibling, "new"))).toBe(false);
+      expect(refusals.join("\n")).toContain("out/file");
+    } finally {
+      rmSync(join(work, "out"));
+    }
+  });
+
   it("leaves no daemon behind when the phase ends", async () => {
     const tag = `${Date.now() % 100000}${process.pid}`;
     await inSandbox(`(setsid sh -c 'sleep ${tag}' >/dev/null 2>&1 &); (sh -c '(sleep ${tag} &) &' ); nohup sleep ${tag} >/dev/null 2>&1 & true`);

@@ -139,7 +139,7 @@ describe.skipIf(!probe.available)("sandbox: required holds for every agent", () 
     expect(readFileSync(join(work, "src", "got.txt"), "utf8")).toBe("LOOPBACK-SECRET\n");
     expect(hits).toBe(before + 1);
     const tmp = readFileSync(join(work, "src", "tmp.txt"), "utf8").trim();
-    expect(tmp).toMatch(/phaseloop-run-[^/]+\/work$/);
+    expect(tmp).toMatch(/phaseloop-run-[^/]+\/work-[^/]+$/);
     expect(existsSync(tmp)).toBe(false); // removed with the phase
   }, 60_000);
 

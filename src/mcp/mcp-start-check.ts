@@ -1,0 +1,69 @@
+/**
+ * A server that fails to start fails the phase. The CLIs carry on without
+ * it (the model simply has fewer tools), so each preset says where its CLI
+ * tells of it — claude's `system/init` event lists `mcp_servers` with a
+ * status, gemini and codex say it on stderr — and this wraps the preset's
+ * judge: a phase whose server failed did not succeed, whatever the model
+ * did next. Pure.
+ */
+import type { Decoded, Ev, StreamPreset } from "../agents/stream-json.ts";
+
+export interface McpStartFailure {
+  /** The server; undefined when the CLI does not say which. */
+  server?: string;
+  /** The server's or the CLI's words, when it gives any. */
+  reason?: string;
+}
+
+export interface McpStartDetector {
+  event?(ev: Ev): McpStartFailure[] | undefined;
+  stderr?(line: string): McpStartFailure[] | undefined;
+}
+
+export function withMcpStartCheck(preset: StreamPreset, detect: McpStartDetector): StreamPreset {
+  const failed: McpStartFailure[] = [];
+  const note = (found: McpStartFailure[] | undefined, d: Decoded | undefined): Decoded | undefined => {
+    if (!found?.length) return d;
+    const fresh = found.filter((f) => !failed.some((x) => x.server === f.server && (x.reason ?? "") === (f.reason ?? "")));
+    failed.push(...fresh);
+    if (!fresh.length) return d;
+    return { ...(d ?? {}), display: [...(d?.display ?? []), ...fresh.map((f) => `✗ ${describe(f.server, f.reason)}`)] };
+  };
+  return {
+    ...preset,
+    decode: (ev) => note(detect.event?.(ev), preset.decode(ev)),
+    decodeStderr: (line) => note(detect.stderr?.(line), preset.decodeStderr?.(line)),
+    judge(terminal, seen) {
+      const j = preset.judge(terminal, seen);
+      if (!failed.length) return j;
+      const servers = new Map<string | undefined, string | undefined>();
+      for (const f of failed) servers.set(f.server, servers.get(f.server) ?? f.reason);
+      const said = [...servers].map(([s, r]) => describe(s, r)).join("; ");
+      return { ...j, success: false, error: { class: "agent_error", message: j.success || !j.error ? said : `${said}; ${j.error.message}` } };
+    },
+  };
+}
+
+function describe(server: string | undefined, reason: string | undefined): string {
+  return `${server === undefined ? "an MCP server of the phase" : `MCP server "${server}"`} failed to start${reason ? `: ${reason}` : ""}`;
+}
+
+/** Claude Code's `system/init` lists each server with its status ("connected", "failed", "needs-auth", "pending"). */
+export function claudeMcpStartFailures(ev: Ev): McpStartFailure[] | undefined {
+  if (ev.type !== "system" || ev.subtype !== "init" || !Array.isArray(ev.mcp_servers)) return undefined;
+  return (ev.mcp_servers as Ev[]).filter((s) => s && s.status !== "connected" && s.status !== "pending").map((s) => ({ server: String(s.name ?? "?"), reason: `claude reports it ${String(s.status ?? "failed")}` }));
+}
+
+/**
+ * Gemini CLI 0.61 headless says only "MCP issues detected. Run /mcp list for status." on stderr,
+ * naming neither the server nor the reason (those go to its debug log).
+ */
+export function geminiMcpStartFailures(line: string): McpStartFailure[] | undefined {
+  return /\bMCP issues detected\b/.test(line) ? [{ reason: `gemini says only "${line.trim()}"` }] : undefined;
+}
+
+/** Codex CLI with `required = true`: "required MCP servers failed to initialize: NAME: REASON", then it exits. */
+export function codexMcpStartFailures(line: string): McpStartFailure[] | undefined {
+  const m = /required MCP servers failed to initialize: ([^:\s]+): (.*?)(?: \(code -?\d+\))?$/.exec(line);
+  return m ? [{ server: m[1]!, reason: `codex: ${m[2]!.slice(0, 300)}` }] : undefined;
+}

@@ -1,0 +1,37 @@
+/**
+ * MCP servers are declared once, under `mcp`: every server a phase attaches
+ * (`mcp: [NAME]`) and every server a tool set's `mcp` allowlist names
+ * (`server/tool`, `server/*`) must be one of them.
+ */
+import type { Diagnostic } from "../diagnostics/diagnostic.ts";
+import { didYouMean } from "../diagnostics/did-you-mean.ts";
+import { mcpEntryServer } from "../mcp/mcp-allowlist.ts";
+import { diag, esc, type RuleContext } from "./validate-pipeline.ts";
+
+export function checkMcp(ctx: RuleContext): Diagnostic[] {
+  const { doc } = ctx;
+  const declared = Object.keys(doc.mcp ?? {});
+  const out: Diagnostic[] = [];
+  const unknown = (name: string, pointer: string, what: string) => {
+    if (declared.includes(name)) return;
+    out.push(diag(ctx, "UNKNOWN_MCP_SERVER", pointer, `${what} "${name}", which is not declared under mcp`, { hint: didYouMean(name, declared) ?? (declared.length ? `mcp servers: ${declared.join(", ")}` : `declare it: mcp: { ${name}: { command: [...] } }`) }));
+  };
+  for (const [name, phase] of Object.entries(doc.phases ?? {})) {
+    if (!Array.isArray(phase?.mcp)) continue;
+    phase.mcp.forEach((server, i) => {
+      if (typeof server === "string") unknown(server, `/phases/${esc(name)}/mcp/${i}`, "unknown MCP server");
+    });
+    // aider has no MCP client: the servers would silently not be there
+    const agent = typeof phase.agent === "string" ? doc.agents?.[phase.agent] : undefined;
+    if (phase.mcp.length > 0 && agent?.preset === "aider" && agent.command === undefined) {
+      out.push(diag(ctx, "MCP_UNSUPPORTED", `/phases/${esc(name)}/mcp`, `agent "${phase.agent}" (preset aider) cannot take MCP servers: aider has no MCP client`, { hint: "attach them to a phase of a claude, codex, gemini or openai agent, or of a command agent (PHASELOOP_MCP_CONFIG)" }));
+    }
+  }
+  for (const [name, set] of Object.entries(doc.tools ?? {})) {
+    if (!Array.isArray(set?.mcp)) continue;
+    set.mcp.forEach((entry, i) => {
+      if (typeof entry === "string") unknown(mcpEntryServer(entry), `/tools/${esc(name)}/mcp/${i}`, "the tool set allows tools of MCP server");
+    });
+  }
+  return out;
+}

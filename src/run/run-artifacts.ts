@@ -1,0 +1,62 @@
+/**
+ * The artifacts folder of a run, `.phaseloop/runs/RUN_ID/artifacts`: files the
+ * phases of one run pass to each other (`{{ run.artifacts }}`,
+ * `$PHASELOOP_ARTIFACTS`). Every phase may write it, inside the OS sandbox too;
+ * it is phaseloop's state, so change measurement and the write scope never see
+ * it, and it never lands in the user's tree.
+ */
+import { lstatSync, readdirSync } from "node:fs";
+import { join, relative } from "node:path";
+import type { ToolSetSpec } from "../pipeline/spec.ts";
+import { makePhaseloopDir } from "../runtime/run-store.ts";
+
+/** The folder, relative to the workdir. */
+export function artifactsRel(runId: string): string {
+  return `.phaseloop/runs/${runId}/artifacts`;
+}
+
+/** The folder, absolute (created if need be, in a `.phaseloop` that keeps itself out of git). */
+export function ensureArtifacts(workdir: string, runId: string): string {
+  return makePhaseloopDir(workdir, "runs", runId, "artifacts");
+}
+
+/** A tool set that may also write (and read) the run's artifacts folder. */
+export function withArtifacts(tools: ToolSetSpec | undefined, runId: string): ToolSetSpec | undefined {
+  if (!tools) return undefined;
+  const glob = `${artifactsRel(runId)}/**`;
+  return { ...tools, write: [...(tools.write ?? []), glob] };
+}
+
+/** Whether a write glob is the artifacts folder's (not one of the pipeline's own). */
+export function isArtifactsGlob(glob: string): boolean {
+  return /^\.phaseloop\/runs\/[^/]+\/artifacts\/\*\*$/.test(glob);
+}
+
+export interface ArtifactFile {
+  path: string;
+  bytes: number;
+}
+
+/** The files in the folder (relative paths, sorted; at most `max`). */
+export function listArtifacts(workdir: string, runId: string, max = 200): ArtifactFile[] {
+  const root = join(workdir, artifactsRel(runId));
+  const out: ArtifactFile[] = [];
+  const walk = (dir: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (out.length >= max) return;
+      const abs = join(dir, name);
+      const st = lstatSync(abs, { throwIfNoEntry: false });
+      if (!st) continue;
+      if (st.isDirectory()) walk(abs);
+      else out.push({ path: relative(root, abs), bytes: st.size });
+    }
+  };
+  walk(root);
+  return out;
+}

@@ -1,0 +1,165 @@
+/**
+ * The Linux fence of one phase, built by phaseloop: bubblewrap started directly with the
+ * arguments of sandbox/bwrap-args.ts, reaching the network through the library's proxy
+ * (started once per run). Undefined when something it needs is missing (the library's
+ * seccomp helper for this architecture, its proxy socket): the library then wraps the phase.
+ */
+import { Buffer } from "node:buffer";
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
+import { absentProtected, bwrapArgs, type PathKind } from "../sandbox/bwrap-args.ts";
+import { isUnder, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+
+export interface LinuxWrap {
+  argv: string[];
+  env: Record<string, string>;
+  /** Protected paths that did not exist when the phase started: if they do after, it made them. */
+  absent: string[];
+}
+
+const ARCH: Record<string, string> = { x64: "x64", arm64: "arm64" };
+
+let seccompPath: string | null | undefined;
+
+/** The library's seccomp helper, found beside the library wherever npm put it. */
+function applySeccompPath(): string | undefined {
+  if (seccompPath !== undefined) return seccompPath ?? undefined;
+  seccompPath = null;
+  const arch = ARCH[process.arch];
+  if (arch === undefined) return undefined;
+  const rel = join("node_modules", "@anthropic-ai", "sandbox-runtime", "vendor", "seccomp", arch, "apply-seccomp");
+  let dir: string;
+  try {
+    dir = dirname(fileURLToPath(import.meta.url));
+  } catch {
+    return undefined;
+  }
+  for (;;) {
+    const candidate = join(dir, rel);
+    if (existsSync(candidate)) {
+      seccompPath = candidate;
+      return candidate;
+    }
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
+}
+
+/** Root with CAP_SETFCAP in its bounding set: the helper's nested user namespace needs it kept. */
+function keepSetfcap(): boolean {
+  if (process.getuid?.() !== 0) return false;
+  try {
+    const line = /^CapBnd:\s*([0-9a-f]+)/m.exec(readFileSync("/proc/self/status", "utf8"));
+    return line !== null && (BigInt(`0x${line[1]}`) & (1n << 31n)) !== 0n;
+  } catch {
+    return false;
+  }
+}
+
+function kinds(): (path: string) => PathKind {
+  const seen = new Map<string, PathKind>();
+  return (path) => {
+    if (!seen.has(path)) {
+      let kind: PathKind;
+      try {
+        const st = statSync(path, { throwIfNoEntry: false });
+        kind = st === undefined ? undefined : st.isDirectory() ? "dir" : "file";
+      } catch {
+        kind = undefined;
+      }
+      seen.set(path, kind);
+    }
+    return seen.get(path);
+  };
+}
+
+const SKIP = new Set(["node_modules", ".phaseloop", ".git"]);
+
+/**
+ * Git repositories nested in the writable directories of the workdir (three levels down, as
+ * the library looks): their hooks and config would run code the next time someone uses them.
+ */
+function nestedRepos(profile: SandboxProfile, cwd: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.name === ".git" && dir !== cwd) {
+        if (entry.isDirectory()) found.push(join(path, "hooks"), join(path, "config"));
+        else found.push(path);
+      } else if (entry.isDirectory() && !SKIP.has(entry.name) && depth < 3) walk(path, depth + 1);
+    }
+  };
+  for (const dir of profile.allowWrite) if (isUnder(dir, cwd)) walk(dir, dir.split("/").length - cwd.split("/").length);
+  return found;
+}
+
+function realpath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The write directories bubblewrap may bind. A directory of the workdir that resolves outside
+ * it (a symlink an earlier phase left, say `out -> ~`) is dropped: binding it would make what it
+ * points to writable. Directories outside the workdir (the agent's state, the temp dir) are the
+ * user's and phaseloop's, not the agent's, and stay.
+ */
+export function bindableWrites(profile: SandboxProfile, cwd: string): string[] {
+  const root = realpath(cwd) ?? cwd;
+  return profile.allowWrite.filter((dir) => {
+    if (!isUnder(dir, cwd)) return true;
+    const real = realpath(dir);
+    return real === undefined || isUnder(real, root);
+  });
+}
+
+/** Wrap a command in this phase's fence, or undefined when the library must do it. */
+export function wrapLinux(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string>, commandId: string, socat: string): LinuxWrap | undefined {
+  if (process.platform !== "linux") return undefined;
+  const applySeccomp = applySeccompPath();
+  const socket = SandboxManager.getLinuxHttpSocketPath();
+  const token = SandboxManager.getProxyAuthToken();
+  if (applySeccomp === undefined || socket === undefined || token === undefined) return undefined;
+  const kindOf = kinds();
+  profile = { ...profile, allowWrite: bindableWrites(profile, cwd) };
+  const proxy = { socket, token, username: `srt.${Buffer.from(commandId).toString("base64")}` };
+  const { args, env } = bwrapArgs({ profile, cwd, command, exports, proxy, applySeccomp, socat, keepSetfcap: keepSetfcap(), nestedProtected: nestedRepos(profile, cwd), kindOf });
+  return { argv: ["bwrap", ...args], env, absent: absentProtected({ profile, cwd, kindOf }) };
+}
+
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The protected paths the phase created (they did not exist when it started). */
+export function madeProtected(absent: readonly string[]): string[] {
+  return absent.filter(present);
+}
+
+/**
+ * Remove what the phase made at protected names, before phaseloop itself runs git in the
+ * workdir again: a `.git` made there would otherwise be a repository whose config (filters,
+ * hooks) the agent wrote, and phaseloop's own git would run it outside the sandbox.
+ */
+export function undoProtected(absent: readonly string[]): void {
+  for (const path of madeProtected(absent)) rmSync(path, { recursive: true, force: true });
+}

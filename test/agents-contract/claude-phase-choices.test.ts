@@ -1,0 +1,105 @@
+/**
+ * What a phase brings to the real, pinned Claude Code: the model of its tier in the request
+ * the API receives, a session continued (the API sees the earlier turns), the run's
+ * artifacts folder writable in the OS sandbox, and a run killed in the middle of a
+ * continued session that continues it when resumed.
+ */
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
+import { agentBinDir } from "./agent-bins.ts";
+import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
+
+const bin = agentBinDir("@anthropic-ai/claude-code");
+const mocks: AnthropicMock[] = [];
+beforeAll(() => ensureBuilt(), 120_000);
+afterAll(async () => {
+  for (const m of mocks) await m.close();
+});
+
+function claudeEnv(apiUrl: string): Record<string, string> {
+  const home = mkdtempSync(join(tmpdir(), "phaseloop-claude-home-"));
+  return { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: home, CLAUDE_CONFIG_DIR: join(home, ".claude"), ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "sk-ant-phaseloop-test", DISABLE_TELEMETRY: "1", DISABLE_ERROR_REPORTING: "1", NO_COLOR: "1", CI: "true" };
+}
+
+const PIPELINE = `phaseloop: 1
+name: choices
+agents:
+  claude: { preset: claude, model: claude-sonnet-4-5, models: { small: claude-haiku-4-5, large: claude-opus-4-8 } }
+tools:
+  t: { read: ["**"], write: ["src/**"] }
+phases:
+  plan: { agent: claude, tools: t, model: small, prompt: "PLAN-PROMPT: make a plan.", retry: { max_attempts: 1 } }
+  build:
+    agent: claude
+    tools: t
+    model: large
+    session: continue
+    prompt: "BUILD-PROMPT: write the notes to {{ run.artifacts }}/notes.md"
+    retry: { max_attempts: 1 }
+    next: [{ stop: complete }]
+stop: { max_iterations: 1 }
+`;
+
+const say = (text: string): Turn => ({ blocks: [{ text }] });
+
+/** The text of every message of a request, flattened. */
+const said = (body: Record<string, unknown>) => JSON.stringify(body.messages ?? []);
+
+describe.skipIf(bin === undefined)("Claude Code: model, session, artifacts", { timeout: 180_000 }, () => {
+  it("sends the tier's model, continues the session with the earlier turns, writes the artifacts folder", async () => {
+    const dir = tempDir("phaseloop-claude-choices-");
+    const mock = await startAnthropicMock((i) => (i === 0 ? say("PLAN-ANSWER: three steps.") : i === 1 ? { blocks: [{ tool: "Write", input: { file_path: `${runDir(dir)}/artifacts/notes.md`, content: "notes\n" } }] } : say("done")));
+    mocks.push(mock);
+    write(dir, { "p.yaml": PIPELINE, "src/a.ts": "export const a = 1;\n" });
+    git(dir, "init", "-q");
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, claudeEnv(mock.url)).done;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(mock.requests[0]!.model).toBe("claude-haiku-4-5");
+    expect(mock.requests[1]!.model).toBe("claude-opus-4-8");
+    // the second phase's request carries the first phase's prompt and answer: the same session
+    expect(said(mock.requests[0]!)).not.toContain("BUILD-PROMPT");
+    expect(said(mock.requests[1]!)).toContain("PLAN-PROMPT");
+    expect(said(mock.requests[1]!)).toContain("PLAN-ANSWER");
+    expect(said(mock.requests[1]!)).toContain("BUILD-PROMPT");
+    const started = events(dir).filter((e) => e.type === "phase.started");
+    const planOut = JSON.parse(readFileSync(join(runDir(dir), "phases/0001-plan/output.json"), "utf8"));
+    expect(typeof planOut.session_id).toBe("string");
+    expect(started.map((e) => [e.model, e.continued_session])).toEqual([["claude-haiku-4-5", null], ["claude-opus-4-8", planOut.session_id]]);
+    expect(readFileSync(join(runDir(dir), "artifacts/notes.md"), "utf8")).toBe("notes\n");
+    expect(existsSync(join(dir, "notes.md"))).toBe(false);
+  });
+
+  it("a run killed while a continued session runs continues that session when resumed", async () => {
+    const dir = tempDir("phaseloop-claude-resume-");
+    let run: ReturnType<typeof cliAsync> | undefined;
+    let killed = false;
+    const mock = await startAnthropicMock((i, body) => {
+      if (i === 0) return say("PLAN-ANSWER: three steps.");
+      if (!killed && said(body).includes("BUILD-PROMPT")) {
+        killed = true;
+        run?.child.kill("SIGKILL");
+        return { hangMs: 30_000 };
+      }
+      return say("built.");
+    });
+    mocks.push(mock);
+    write(dir, { "p.yaml": PIPELINE.replace('prompt: "BUILD-PROMPT: write the notes to {{ run.artifacts }}/notes.md"', 'prompt: "BUILD-PROMPT: build it."'), "src/a.ts": "export const a = 1;\n" });
+    git(dir, "init", "-q");
+    const env = claudeEnv(mock.url);
+    run = cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, env);
+    const first = await run.done;
+    expect(killed, first.stdout + first.stderr).toBe(true);
+    const resumed = await cliAsync(["resume", "--reporter", "plain"], dir, env).done;
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    const last = mock.requests.at(-1)!;
+    expect(said(last)).toContain("PLAN-ANSWER");
+    expect(said(last)).toContain("BUILD-PROMPT");
+    const planOut = JSON.parse(readFileSync(join(runDir(dir), "phases/0001-plan/output.json"), "utf8"));
+    const restarted = events(dir).filter((e) => e.type === "phase.started" && e.phase === "build");
+    expect(restarted.at(-1)!.continued_session).toBe(planOut.session_id);
+  });
+});

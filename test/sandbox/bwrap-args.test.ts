@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import { absentProtected, bwrapArgs, type BwrapInput, type PathKind } from "../../src/sandbox/bwrap-args.ts";
+import { compileSandbox } from "../../src/sandbox/compile-sandbox.ts";
+
+const profile = compileSandbox({ workdir: "/w", home: "/h", tempDir: "/t/p", write: ["src/**"], agent: "claude" });
+
+function input(disk: Record<string, PathKind>, over: Partial<BwrapInput> = {}): BwrapInput {
+  return {
+    profile,
+    cwd: "/w",
+    command: ["claude", "-p", "it's"],
+    exports: { TMPDIR: "/t/p" },
+    proxy: { socket: "/tmp/proxy.sock", username: "srt.aWQ=", token: "s3cret" },
+    applySeccomp: "/nm/apply-seccomp",
+    socat: "socat",
+    keepSetfcap: false,
+    nestedProtected: [],
+    kindOf: (p) => disk[p],
+    ...over,
+  };
+}
+
+/** The pairs of arguments that follow `flag`. */
+function mounts(args: string[], flag: string): string[] {
+  const out: string[] = [];
+  args.forEach((a, i) => {
+    if (a === flag) out.push(args[i + (flag === "--ro-bind" || flag === "--bind" ? 2 : 1)]!);
+  });
+  return out;
+}
+
+describe("bwrapArgs", () => {
+  const disk: Record<string, PathKind> = {
+    "/w/src": "dir",
+    "/h/.claude": "dir",
+    "/t/p": "dir",
+    "/w/.git": "dir",
+    "/w/.phaseloop": "dir",
+    "/h/.ssh": "dir",
+    "/h/.npmrc": "file",
+    "/w/src/.vscode": "dir",
+  };
+
+  it("binds the write directories that exist, read-only root first", () => {
+    const { args } = bwrapArgs(input(disk));
+    expect(args.slice(args.indexOf("--ro-bind"), args.indexOf("--ro-bind") + 3)).toEqual(["--ro-bind", "/", "/"]);
+    expect(mounts(args, "--bind").sort()).toEqual(["/h/.claude", "/t/p", "/tmp/proxy.sock", "/w/src"]);
+  });
+
+  it("binds protected names inside writable directories read-only, and only those that exist", () => {
+    const { args } = bwrapArgs(input({ ...disk, "/w": "dir", "/w/.gitmodules": "file" }, { profile: compileSandbox({ workdir: "/w", home: "/h", tempDir: "/t/p", agent: "command" }) }));
+    const ro = mounts(args, "--ro-bind");
+    expect(ro).toContain("/w/.git");
+    expect(ro).toContain("/w/.phaseloop");
+    expect(ro).toContain("/w/.gitmodules");
+    expect(ro).not.toContain("/w/.bashrc");
+  });
+
+  it("masks secrets: a directory by an empty read-only tmpfs, a file by /dev/null", () => {
+    const { args } = bwrapArgs(input(disk));
+    const at = args.indexOf("/h/.ssh");
+    expect(args.slice(at - 1, at + 3)).toEqual(["--tmpfs", "/h/.ssh", "--remount-ro", "/h/.ssh"]);
+    const file = args.indexOf("/h/.npmrc");
+    expect(args.slice(file - 2, file + 1)).toEqual(["--ro-bind", "/dev/null", "/h/.npmrc"]);
+    expect(args).not.toContain("/h/.aws");
+  });
+
+  it("keeps the proxy's credential out of the command line and in the environment", () => {
+    const { args, env } = bwrapArgs(input(disk));
+    expect(args.join(" ")).not.toContain("s3cret");
+    expect(env.HTTPS_PROXY).toBe("http://srt.aWQ%3D:s3cret@localhost:3128");
+    expect(env.NO_PROXY).toBe("");
+  });
+
+  it("starts the command under the seccomp helper, after the relay, with the exports set", () => {
+    const { args } = bwrapArgs(input(disk));
+    const script = args[args.length - 1]!;
+    expect(args.slice(-4, -1)).toEqual(["--", "/bin/sh", "-c"]);
+    expect(script.indexOf("UNIX-CONNECT:/tmp/proxy.sock")).toBeLessThan(script.indexOf("/nm/apply-seccomp"));
+    expect(script).toMatch(/exec \/nm\/apply-seccomp \/bin\/sh -c '.*TMPDIR=\/t\/p.*exec claude -p/);
+  });
+
+  it("keeps CAP_SETFCAP only when asked (root, for the helper's namespace)", () => {
+    expect(bwrapArgs(input(disk)).args).not.toContain("--cap-add");
+    expect(bwrapArgs(input(disk, { keepSetfcap: true })).args.join(" ")).toContain("--cap-drop ALL --cap-add CAP_SETFCAP");
+  });
+
+  it("names the protected paths that are absent, to be looked for after the phase", () => {
+    const whole = compileSandbox({ workdir: "/w", home: "/h", tempDir: "/t/p", agent: "command" });
+    const absent = absentProtected({ profile: whole, cwd: "/w", kindOf: (p) => (p === "/w" ? "dir" : disk[p]) });
+    expect(absent).toContain("/w/.mcp.json");
+    expect(absent).toContain("/w/.claude/settings.json");
+    expect(absent).not.toContain("/w/.git");
+    // outside any writable directory nothing can make them
+    expect(absentProtected({ profile, cwd: "/w", kindOf: (p) => disk[p] })).toEqual([]);
+  });
+});
