@@ -6,7 +6,8 @@
  */
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { PipelineDoc } from "./spec.ts";
-import { diag, esc, phaseSuccessors, rulesOf, type RuleContext } from "./validate-pipeline.ts";
+import { phaseSuccessors } from "./phase-graph.ts";
+import { diag, esc, rulesOf, type RuleContext } from "./rule-context.ts";
 
 /** Cycles that avoid the loop head and every phase with `max_visits`, one per phase that would bound it. */
 export function unboundedCycles(doc: PipelineDoc): string[][] {
