@@ -7,7 +7,7 @@ const ref = (name, description) => (description ? { $ref: `#/$defs/${name}`, des
 const closed = (description, properties, extra = {}) => ({ type: "object", description, additionalProperties: false, properties, ...extra });
 const NAME = "^[A-Za-z_][A-Za-z0-9_-]*$";
 
-const errorClasses = ["timeout", "idle_timeout", "exit_nonzero", "output_invalid", "policy_violation", "transient", "agent_error", "spawn_error", "hook_failed", "join_failed"];
+const errorClasses = ["timeout", "idle_timeout", "exit_nonzero", "output_invalid", "policy_violation", "transient", "agent_error", "spawn_error", "hook_failed", "join_failed", "pipeline_failed"];
 
 const schema = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
@@ -225,6 +225,13 @@ const schema = {
       join: d("When a parallel group succeeded: all_success (every member succeeded; the default), one_success (at least one), all_done (once all ended, whatever their status).", { enum: ["all_success", "one_success", "all_done"], default: "all_success" }),
       max_visits: d("How many times control may enter this phase in one iteration (runs and `when` skips alike; retries and a resumed run do not count). When it would enter once more, `exhausted` decides. Bounds a cycle that does not pass through the loop head.", { type: "integer", minimum: 1, examples: [3] }),
       exhausted: ref("exhausted"),
+      pipeline: d("A sub-pipeline: another pipeline file run as this one phase, with its own phases, limits and state (nested in this run's folder). A path relative to this file (\"./analysis.yaml\") or a file of an installed package (\"@acme/loops/analysis.yaml\"), found as `extends` finds its files. The phase succeeds when the child completes; its outcome and its phases' results are `output`.", { type: "string", minLength: 1, examples: ["./analysis.yaml"] }),
+      params: d("The params a sub-pipeline phase binds, by the child's param names. Values are templates evaluated in this pipeline's context, then checked against the child's declared types.", {
+        type: "object",
+        propertyNames: { pattern: "^[A-Za-z_][A-Za-z0-9_]*$" },
+        additionalProperties: { type: ["string", "number", "boolean"] },
+        examples: [{ area: "{{ params.area }}" }],
+      }),
       model: d("The model this phase's agent runs with, overriding the agent's `model`: a tier the agent defines under `models`, or else a model name.", { type: "string", minLength: 1, examples: ["small", "opus"] }),
       session: d("Whether the agent's session continues: fresh (the default: a new session), continue (this agent's latest session in this run), or `{ continue: PHASE }` (the session that phase's latest run left).", {
         anyOf: [{ enum: ["fresh", "continue"] }, closed("Continue the session another phase left.", { continue: d("The phase whose session this phase continues.", { type: "string", pattern: NAME }) }, { required: ["continue"] })],
@@ -240,7 +247,12 @@ const schema = {
         { not: { required: ["parallel", "agent"] }, description: "A parallel group runs no agent itself." },
         { not: { required: ["parallel", "run"] }, description: "A parallel group runs no command itself." },
         { not: { required: ["parallel", "ask"] }, description: "A parallel group asks nothing itself." },
-        { anyOf: [{ required: ["agent"] }, { required: ["run"] }, { required: ["ask"] }, { required: ["parallel"] }] },
+        { not: { required: ["pipeline", "agent"] }, description: "A sub-pipeline phase runs no agent itself." },
+        { not: { required: ["pipeline", "run"] }, description: "A sub-pipeline phase runs no command itself." },
+        { not: { required: ["pipeline", "ask"] }, description: "A sub-pipeline phase asks nothing itself." },
+        { not: { required: ["pipeline", "parallel"] }, description: "A sub-pipeline phase is not a parallel group." },
+        { anyOf: [{ required: ["agent"] }, { required: ["run"] }, { required: ["ask"] }, { required: ["parallel"] }, { required: ["pipeline"] }] },
+        { if: { required: ["pipeline"] }, then: { properties: { prompt: false, tools: false, mcp: false, output: false, output_schema: false, timeout: false, idle_timeout: false, env: false, success_exit_codes: false, transient: false, sandbox: false } }, else: { properties: { params: false } } },
         { if: { required: ["parallel"] }, then: { properties: { prompt: false, tools: false, mcp: false, output: false, output_schema: false, retry: false, timeout: false, idle_timeout: false, env: false, success_exit_codes: false, transient: false } }, else: { properties: { join: false } } },
         { if: { required: ["ask"] }, then: { properties: { prompt: false, tools: false, mcp: false, output: false, output_schema: false, retry: false } } },
         { if: { required: ["agent"] }, then: { required: ["prompt"] } },

@@ -37,7 +37,7 @@ Usage:
   phaseloop logs [RUN_ID] [--follow] [--json] [--workdir DIR]
   phaseloop tasks PIPELINE [--ready] [--json] [--workdir DIR]
   phaseloop validate PIPELINE... [--json] [--print]
-  phaseloop graph PIPELINE [--format mermaid|dot]
+  phaseloop graph PIPELINE [--format mermaid|dot] [--expand]
   phaseloop init [[PACKAGE/]RECIPE] [--extends [PACKAGE/]RECIPE] [--dir DIR] [--force]
   phaseloop recipes
   phaseloop schema

@@ -1,15 +1,17 @@
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { compilePipeline } from "../machine/compile-pipeline.ts";
 import { formatDot, formatMermaid } from "../machine/format-graph.ts";
-import { loadPipeline, sourceTexts } from "../pipeline/load-pipeline.ts";
+import type { Expansion } from "../machine/expand-graph.ts";
+import { loadPipeline, sourceTexts, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 import { fsReadHost } from "./validate.ts";
 
-const USAGE = `Usage: phaseloop graph PIPELINE [--format mermaid|dot]
+const USAGE = `Usage: phaseloop graph PIPELINE [--format mermaid|dot] [--expand]
 
 Prints the compiled state machine: phases, guarded transitions, outcomes and
 limits. Mermaid (the default) renders in GitHub markdown; DOT feeds Graphviz.
+A sub-pipeline is one node; --expand draws its phases as a subgraph.
 `;
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
@@ -17,7 +19,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stdout(USAGE);
     return 0;
   }
-  const parsed = parseCommandArgs(argv, [], ["--format"]);
+  const parsed = parseCommandArgs(argv, ["--expand"], ["--format"]);
   if (!parsed.ok || parsed.args.positionals.length !== 1) {
     io.stderr(`phaseloop graph: ${parsed.ok ? "give exactly one pipeline" : parsed.message}\n${USAGE}`);
     return 2;
@@ -35,6 +37,17 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     await printDiagnostics(io, compiled.diagnostics, { [loaded.file]: loaded.text });
     return 2;
   }
-  io.stdout(format === "dot" ? formatDot(compiled.machine) : formatMermaid(compiled.machine));
+  const expand = parsed.args.flags.has("--expand") ? expansionOf(loaded) : undefined;
+  io.stdout(format === "dot" ? formatDot(compiled.machine, expand) : formatMermaid(compiled.machine, expand));
   return 0;
+}
+
+/** The compiled children of a loaded pipeline (valid, as it is), with theirs. */
+function expansionOf(loaded: LoadedPipeline): Expansion {
+  const out: Expansion = {};
+  for (const [phase, child] of Object.entries(loaded.children ?? {})) {
+    const machine = child.loaded.doc && compilePipeline(child.loaded.doc, { promptFiles: child.loaded.promptFiles, file: child.loaded.file }).machine;
+    if (machine) out[phase] = { machine, children: expansionOf(child.loaded) };
+  }
+  return out;
 }

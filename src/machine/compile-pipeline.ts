@@ -152,7 +152,7 @@ interface Tools {
 
 function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: number, t: Tools): CompiledPhase {
   const where = `phases.${name}`;
-  const kind = spec.run !== undefined ? "run" : spec.ask !== undefined ? "ask" : spec.parallel !== undefined ? "group" : "agent";
+  const kind = spec.run !== undefined ? "run" : spec.ask !== undefined ? "ask" : spec.parallel !== undefined ? "group" : spec.pipeline !== undefined ? "pipeline" : "agent";
   const memberOf = Object.entries(doc.phases).find(([, p]) => p.parallel?.includes(name))?.[0];
   const agent = spec.agent !== undefined ? doc.agents?.[spec.agent] : undefined;
   let prompt: Template | undefined;
@@ -194,7 +194,7 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
   for (const [k, v] of Object.entries(spec.env ?? {})) env[k] = t.template(v, `${where}.env.${k}`);
   const outputFiles: Record<string, Template> = {};
   for (const [k, o] of Object.entries(spec.output ?? {})) if (o.file !== undefined) outputFiles[k] = t.template(o.file, `${where}.output.${k}.file`);
-  const timeoutFallback = kind === "ask" || kind === "group" ? DEFAULTS.askTimeoutMs : kind === "run" ? DEFAULTS.runTimeoutMs : t.duration(agent?.timeout, DEFAULTS.agentTimeoutMs, `agents.${spec.agent}.timeout`);
+  const timeoutFallback = kind === "ask" || kind === "group" || kind === "pipeline" ? DEFAULTS.askTimeoutMs : kind === "run" ? DEFAULTS.runTimeoutMs : t.duration(agent?.timeout, DEFAULTS.agentTimeoutMs, `agents.${spec.agent}.timeout`);
   const idleFallback = kind !== "agent" ? null : t.duration(agent?.idle_timeout, DEFAULTS.agentIdleTimeoutMs, `agents.${spec.agent}.idle_timeout`);
   return {
     name,
@@ -209,6 +209,7 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
     ask: spec.ask !== undefined ? t.template(spec.ask, `${where}.ask`) : undefined,
     ...(spec.parallel ? { members: [...spec.parallel], join: spec.join ?? "all_success" } : {}),
     ...(memberOf !== undefined ? { memberOf } : {}),
+    ...(spec.pipeline !== undefined ? { pipeline: spec.pipeline, params: Object.fromEntries(Object.entries(spec.params ?? {}).map(([k, v]) => [k, t.template(String(v), `${where}.params.${k}`)])) } : {}),
     whenText: spec.when,
     when: spec.when !== undefined ? t.expr(spec.when, `${where}.when`) : undefined,
     timeoutMs: t.duration(spec.timeout, timeoutFallback, `${where}.timeout`)!,

@@ -1,5 +1,6 @@
-import { limitWords, machineGraph, type GraphNode, type MachineGraph } from "./machine-graph.ts";
+import { limitWords, machineGraph, type GraphEdge, type GraphNode, type MachineGraph } from "./machine-graph.ts";
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
+import { subgraphLines, type Expansion } from "./expand-graph.ts";
 import type { Machine } from "./types.ts";
 
 export { joinNodeId, machineGraph, shortLabel } from "./machine-graph.ts";
@@ -39,14 +40,17 @@ function mermaidNode(n: GraphNode): string {
   }
 }
 
-/** A Mermaid flowchart of the machine. */
-export function formatMermaid(machine: Machine): string {
+function mermaidEdge(e: GraphEdge): string {
+  const arrow = e.style === "dashed" ? "-.->" : e.style === "bold" ? "==>" : "-->";
+  return e.label ? `  ${e.from} ${arrow}|${mermaidLabel(e.label)}| ${e.to}` : `  ${e.from} ${arrow} ${e.to}`;
+}
+
+/** A Mermaid flowchart of the machine; with `expand`, each sub-pipeline opens into a subgraph of its phases. */
+export function formatMermaid(machine: Machine, expand?: Expansion): string {
   const graph = machineGraph(machine);
   const lines = ["flowchart TD", ...graph.nodes.map(mermaidNode)];
-  for (const e of graph.edges) {
-    const arrow = e.style === "dashed" ? "-.->" : e.style === "bold" ? "==>" : "-->";
-    lines.push(e.label ? `  ${e.from} ${arrow}|${mermaidLabel(e.label)}| ${e.to}` : `  ${e.from} ${arrow} ${e.to}`);
-  }
+  for (const e of graph.edges) lines.push(mermaidEdge(e));
+  lines.push(...subgraphLines(machine, expand, { open: (id, title) => `  subgraph ${id}[${mermaidLabel(title)}]`, close: () => "  end", node: mermaidNode, edge: mermaidEdge }));
   const outcomes = graph.nodes.filter((n) => n.kind === "outcome").map((n) => n.id);
   const head = graph.nodes.find((n) => n.head);
   lines.push("  classDef outcome fill:#eee,stroke:#555");
@@ -65,20 +69,23 @@ const DOT_SHAPES: Record<GraphNode["kind"], string> = {
   outcome: "shape=doublecircle",
 };
 
-/** A Graphviz DOT digraph of the machine: the same nodes and edges as the Mermaid drawing. */
-export function formatDot(machine: Machine): string {
+function dotNode(n: GraphNode): string {
+  const label = n.kind === "start" ? "" : `, label=${dotQuote(n.label.join("\n"))}`;
+  return `  ${n.id} [${DOT_SHAPES[n.kind]}${label}${n.head ? ", penwidth=2" : ""}];`;
+}
+
+function dotEdge(e: GraphEdge): string {
+  const attrs = [`label=${dotQuote(e.label)}`];
+  if (e.title) attrs.push(`tooltip=${dotQuote(e.title)}`);
+  if (e.style !== "solid") attrs.push(`style=${e.style}`);
+  return `  ${e.from} -> ${e.to} [${attrs.join(", ")}];`;
+}
+
+/** A Graphviz DOT digraph of the machine: the same nodes and edges as the Mermaid drawing (sub-pipelines as clusters with `expand`). */
+export function formatDot(machine: Machine, expand?: Expansion): string {
   const graph = machineGraph(machine);
-  const lines = [`digraph ${dotQuote(machine.name)} {`, "  rankdir=TB;"];
-  for (const n of graph.nodes) {
-    const label = n.kind === "start" ? "" : `, label=${dotQuote(n.label.join("\n"))}`;
-    lines.push(`  ${n.id} [${DOT_SHAPES[n.kind]}${label}${n.head ? ", penwidth=2" : ""}];`);
-  }
-  for (const e of graph.edges) {
-    const attrs = [`label=${dotQuote(e.label)}`];
-    if (e.title) attrs.push(`tooltip=${dotQuote(e.title)}`);
-    if (e.style !== "solid") attrs.push(`style=${e.style}`);
-    lines.push(`  ${e.from} -> ${e.to} [${attrs.join(", ")}];`);
-  }
+  const lines = [`digraph ${dotQuote(machine.name)} {`, "  rankdir=TB;", ...graph.nodes.map(dotNode), ...graph.edges.map(dotEdge)];
+  lines.push(...subgraphLines(machine, expand, { open: (id, title) => `  subgraph cluster_${id} { label=${dotQuote(title)};`, close: () => "  }", node: dotNode, edge: dotEdge }));
   lines.push("}");
   return lines.join("\n") + "\n";
 }
@@ -94,7 +101,7 @@ export function describeMachine(machine: Machine): string {
   }
   out.push("", "phases:");
   for (const p of machine.phases) {
-    out.push(`  ${p.index + 1}. ${p.name} — ${p.kind === "agent" ? `agent ${p.agent}${p.tools ? ` with tools ${p.tools}` : ""}, prompt ${p.promptSource}` : p.kind === "ask" ? "asks a person" : "command"}; timeout ${Math.round(p.timeoutMs / 1000)}s${p.idleTimeoutMs ? `, idle ${Math.round(p.idleTimeoutMs / 1000)}s` : ""}; retry ${p.retry.maxAttempts} attempts on ${p.retry.on.join(", ")}`);
+    out.push(`  ${p.index + 1}. ${p.name} — ${p.kind === "agent" ? `agent ${p.agent}${p.tools ? ` with tools ${p.tools}` : ""}, prompt ${p.promptSource}` : p.kind === "ask" ? "asks a person" : p.kind === "pipeline" ? `runs the pipeline ${p.pipeline}` : "command"}; timeout ${Math.round(p.timeoutMs / 1000)}s${p.idleTimeoutMs ? `, idle ${Math.round(p.idleTimeoutMs / 1000)}s` : ""}; retry ${p.retry.maxAttempts} attempts on ${p.retry.on.join(", ")}`);
     if (p.kind === "group") out.push(`     runs ${(p.members ?? []).join(", ")} at once; succeeded per join ${p.join}`);
     if (p.memberOf) out.push(`     runs only in group ${p.memberOf}`);
     const sandbox = phaseSandbox(machine, p);

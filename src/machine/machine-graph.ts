@@ -143,7 +143,7 @@ export function machineGraph(machine: Machine): MachineGraph {
     nodes.push({ id: QUEUE, kind: "queue", label: ["task queue", tasks.source.kind === "glob" ? tasks.source.glob : tasks.source.file, `blocked after ${attempts} attempts`] });
   }
   for (const p of machine.phases) {
-    const kind = p.kind === "agent" ? `agent ${p.agent}${p.tools ? `, tools ${p.tools}` : ""}` : p.kind === "ask" ? "ask a person" : p.kind === "group" ? `parallel: ${(p.members ?? []).join(", ")}` : "run";
+    const kind = p.kind === "agent" ? `agent ${p.agent}${p.tools ? `, tools ${p.tools}` : ""}` : p.kind === "ask" ? "ask a person" : p.kind === "group" ? `parallel: ${(p.members ?? []).join(", ")}` : p.kind === "pipeline" ? `pipeline ${p.pipeline}` : "run";
     const sandbox = phaseSandbox(machine, p).mode;
     const what = `${kind}${sandbox === "off" ? "" : `, sandbox ${sandbox}`}`;
     const role = p.name === machine.head ? " (loop head)" : gate === p.name ? " (final gate)" : p.memberOf !== undefined ? ` (in ${p.memberOf})` : "";

@@ -111,9 +111,13 @@ export function phaseRunEffect(d: Draft, phase: CompiledPhase, attempt: number, 
   for (const [k, t] of Object.entries(phase.env)) env[k] = text(t, "process", `env.${k}`);
   const outputFiles: Record<string, string> = {};
   for (const [k, t] of Object.entries(phase.outputFiles)) outputFiles[k] = text(t, "process", `output.${k}.file`);
+  // a sub-pipeline's params, rendered here; the child converts them to its declared types
+  const params: Record<string, string> = {};
+  for (const [k, t] of Object.entries(phase.params ?? {})) params[k] = text(t, "text", `params.${k}`);
   if (problem !== undefined) return { error: `cannot render phase "${phase.name}": ${problem}` };
   const session = sessionToContinue(d, phase);
-  return { type: "phase.run", phase: phase.name, kind: phase.kind === "run" ? "run" : "agent", iteration: s.iteration, attempt, seq, prompt, ...(promptReadsFiles ? { promptReadsFiles } : {}), command, env, outputFiles, context: ctx, ...(session !== undefined ? { session } : {}) };
+  const kind = phase.kind === "run" ? "run" : phase.kind === "pipeline" ? "pipeline" : "agent";
+  return { type: "phase.run", phase: phase.name, kind, iteration: s.iteration, attempt, seq, prompt, ...(promptReadsFiles ? { promptReadsFiles } : {}), command, env, outputFiles, context: ctx, ...(session !== undefined ? { session } : {}), ...(phase.pipeline !== undefined ? { pipeline: phase.pipeline, params } : {}) };
 }
 
 /** The session an agent phase continues: its agent's latest, or the one the named phase left (none yet: a fresh one). */

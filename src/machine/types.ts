@@ -35,7 +35,7 @@ export interface CompiledRule {
   label?: string;
 }
 
-export type PhaseKind = "agent" | "run" | "ask" | "group";
+export type PhaseKind = "agent" | "run" | "ask" | "group" | "pipeline";
 
 /** When a parallel group has succeeded: every member, one member, or once all ended. */
 export type JoinRule = "all_success" | "one_success" | "all_done";
@@ -61,6 +61,9 @@ export interface CompiledPhase {
   join?: JoinRule;
   /** A member of this parallel group: it runs only with its group. */
   memberOf?: string;
+  /** A sub-pipeline: the child file as written (resolved by the runtime as `extends` is), and the params it binds. */
+  pipeline?: string;
+  params?: Record<string, Template>;
   whenText?: string;
   when?: Expr;
   timeoutMs: number;
@@ -344,7 +347,7 @@ export type Effect =
   | {
       type: "phase.run";
       phase: string;
-      kind: "agent" | "run";
+      kind: "agent" | "run" | "pipeline";
       iteration: number;
       attempt: number;
       /** phases/NNNN-PHASE/ */
@@ -360,6 +363,9 @@ export type Effect =
       outputFiles: Record<string, string>;
       /** The context, for rendering agent commands and templates the runtime owns. */
       context: Record<string, JsonValue>;
+      /** A sub-pipeline: the child file as written, and its params rendered in this pipeline's context. */
+      pipeline?: string;
+      params?: Record<string, string>;
       /** The agent session this phase continues, when it continues one that exists. */
       session?: string;
       /** A member of a parallel group: its group, the other members' write globs (their changes are theirs), and the wait before a retry. */

@@ -28,6 +28,8 @@ export function checkGroups(ctx: RuleContext): Diagnostic[] {
                 ? `"${member}" is a parallel group itself; groups do not nest`
                 : m.ask !== undefined
                   ? `"${member}" is an ask phase; a question is asked on its own, not beside other phases`
+                  : m.pipeline !== undefined
+                  ? `"${member}" is a sub-pipeline; it runs as a phase of its own, not beside other phases`
                   : groupOf.has(member)
                     ? `"${member}" is already a member of group "${groupOf.get(member)}"`
                     : undefined;

@@ -51,7 +51,7 @@ export function buildScope(doc: Partial<PipelineDoc>, kind: ScopeKind, phaseName
 
 function buildBaseScope(doc: Partial<PipelineDoc>): { scope: Scope; phases: Record<string, Shape> } {
   const phases: Record<string, Shape> = {};
-  for (const [name, phase] of Object.entries(doc.phases ?? {})) phases[name] = phaseShape(Array.isArray(phase?.parallel) ? GROUP_OUTPUT : phase?.output);
+  for (const [name, phase] of Object.entries(doc.phases ?? {})) phases[name] = phaseShape(Array.isArray(phase?.parallel) ? GROUP_OUTPUT : typeof phase?.pipeline === "string" ? SUB_PIPELINE_OUTPUT : phase?.output);
   const params: Record<string, Shape> = {};
   for (const [name, p] of Object.entries(doc.params ?? {})) {
     params[name] = p?.type === "string" ? str : p?.type === "boolean" ? { kind: "boolean" } : p?.type ? num : any;
@@ -73,6 +73,9 @@ function buildBaseScope(doc: Partial<PipelineDoc>): { scope: Scope; phases: Reco
   };
   return { scope, phases };
 }
+
+/** A sub-pipeline's output: how the child ended, and its phases' results. */
+const SUB_PIPELINE_OUTPUT = { outcome: { json: true }, reason: { json: true }, code: { json: true }, iterations: { json: true }, phases: { json: true } } as const;
 
 /** A parallel group's output: its members by how they ended. */
 const GROUP_OUTPUT = { succeeded: { json: true }, failed: { json: true }, skipped: { json: true } } as const;

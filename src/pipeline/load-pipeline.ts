@@ -1,5 +1,6 @@
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
+import { loadSubPipelines, type SubPipeline } from "./load-sub-pipelines.ts";
 import { parsePipelineText, spanOfPointer, type ParsedText } from "./parse-pipeline-text.ts";
 import { composePipeline, locate, namesOtherFiles, type SourceFile } from "./resolve-extends.ts";
 import type { PipelineDoc } from "./spec.ts";
@@ -21,12 +22,15 @@ export interface LoadedPipeline {
   merged?: unknown;
   /** Where the value at a JSON pointer of the merged document was written: its file, span and the chain of files (a pipeline that extends or includes). */
   locate?: (pointer: string) => Pick<Diagnostic, "file" | "start" | "end" | "related">;
+  /** Sub-pipelines by the phase that runs them, each loaded and validated (its problems are in `diagnostics` too). */
+  children?: Record<string, SubPipeline>;
 }
 
 /** The texts of every file a loaded pipeline's diagnostics may point into. */
 export function sourceTexts(loaded: LoadedPipeline): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = { [loaded.file]: loaded.text, ...loaded.promptFiles };
   for (const f of loaded.files ?? []) out[f.file] ??= f.text;
+  for (const child of Object.values(loaded.children ?? {})) for (const [k, v] of Object.entries(sourceTexts(child.loaded))) out[k] ??= v;
   return out;
 }
 
@@ -58,8 +62,14 @@ function validateParsed(parsed: ParsedText, text: string, file: string, promptFi
   return result;
 }
 
-/** Read a pipeline and its prompt files through the host, then validate. */
+/** Read a pipeline, its prompt files and its sub-pipelines through the host, then validate. */
 export async function loadPipeline(file: string, host: ReadHost): Promise<LoadedPipeline> {
+  const loaded = await loadPipelineFile(file, host);
+  await loadSubPipelines(loaded, host, loadPipelineFile);
+  return loaded;
+}
+
+async function loadPipelineFile(file: string, host: ReadHost): Promise<LoadedPipeline> {
   const text = await host.readFile(file);
   if (text === undefined || typeof text === "object") {
     const message = text === undefined ? `cannot read "${file}": no such file` : text.problem;

@@ -30,7 +30,8 @@ export type ErrorClass =
   | "agent_error" // the agent reported failure (codex turn.failed, claude is_error, no terminal event)
   | "spawn_error" // the program could not be started
   | "hook_failed" // a hook with on_failure: block failed
-  | "join_failed"; // a parallel group whose members did not meet its join
+  | "join_failed" // a parallel group whose members did not meet its join
+  | "pipeline_failed"; // a sub-pipeline that ended without completing
 
 export interface PipelineDoc {
   /** Format version; always 1. */
@@ -225,6 +226,10 @@ export interface PhaseSpec {
   parallel?: string[];
   /** When the group succeeded. Default all_success. */
   join?: "all_success" | "one_success" | "all_done";
+  /** A sub-pipeline: another pipeline file (a relative path or a package subpath) run as this phase. */
+  pipeline?: string;
+  /** The params a sub-pipeline phase binds (templates, rendered in this pipeline's context). */
+  params?: Record<string, string | number | boolean>;
   /** Entries into this phase allowed per iteration (runs and `when` skips); one more takes `exhausted`. */
   max_visits?: number;
   /** Where control goes when `max_visits` is used up. Default: stop blocked. */

@@ -262,6 +262,7 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
       } else sites.push({ pointer: `${base}/prompt`, kind: "template", scope: "phase-input", phase: name, prompt: true });
     }
     if (typeof phase.ask === "string") tpl(`${base}/ask`, "phase-input", name);
+    for (const [k, v] of Object.entries(phase.params ?? {})) if (typeof v === "string") tpl(`${base}/params/${esc(k)}`, "phase-input", name);
     if (typeof phase.run === "string") sh(`${base}/run`, "phase-input", name);
     else if (Array.isArray(phase.run)) phase.run.forEach((_, i) => tpl(`${base}/run/${i}`, "phase-input", name));
     env(phase.env, `${base}/env`, "phase-input", name);

@@ -27,7 +27,7 @@ const ALLOWED: Record<string, string[]> = {
   retry: ["max_attempts", "on", "interval", "backoff", "max_delay", "jitter"],
   output: ["match", "tag", "section", "json", "file", "format", "from", "default", "required", "schema", "description"],
   rule: ["if", "goto", "stop", "reason", "task"],
-  phase: ["description", "agent", "prompt", "tools", "run", "when", "timeout", "idle_timeout", "retry", "output", "output_schema", "next", "env", "success_exit_codes", "consecutive_failures", "transient"],
+  phase: ["description", "agent", "prompt", "tools", "run", "when", "timeout", "idle_timeout", "retry", "output", "output_schema", "next", "env", "success_exit_codes", "consecutive_failures", "transient", "ask", "parallel", "join", "max_visits", "exhausted", "pipeline", "params", "sandbox"],
   stopRule: ["if", "outcome", "reason"],
   stop: ["max_iterations", "max_duration", "no_progress", "consecutive_failures", "budget", "when"],
   budget: ["tokens", "cost_usd"],

@@ -165,7 +165,7 @@ export function formatEventText(event: RunEvent, paint: Paint): string {
     case "iteration.started":
       return paint.bold(`iteration ${event.iteration}`) + " started" + (event.task === null ? "" : ` · task ${event.task}`);
     case "phase.started": {
-      const what = event.kind === "run" ? ` · $ ${formatCommand(event.command)}` : event.kind === "group" && event.members ? ` · ${event.members.join(", ")} at once` : "";
+      const what = event.kind === "run" ? ` · $ ${formatCommand(event.command)}` : event.kind === "group" && event.members ? ` · ${event.members.join(", ")} at once` : event.kind === "pipeline" ? ` · pipeline ${formatCommand(event.command)}${event.sub ? ` (${event.sub})` : ""}` : "";
       return `iteration ${event.iteration} · ${paint.cyan(event.phase)} started${event.kind === "group" ? "" : ` (attempt ${event.attempt})`}${what}`;
     }
     case "phase.output":

@@ -20,7 +20,7 @@ import { checkBaselineFile, checkPhasesDir, formatStateProblem, readCheckpoint, 
 import { readLoggedEvents, rebuildCheckpoint, runInfoFromLog } from "./rebuild-checkpoint.ts";
 import type { Asker } from "./ask-question.ts";
 import type { Reporter } from "./run-events.ts";
-import { changedFiles, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
+import { changedFiles, hashedSources, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
 import { Runner } from "./run-pipeline.ts";
 import { compileFile, leftoverNote, pickEnv, preflightRun, type StartOutcome } from "./start-run.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
@@ -85,7 +85,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   const { loaded, diagnostics } = compiled;
   if (!compiled.machine) return { kind: "invalid", diagnostics, loaded };
   const machine = info.task !== undefined ? machineForTask(compiled.machine, info.task) : compiled.machine;
-  const hash = pipelineHash(loaded.file, loaded.text, loaded.promptFiles, (loaded.files ?? []).slice(1));
+  const hash = pipelineHash(loaded.file, loaded.text, loaded.promptFiles, hashedSources(loaded));
   if (hash !== info.hash && !o.force) {
     const which = changedFiles(info.files, runFiles(loaded));
     const detail = which && which.length ? ` (${which.join("; ")})` : "";

@@ -59,10 +59,10 @@ export type RunEvent = Base &
         iteration: number;
         phase: string;
         attempt: number;
-        kind: "agent" | "run" | "group";
+        kind: "agent" | "run" | "group" | "pipeline";
         /** Zero-padded sequence of this phase run: the artifacts are in phases/NNNN-PHASE/ ("" for a parallel group, whose members have their own). */
         dir: string;
-        /** What runs: argv, or the shell command ([] for a parallel group). */
+        /** What runs: argv, or the shell command ([] for a parallel group; the child pipeline's file for a sub-pipeline). */
         command: string[] | string;
         /** Whether the phase runs in the OS sandbox. */
         sandbox?: boolean;
@@ -73,6 +73,8 @@ export type RunEvent = Base &
         /** A parallel group: its members (started at once) and its join. */
         members?: string[];
         join?: "all_success" | "one_success" | "all_done";
+        /** A sub-pipeline: its run folder, relative to this run's (sub/NNNN-PHASE), with its own events.jsonl. */
+        sub?: string;
       }
     | {
         type: "phase.output";

@@ -33,7 +33,7 @@ export interface RunInfo {
 export interface RunFile {
   /** Absolute path. */
   path: string;
-  role: "pipeline" | "extends" | "include" | "prompt";
+  role: "pipeline" | "extends" | "include" | "prompt" | "sub-pipeline";
   sha256: string;
   /** The package the file came from, and its version, for a file named by package. */
   package?: string;
@@ -49,6 +49,25 @@ export function runFiles(loaded: LoadedPipeline): RunFile[] {
     out.push({ path: resolve(f.path), role: f.role, sha256: sha(f.text), ...("package" in f && f.package ? { package: f.package.name, ...(f.package.version ? { version: f.package.version } : {}) } : {}) });
   }
   for (const [path, text] of Object.entries(loaded.promptFiles)) out.push({ path: resolve(path), role: "prompt", sha256: text === undefined ? "missing" : sha(text) });
+  // a sub-pipeline's files are the run's too: a changed child is a changed pipeline
+  const known = new Set(out.map((f) => f.path));
+  for (const child of Object.values(loaded.children ?? {})) {
+    for (const f of runFiles(child.loaded)) {
+      if (known.has(f.path)) continue;
+      known.add(f.path);
+      out.push(f.role === "pipeline" ? { ...f, role: "sub-pipeline" } : f);
+    }
+  }
+  return out;
+}
+
+/** The files besides the pipeline itself that its hash covers: what it extends or includes, and its sub-pipelines with their own files. */
+export function hashedSources(loaded: LoadedPipeline): { path: string; text: string }[] {
+  const out: { path: string; text: string }[] = [...(loaded.files ?? []).slice(1)];
+  for (const child of Object.values(loaded.children ?? {})) {
+    out.push({ path: child.file, text: child.loaded.text }, ...hashedSources(child.loaded));
+    for (const [path, text] of Object.entries(child.loaded.promptFiles)) out.push({ path, text: text ?? "" });
+  }
   return out;
 }
 

@@ -15,6 +15,7 @@ import { loadIterationBaseline, saveIterationBaseline, type IterationRecord } fr
 import { eventForEffect } from "./effect-events.ts";
 import { EventLog, type EventInput } from "./event-log.ts";
 import { runPhase } from "./phase-runner.ts";
+import { runSubPipeline } from "./sub-pipeline.ts";
 import { inheritedEnv, type ProcessEnv, type RunContext } from "./run-context.ts";
 import type { Reporter, RunEvent, RunOutcome } from "./run-events.ts";
 import { runHook } from "./run-hooks.ts";
@@ -190,7 +191,8 @@ export class Runner {
           await sleep(e.delayMs, this.o.signal);
           if (this.interrupted) return undefined;
         }
-        const result = await runPhase(e, this.context(log));
+        // a sub-pipeline is driven by a Runner of its own, over its own store and checkpoint
+        const result = e.kind === "pipeline" ? await runSubPipeline(e, this.context(log), (o, snapshot, seq) => new Runner({ ...this.o, ...o, tasks: undefined }, snapshot, seq)) : await runPhase(e, this.context(log));
         return result && { type: "phase.finished", at: Date.now(), phase: e.phase, attempt: e.attempt, result };
       }
       default:

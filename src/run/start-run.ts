@@ -23,7 +23,7 @@ import type { Reporter } from "./run-events.ts";
 import { runPreflight, type PreflightResult } from "./preflight.ts";
 import { createPreflightHost } from "../runtime/preflight-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
-import { pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
+import { hashedSources, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
 import { runModels } from "./agent-choices.ts";
 import { Runner, type RunResult } from "./run-pipeline.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
@@ -151,7 +151,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       run_id: runId,
       pipeline: machine.name,
       file,
-      hash: pipelineHash(loaded.file, loaded.text, loaded.promptFiles, (loaded.files ?? []).slice(1)),
+      hash: pipelineHash(loaded.file, loaded.text, loaded.promptFiles, hashedSources(loaded)),
       version: VERSION,
       params: resolved.params,
       workdir,

@@ -1,0 +1,235 @@
+/**
+ * A `pipeline:` phase: the child pipeline runs as one phase of its parent,
+ * with its own machine, limits and durable state in the parent's run folder
+ * (`sub/NNNN-PHASE/`: run.json, state.json, events.jsonl, iterations.jsonl,
+ * phases/, summary.md, and parent.json saying which phase run it belongs to).
+ * Its outcome and its phases' results are the phase's result. A parent
+ * resumed while the child was in flight finds the child's folder again and
+ * continues inside it; a child that had ended before the parent's checkpoint
+ * says so is not run again. The child's events stay in its own log; the
+ * parent's reporter shows them live as the phase's output lines.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import process from "node:process";
+import { hasErrors } from "../diagnostics/diagnostic.ts";
+import { VERSION } from "../generated/version.ts";
+import { compilePipeline } from "../machine/compile-pipeline.ts";
+import { resolveParams } from "../machine/resolve-params.ts";
+import { initialSnapshot } from "../machine/transition.ts";
+import type { Effect, Machine, PhaseResult, Snapshot } from "../machine/types.ts";
+import { loadPipeline } from "../pipeline/load-pipeline.ts";
+import { resolveSpecifier } from "../pipeline/resolve-specifier.ts";
+import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
+import { formatEventText, paintFor } from "../reporters/format-event-line.ts";
+import { readSourceFile } from "../runtime/read-source-file.ts";
+import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
+import { checkCheckpoint } from "./check-run-state.ts";
+import type { Checkpoint } from "./checkpoint.ts";
+import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
+import type { RunContext } from "./run-context.ts";
+import type { Reporter, RunEvent } from "./run-events.ts";
+import { hashedSources, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
+import type { RunResult } from "./run-pipeline.ts";
+
+type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
+
+/** Drives a child machine: the parent's Runner, made for the child's store (a machine inside a machine, with its own checkpoint). */
+export type ChildRunner = (o: { machine: Machine; store: RunStore; info: RunInfo; reporter: Reporter; recordedIterations: Set<number> }, snapshot: Snapshot, seq: number) => { run(first: import("../machine/types.ts").MachineEvent, preface?: Record<string, unknown>[]): Promise<RunResult> };
+
+/** Which phase run of the parent a child folder belongs to. */
+interface ParentLink {
+  phase: string;
+  iteration: number;
+  attempt: number;
+  /** The parent's phases run before this one: tells apart two entries of the phase in one iteration. */
+  phases_run: number;
+}
+
+const readHost = { readFile: async (path: string) => readSourceFile(path), get cwd() { return process.cwd(); } };
+
+/** Carry out a phase.run effect of a `pipeline:` phase. Undefined when the run was interrupted: the phase (and the child inside it) continues on resume. */
+export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRunner: ChildRunner): Promise<PhaseResult | undefined> {
+  const startedAt = Date.now();
+  const base: PhaseResult = { exit_code: null, output: {}, text: "", error: null, message: null, output_tail: "", tokens: 0, cost_usd: 0, duration_ms: 0, changes: ctx.snapshot.iterationChanges, jitter: Math.random() };
+  const fail = (error: ErrorClass, message: string, extra: Partial<PhaseResult> = {}): PhaseResult => {
+    const r = { ...base, ...extra, error, message, output_tail: message, duration_ms: Date.now() - startedAt };
+    ctx.emit(finishedEvent(e, r));
+    return r;
+  };
+  const specifier = e.pipeline ?? "";
+  const found = await resolveSpecifier(specifier, ctx.machine.file, readHost);
+  if (!found.ok) return fail("spawn_error", `cannot find the pipeline of phase "${e.phase}": ${found.message}`);
+  const loaded = await loadPipeline(found.file, readHost);
+  const compiled = loaded.doc && !hasErrors(loaded.diagnostics) ? compilePipeline(loaded.doc, { promptFiles: loaded.promptFiles, file: loaded.file }) : undefined;
+  const machine = compiled?.machine;
+  if (!machine) {
+    const first = [...loaded.diagnostics, ...(compiled?.diagnostics ?? [])].find((d) => d.severity === "error");
+    return fail("spawn_error", `the pipeline of phase "${e.phase}" (${found.file}) is not valid: ${first ? `${first.code} ${first.message}` : "it cannot be compiled"}`);
+  }
+  const params = resolveParams(machine, e.params ?? {});
+  if (params.diagnostics.length > 0) return fail("spawn_error", `phase "${e.phase}": ${params.diagnostics.map((d) => d.message).join("; ")}`);
+
+  const link: ParentLink = { phase: e.phase, iteration: e.iteration, attempt: e.attempt, phases_run: ctx.snapshot.counters.phasesRun };
+  const subRoot = join(ctx.store.dir, "sub");
+  let earlier = findChild(subRoot, link);
+  // a child whose checkpoint cannot be used (or no longer fits a changed child, resumed with --force) starts anew beside it
+  let checkpoint = earlier ? readChild(join(subRoot, earlier)) : undefined;
+  const problem = checkpoint && checkCheckpoint(checkpoint, machine);
+  if (earlier && (!checkpoint || problem)) {
+    ctx.emit({ type: "note", level: "warning", message: `the state of phase "${e.phase}"'s pipeline in sub/${earlier} cannot be continued (${problem ?? "state.json cannot be read"}); it runs again from its start` });
+    earlier = undefined;
+    checkpoint = undefined;
+  }
+  const folder = earlier ?? freeFolder(subRoot, e.seq, e.phase);
+  const dir = join(subRoot, folder);
+  const rel = relative(ctx.store.dir, dir);
+  // the store's id is its folder under .phaseloop/runs (a child of a child nests in its parent's)
+  const childId = relative(join(ctx.info.workdir, ".phaseloop", "runs"), dir);
+  ctx.changes?.touched();
+  const scope = openWriteScope(undefined, e.context, ctx);
+  ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: "pipeline", dir: folder, command: found.file, sub: rel });
+
+  const file = resolve(loaded.file);
+  const info: RunInfo = {
+    // the parent's id: the child's processes are the run's, found and stopped with it
+    run_id: ctx.info.run_id,
+    pipeline: machine.name,
+    file,
+    hash: pipelineHash(loaded.file, loaded.text, loaded.promptFiles, hashedSources(loaded)),
+    version: VERSION,
+    params: params.params,
+    workdir: ctx.info.workdir,
+    started_at: new Date().toISOString(),
+    agents: {},
+    max_iterations: 0,
+    files: runFiles(loaded),
+  };
+  let resumed = checkpoint !== undefined;
+  if (!checkpoint) {
+    const snapshot = initialSnapshot(machine, { runId: ctx.info.run_id, params: params.params, env: ctx.snapshot.info.env, pipeline: { name: machine.name, file, dir: dirname(file) }, workdir: ctx.info.workdir });
+    info.max_iterations = snapshot.limits.maxIterations;
+    checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
+    mkdirSync(join(dir, "phases"), { recursive: true });
+    writeFileAtomic(join(dir, "run.json"), JSON.stringify(info, null, 2) + "\n");
+    writeFileAtomic(join(dir, "parent.json"), JSON.stringify(link) + "\n");
+    writeFileAtomic(join(dir, "state.json"), JSON.stringify(checkpoint));
+    resumed = false;
+  } else info.max_iterations = checkpoint.snapshot.limits.maxIterations;
+
+  let result: { outcome: RunResult["outcome"]; snapshot: Snapshot };
+  if (checkpoint.snapshot.status === "done") {
+    // the child ended before the parent could record it: its outcome stands
+    result = { outcome: checkpoint.snapshot.outcome?.outcome === "stopped" ? "stopped" : (checkpoint.snapshot.outcome?.outcome ?? "failed"), snapshot: checkpoint.snapshot };
+  } else {
+    const store = new RunStore(ctx.info.workdir, childId);
+    try {
+      const logged = store.lastEventSeq();
+      store.events.appendMany(checkpoint.pending.filter((p) => p.seq > logged));
+      const seq = Math.max(logged, checkpoint.seq);
+      const snapshot = checkpoint.snapshot;
+      if (resumed) snapshot.status = "interrupted";
+      const runner = makeRunner({ machine, store, info, reporter: forward(e.phase, machine.name, ctx), recordedIterations: recordedIterations(dir) }, snapshot, seq);
+      const preface = resumed
+        ? [{ type: "run.resumed", iteration: snapshot.iteration, phase: snapshot.awaiting?.kind === "phase" ? snapshot.awaiting.phase : null, pipeline: machine.name, workdir: info.workdir, max_iterations: snapshot.limits.maxIterations }]
+        : [{ type: "run.started", pipeline: machine.name, file, hash: info.hash, workdir: info.workdir, params: params.params, max_iterations: snapshot.limits.maxIterations, phases: machine.phases.map((p) => p.name), version: VERSION }];
+      result = await runner.run(resumed ? { type: "resumed", at: Date.now() } : { type: "start", at: Date.now() }, preface);
+    } finally {
+      store.close();
+    }
+  }
+  if (result.outcome === "interrupted" || ctx.interrupted()) return undefined;
+
+  const { changes } = await measurePhaseChanges(e.phase, scope, ctx);
+  const s = result.snapshot;
+  const outcome = result.outcome === "awaiting" ? "blocked" : result.outcome;
+  const reason = result.outcome === "awaiting" ? `phase "${s.awaiting?.kind === "answer" ? s.awaiting.phase : "?"}" of ${machine.name} waits for an answer, which a sub-pipeline takes only in a terminal` : (s.outcome?.reason.message ?? outcome);
+  const phases: Record<string, JsonValue> = {};
+  for (const [name, r] of Object.entries(s.results)) if (r.status !== "pending") phases[name] = { status: r.status, exit_code: r.exit_code, output: r.output, error: r.error };
+  const output: Record<string, JsonValue> = { outcome, reason, code: s.outcome?.reason.code ?? "awaiting_answer", iterations: s.iteration, phases };
+  const r: PhaseResult = {
+    ...base,
+    exit_code: null,
+    output,
+    text: reason,
+    error: outcome === "complete" ? null : "pipeline_failed",
+    message: outcome === "complete" ? null : `${machine.name} ended ${outcome}: ${reason}`,
+    output_tail: reason,
+    tokens: s.tokens,
+    cost_usd: s.costUsd,
+    duration_ms: Date.now() - startedAt,
+    changes,
+  };
+  ctx.emit(finishedEvent(e, r));
+  return r;
+}
+
+/** The child folder of this phase run, from an earlier life of the parent: one left in flight, or one that ended before the parent recorded it. */
+function findChild(subRoot: string, link: ParentLink): string | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(subRoot).filter((n) => n.endsWith(`-${link.phase}`)).sort().reverse();
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    try {
+      const saved = JSON.parse(readFileSync(join(subRoot, name, "parent.json"), "utf8")) as ParentLink;
+      if (saved.phase === link.phase && saved.iteration === link.iteration && saved.attempt === link.attempt && saved.phases_run === link.phases_run && existsSync(join(subRoot, name, "state.json"))) return name;
+    } catch {
+      // not a child folder this run can use
+    }
+  }
+  return undefined;
+}
+
+function freeFolder(subRoot: string, seq: number, phase: string): string {
+  const name = `${String(seq).padStart(4, "0")}-${phase}`;
+  if (!existsSync(join(subRoot, name))) return name;
+  for (let i = 2; ; i++) if (!existsSync(join(subRoot, `${name}-${i}`))) return `${name}-${i}`;
+}
+
+function readChild(dir: string): Checkpoint | undefined {
+  for (const name of ["state.json", "state.json.next"]) {
+    try {
+      const cp = JSON.parse(readFileSync(join(dir, name), "utf8")) as Checkpoint;
+      if (cp && typeof cp === "object" && cp.snapshot && typeof cp.snapshot === "object" && Array.isArray(cp.pending)) return cp;
+    } catch {
+      // try the next
+    }
+  }
+  return undefined;
+}
+
+function recordedIterations(dir: string): Set<number> {
+  const out = new Set<number>();
+  try {
+    for (const line of readFileSync(join(dir, "iterations.jsonl"), "utf8").split("\n")) {
+      try {
+        const n = (JSON.parse(line) as { iteration?: unknown }).iteration;
+        if (typeof n === "number") out.add(n);
+      } catch {
+        // a torn line
+      }
+    }
+  } catch {
+    // none yet
+  }
+  return out;
+}
+
+/** The child's events, shown live under the parent's phase as its output lines (its own log keeps them). */
+function forward(phase: string, name: string, ctx: RunContext): Reporter {
+  const paint = paintFor(false);
+  return {
+    onEvent(event: RunEvent) {
+      if (event.type === "phase.output") ctx.emit({ type: "phase.output", phase, stream: event.stream, line: event.line });
+      else ctx.emit({ type: "phase.output", phase, stream: "stdout", line: `${name} › ${formatEventText(event, paint)}` });
+    },
+    close: async () => undefined,
+  };
+}
+
+function finishedEvent(e: PhaseRunEffect, r: PhaseResult): Record<string, unknown> & { type: "phase.finished" } {
+  return { type: "phase.finished", iteration: e.iteration, phase: e.phase, attempt: e.attempt, status: r.error ? "failed" : "succeeded", error: r.error, message: r.message ?? null, exit_code: r.exit_code, duration_ms: r.duration_ms, tokens: r.tokens, cost_usd: r.cost_usd, output: r.output, changes: r.changes };
+}
