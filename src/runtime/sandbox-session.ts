@@ -12,6 +12,7 @@ import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { readRefusals, readStreamRefusals } from "../sandbox/read-refusals.ts";
 import { shellQuote } from "../expr/shell-context.ts";
+import { insideFence } from "../agents/inside-fence.ts";
 import { madeProtected, undoProtected, wrapLinux } from "./linux-fence.ts";
 
 export interface WrappedCommand {
@@ -83,8 +84,9 @@ export async function closeSandboxSession(): Promise<void> {
  * namespace loopback is empty; through the proxy an allowed loopback host is reachable and
  * any other is refused and recorded).
  */
-export async function wrapInSandbox(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string> = {}): Promise<WrappedCommand> {
+export async function wrapInSandbox(profile: SandboxProfile, given: string[] | string, cwd: string, exports: Record<string, string> = {}): Promise<WrappedCommand> {
   await openSandboxSession();
+  const command = insideFence(given);
   const settings = Object.entries({ NO_PROXY: "", no_proxy: "", ...exports }).map(([k, v]) => `${k}=${shellQuote(v)}`);
   const text = `export ${settings.join(" ")}; ${typeof command === "string" ? command : `exec ${command.map(shellQuote).join(" ")}`}`;
   const commandId = `phaseloop-${randomUUID()}`;

@@ -7,6 +7,10 @@ import type { SandboxProfile } from "./compile-sandbox.ts";
 import { isUnder, joinInside } from "./compile-sandbox.ts";
 
 const READ_ONLY = /read-only file system|\bEROFS\b/i;
+/** The `code: 'EROFS',` line of an error node prints: its message line names the path. */
+const ERROR_CODE_LINE = /^\s*code: ['"]E[A-Z]+['"],?\s*$/;
+/** A program that words a failed write without the OS's error (codex's patches: "Failed to write file PATH"). */
+const FAILED_WRITE = /\bfailed to write (?:file )?(\/[^\s'"]+)/i;
 const DENIED = /permission denied|\bEACCES\b|operation not permitted|\bEPERM\b/i;
 /** A quoted path, or the path a shell or coreutils names before its colon. */
 const QUOTED = /['"‘`]([^'"’`\n]+)['"’`]/g;
@@ -44,11 +48,17 @@ function writable(path: string, profile: SandboxProfile): boolean {
 export function readRefusals(stderr: string, cwd: string, profile: SandboxProfile): string[] {
   const refused = new Set<string>();
   for (const line of stderr.split("\n")) {
-    if (line.length > 4000) continue;
+    if (line.length > 4000 || ERROR_CODE_LINE.test(line)) continue;
     if (READ_ONLY.test(line)) {
       const candidates = pathsIn(line).map((p) => absolute(p, cwd)).filter((p): p is string => p !== undefined);
       const path = candidates.find((p) => !writable(p, profile)) ?? candidates[0];
       refused.add(path !== undefined ? `write ${path}` : `write (${line.trim().slice(0, 200)})`);
+      continue;
+    }
+    const failed = FAILED_WRITE.exec(line)?.[1];
+    const unwritable = failed !== undefined ? absolute(failed, cwd) : undefined;
+    if (unwritable !== undefined && !writable(unwritable, profile)) {
+      refused.add(`write ${unwritable}`);
       continue;
     }
     const secret = profile.denyRead.find((s) => line.includes(s));

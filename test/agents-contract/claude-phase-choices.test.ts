@@ -4,26 +4,17 @@
  * artifacts folder writable in the OS sandbox, and a run killed in the middle of a
  * continued session that continues it when resumed.
  */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cliAsync, events, runDir } from "../cli/cli-helpers.ts";
 import { agentBinDir } from "./agent-bins.ts";
-import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
+import { claudeEnv } from "./agent-envs.ts";
+import { startAnthropicMock, type Turn } from "./anthropic-mock.ts";
+import { contractSandbox, contractSuite, gitWorkdir, runPipeline } from "./contract-helpers.ts";
 
 const bin = agentBinDir("@anthropic-ai/claude-code");
-const mocks: AnthropicMock[] = [];
-beforeAll(() => ensureBuilt(), 120_000);
-afterAll(async () => {
-  for (const m of mocks) await m.close();
-});
-
-function claudeEnv(apiUrl: string): Record<string, string> {
-  const home = mkdtempSync(join(tmpdir(), "phaseloop-claude-home-"));
-  return { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: home, CLAUDE_CONFIG_DIR: join(home, ".claude"), ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "sk-ant-phaseloop-test", DISABLE_TELEMETRY: "1", DISABLE_ERROR_REPORTING: "1", NO_COLOR: "1", CI: "true" };
-}
+const track = contractSuite();
 
 const PIPELINE = `phaseloop: 1
 name: choices
@@ -51,12 +42,10 @@ const said = (body: Record<string, unknown>) => JSON.stringify(body.messages ?? 
 
 describe.skipIf(bin === undefined)("Claude Code: model, session, artifacts", { timeout: 180_000 }, () => {
   it("sends the tier's model, continues the session with the earlier turns, writes the artifacts folder", async () => {
-    const dir = tempDir("phaseloop-claude-choices-");
+    const { dir } = gitWorkdir("phaseloop-claude-choices-", { "p.yaml": PIPELINE, "src/a.ts": "export const a = 1;\n" }, { commit: false });
     const mock = await startAnthropicMock((i) => (i === 0 ? say("PLAN-ANSWER: three steps.") : i === 1 ? { blocks: [{ tool: "Write", input: { file_path: `${runDir(dir)}/artifacts/notes.md`, content: "notes\n" } }] } : say("done")));
-    mocks.push(mock);
-    write(dir, { "p.yaml": PIPELINE, "src/a.ts": "export const a = 1;\n" });
-    git(dir, "init", "-q");
-    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, claudeEnv(mock.url)).done;
+    track(mock);
+    const r = await runPipeline(dir, claudeEnv(bin, mock.url));
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(mock.requests[0]!.model).toBe("claude-haiku-4-5");
     expect(mock.requests[1]!.model).toBe("claude-opus-4-8");
@@ -74,7 +63,7 @@ describe.skipIf(bin === undefined)("Claude Code: model, session, artifacts", { t
   });
 
   it("a run killed while a continued session runs continues that session when resumed", async () => {
-    const dir = tempDir("phaseloop-claude-resume-");
+    const { dir } = gitWorkdir("phaseloop-claude-resume-", { "p.yaml": PIPELINE.replace('prompt: "BUILD-PROMPT: write the notes to {{ run.artifacts }}/notes.md"', 'prompt: "BUILD-PROMPT: build it."'), "src/a.ts": "export const a = 1;\n" }, { commit: false });
     let run: ReturnType<typeof cliAsync> | undefined;
     let killed = false;
     const mock = await startAnthropicMock((i, body) => {
@@ -86,14 +75,12 @@ describe.skipIf(bin === undefined)("Claude Code: model, session, artifacts", { t
       }
       return say("built.");
     });
-    mocks.push(mock);
-    write(dir, { "p.yaml": PIPELINE.replace('prompt: "BUILD-PROMPT: write the notes to {{ run.artifacts }}/notes.md"', 'prompt: "BUILD-PROMPT: build it."'), "src/a.ts": "export const a = 1;\n" });
-    git(dir, "init", "-q");
-    const env = claudeEnv(mock.url);
-    run = cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, env);
+    track(mock);
+    const env = claudeEnv(bin, mock.url);
+    run = cliAsync(["run", "p.yaml", "--reporter", "plain", ...contractSandbox()], dir, env);
     const first = await run.done;
     expect(killed, first.stdout + first.stderr).toBe(true);
-    const resumed = await cliAsync(["resume", "--reporter", "plain"], dir, env).done;
+    const resumed = await cliAsync(["resume", "--reporter", "plain", ...contractSandbox()], dir, env).done;
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     const last = mock.requests.at(-1)!;
     expect(said(last)).toContain("PLAN-ANSWER");

@@ -3,114 +3,39 @@
  * its CLI, in a temporary git workdir, against a loopback Anthropic API that
  * each test scripts turn by turn.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliAsync, ensureBuilt, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
-import { agentBinDir } from "./agent-bins.ts";
+import { describe, expect, it } from "vitest";
+import { runDir } from "../cli/cli-helpers.ts";
+import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
+import { claudeEnv } from "./agent-envs.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
+import { contractPipeline, contractSuite, gitWorkdir, leftBehind, runPipeline, type PipelineSetup, type RunOutcome } from "./contract-helpers.ts";
 
-const CLAUDE_VERSION = (JSON.parse(readFileSync(join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "versions.json"), "utf8")) as Record<string, { version: string }>)["@anthropic-ai/claude-code"]!.version;
+const CLAUDE_VERSION = pinnedVersion("@anthropic-ai/claude-code");
 const bin = agentBinDir("@anthropic-ai/claude-code");
 const installed = bin !== undefined;
+const track = contractSuite();
 
-/** Offline: a fake key, the loopback API, a private HOME and config directory (with `userSettings`, if any), no telemetry. */
-function claudeEnv(apiUrl: string, userSettings?: unknown): Record<string, string> {
-  const home = mkdtempSync(join(tmpdir(), "phaseloop-claude-home-"));
-  if (userSettings) {
-    mkdirSync(join(home, ".claude"));
-    writeFileSync(join(home, ".claude/settings.json"), JSON.stringify(userSettings));
-  }
-  return {
-    PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-    HOME: home,
-    CLAUDE_CONFIG_DIR: join(home, ".claude"),
-    ANTHROPIC_BASE_URL: apiUrl,
-    ANTHROPIC_API_KEY: "sk-ant-phaseloop-test",
-    DISABLE_TELEMETRY: "1",
-    DISABLE_ERROR_REPORTING: "1",
-    NO_COLOR: "1",
-    CI: "true",
-  };
-}
-const mocks: AnthropicMock[] = [];
-beforeAll(() => ensureBuilt(), 120_000);
-afterAll(async () => {
-  for (const m of mocks) await m.close();
-});
-
-interface Setup {
-  tools?: string;
+interface Setup extends PipelineSetup {
   args?: string[];
-  phase?: string;
-  files?: Record<string, string>;
-  output?: string;
   /** The user's own ~/.claude/settings.json. */
   userSettings?: unknown;
 }
 
-function pipeline(s: Setup): string {
-  return `phaseloop: 1
-name: contract
-agents:
-  claude: { preset: claude, model: claude-sonnet-4-5${s.args ? `, args: ${JSON.stringify(s.args)}` : ""} }
-${s.tools ? `tools:\n  t: ${s.tools}\n` : ""}phases:
-  work:
-    agent: claude
-${s.tools ? "    tools: t\n" : ""}    prompt: "Do the task."
-    retry: { max_attempts: 1 }
-${s.phase ?? ""}    output:
-${s.output ?? "      status: { match: 'STATUS: (\\w+)' }"}
-    next:
-      - stop: complete
-stop: { max_iterations: 1 }
-`;
-}
+const pipeline = (s: Setup) => contractPipeline("claude", `{ preset: claude, model: claude-sonnet-4-5${s.args ? `, args: ${JSON.stringify(s.args)}` : ""} }`, s);
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  finished: Record<string, unknown>;
+interface Outcome extends RunOutcome {
   dir: string;
   mock: AnthropicMock;
-  ms: number;
-  leftovers: number[];
 }
 
 /** Run the pipeline once against a mock scripted with `turns` ("W" in a path is the workdir). */
 async function run(turns: Turn[] | ((dir: string) => Turn[]), s: Setup = {}): Promise<Outcome> {
-  const dir = tempDir("phaseloop-claude-");
-  const script = typeof turns === "function" ? turns(dir) : turns;
-  const mock = await startAnthropicMock(script);
-  mocks.push(mock);
-  write(dir, { "p.yaml": pipeline(s), "src/a.ts": "export const a = 1;\n", ...(s.files ?? {}) });
-  git(dir, "init", "-q");
-  git(dir, "add", "-A");
-  git(dir, "commit", "-qm", "start");
-  const started = Date.now();
-  const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, claudeEnv(mock.url, s.userSettings)).done;
-  const ms = Date.now() - started;
-  const rd = runDir(dir);
-  const events = readFileSync(join(rd, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-  const finished = events.find((e) => e.type === "phase.finished") ?? {};
-  const runId = (JSON.parse(readFileSync(join(rd, "run.json"), "utf8")) as { run_id: string }).run_id;
-  return { ...r, finished, dir, mock, ms, leftovers: processesOf(runId) };
-}
-
-function processesOf(runId: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/environ`, "utf8").includes(`PHASELOOP_RUN_ID=${runId}\0`)) found.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return found;
+  const { dir } = gitWorkdir("phaseloop-claude-", { "p.yaml": pipeline(s), "src/a.ts": "export const a = 1;\n", ...(s.files ?? {}) });
+  const mock = track(await startAnthropicMock(typeof turns === "function" ? turns(dir) : turns));
+  const o = await runPipeline(dir, claudeEnv(bin, mock.url, { userSettings: s.userSettings }));
+  return { ...o, dir, mock };
 }
 
 const say = (text: string): Turn => ({ blocks: [{ text }] });
@@ -222,32 +147,27 @@ describe.skipIf(!installed)(`Claude Code ${CLAUDE_VERSION} through phaseloop`, {
   });
 
   // a full tool set (none declared): claude runs the commands as they are
-  const alive = (dir: string, file: string) => {
-    const pid = Number(readFileSync(join(dir, file), "utf8").trim());
-    expect(pid).toBeGreaterThan(1);
-    return existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
-  };
 
   it("idle timeout: a command that left the process group is ended with the phase", async () => {
-    const o = await run([bash("setsid sh -c 'echo $$ > escaped.pid; exec sleep 300' > /dev/null 2>&1 < /dev/null &"), bash("sleep 1"), { hangMs: 60_000 }], { phase: "    idle_timeout: 4s\n" });
+    const o = await run([bash("setsid sh -c 'echo $$ > escaped.pid; exec sleep 3301' > /dev/null 2>&1 < /dev/null &"), bash("sleep 1"), { hangMs: 60_000 }], { phase: "    idle_timeout: 4s\n" });
     expect(o.finished).toMatchObject({ status: "failed", error: "idle_timeout" });
-    expect(alive(o.dir, "escaped.pid")).toBe(false);
+    expect(leftBehind(o, o.dir, "escaped.pid", "sleep 3301")).toBe(false);
     expect(o.leftovers).toEqual([]);
     expect(o.ms).toBeLessThan(45_000);
   });
 
   it("wall timeout: a nohup'd command is ended with the phase", async () => {
-    const o = await run([bash("nohup sh -c 'echo $$ > nohup.pid; exec sleep 300' > /dev/null 2>&1 &"), bash("sleep 20"), done], { phase: "    timeout: 6s\n" });
+    const o = await run([bash("nohup sh -c 'echo $$ > nohup.pid; exec sleep 3302' > /dev/null 2>&1 &"), bash("sleep 20"), done], { phase: "    timeout: 6s\n" });
     expect(o.finished).toMatchObject({ status: "failed", error: "timeout" });
-    expect(alive(o.dir, "nohup.pid")).toBe(false);
+    expect(leftBehind(o, o.dir, "nohup.pid", "sleep 3302")).toBe(false);
     expect(o.leftovers).toEqual([]);
   });
 
   it("a result followed by a wait on a background task: ended after a short grace, judged and charged by the result", async () => {
-    const o = await run([bash("sh -c 'echo $$ > bg.pid; exec sleep 60'", { run_in_background: true }), say("Started it.\nSTATUS: COMPLETE")]);
+    const o = await run([bash("sh -c 'echo $$ > bg.pid; exec sleep 3303'", { run_in_background: true }), say("Started it.\nSTATUS: COMPLETE")]);
     expect(o.finished).toMatchObject({ status: "succeeded", output: { status: "COMPLETE" } });
     expect(o.ms).toBeLessThan(30_000);
-    expect(alive(o.dir, "bg.pid")).toBe(false);
+    expect(leftBehind(o, o.dir, "bg.pid", "sleep 3303")).toBe(false);
     expect(o.leftovers).toEqual([]);
     expect(Number(o.finished.cost_usd)).toBeGreaterThan(0);
     expect(o.mock.requests.length).toBe(2);

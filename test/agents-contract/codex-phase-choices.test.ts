@@ -4,21 +4,17 @@
  * continued with `codex exec resume` (the API sees the earlier turns), also after a run
  * killed in the middle of it is resumed.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cliAsync, events, runDir } from "../cli/cli-helpers.ts";
 import { agentBinDir } from "./agent-bins.ts";
-import { codexConfigFor, startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
+import { codexEnv } from "./agent-envs.ts";
+import { contractSandbox, contractSuite, gitWorkdir, runPipeline } from "./contract-helpers.ts";
+import { startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
 
 const bin = agentBinDir("@openai/codex");
-const mocks: ResponsesMock[] = [];
-beforeAll(() => ensureBuilt(), 120_000);
-afterAll(async () => {
-  for (const m of mocks) await m.close();
-});
+const track = contractSuite();
 
 const PIPELINE = `phaseloop: 1
 name: choices
@@ -46,19 +42,10 @@ phases:
 stop: { max_iterations: 1 }
 `;
 
-/** A run dir and a codex home (kept outside the temp dir: codex will not set up its sandbox helper under it). */
+/** A run dir and a codex home naming the mock. */
 function setup(mock: ResponsesMock): { dir: string; env: Record<string, string> } {
-  const dir = join(tempDir("phaseloop-codex-choices-"), "work");
-  mkdirSync(dir);
-  const base = join(homedir(), ".cache/phaseloop-agents/codex-homes");
-  mkdirSync(base, { recursive: true });
-  const home = mkdtempSync(join(base, "home-"));
-  writeFileSync(join(home, "config.toml"), codexConfigFor(mock.url));
-  write(dir, { "p.yaml": PIPELINE, "src/a.ts": "export const a = 1;\n" });
-  git(dir, "init", "-q");
-  git(dir, "add", "-A");
-  git(dir, "commit", "-qm", "start");
-  return { dir, env: { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: join(dir, ".."), CODEX_HOME: home, MOCK_API_KEY: "sk-test" } };
+  const { top, dir } = gitWorkdir("phaseloop-codex-choices-", { "p.yaml": PIPELINE, "src/a.ts": "export const a = 1;\n" }, { beside: true });
+  return { dir, env: codexEnv(bin, mock.url, { home: top }) };
 }
 
 const said = (body: Record<string, unknown> | undefined) => JSON.stringify(body?.input ?? []);
@@ -66,10 +53,9 @@ const PLAN: ResponsesTurn = { text: '{"steps":["PLAN-ANSWER-one","two"]}' };
 
 describe.skipIf(!bin)("Codex CLI: model, schema, session", { timeout: 180_000 }, () => {
   it("sends the tier's model and the schema, and continues the plan's thread in build", async () => {
-    const mock = await startResponsesMock([PLAN, { text: "built" }]);
-    mocks.push(mock);
+    const mock = track(await startResponsesMock([PLAN, { text: "built" }]));
     const { dir, env } = setup(mock);
-    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, env).done;
+    const r = await runPipeline(dir, env);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(mock.requests[0]).toMatchObject({ model: "gpt-5.4" });
     expect(mock.requests[1]).toMatchObject({ model: "gpt-5.5" });
@@ -90,15 +76,14 @@ describe.skipIf(!bin)("Codex CLI: model, schema, session", { timeout: 180_000 },
   });
 
   it("a run killed while the continued thread runs continues it when resumed", async () => {
-    const mock = await startResponsesMock([PLAN, { hangMs: 60_000 }, { text: "built" }]);
-    mocks.push(mock);
+    const mock = track(await startResponsesMock([PLAN, { hangMs: 60_000 }, { text: "built" }]));
     const { dir, env } = setup(mock);
-    const run = cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, env);
+    const run = cliAsync(["run", "p.yaml", "--reporter", "plain", ...contractSandbox()], dir, env);
     for (let i = 0; i < 600 && mock.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
     expect(mock.requests.length).toBe(2);
     run.child.kill("SIGKILL");
     await run.done;
-    const resumed = await cliAsync(["resume", "--reporter", "plain"], dir, env).done;
+    const resumed = await cliAsync(["resume", "--reporter", "plain", ...contractSandbox()], dir, env).done;
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     const last = mock.requests.at(-1);
     expect(said(last)).toContain("PLAN-ANSWER-one");

@@ -6,100 +6,44 @@
  * the provider's retries off), kept outside the temp dir: codex refuses to
  * set up its sandbox helper under it.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliAsync, ensureBuilt, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
-import { agentBinDir } from "./agent-bins.ts";
-import { finishedPhase, processesOf, processesRunning } from "./contract-helpers.ts";
-import { codexConfigFor, startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
+import { describe, expect, it } from "vitest";
+import { runDir } from "../cli/cli-helpers.ts";
+import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
+import { codexEnv } from "./agent-envs.ts";
+import { contractPipeline, contractSuite, fenced, gitWorkdir, processesRunning, runPipeline, stdoutLog, type PipelineSetup, type RunOutcome } from "./contract-helpers.ts";
+import { startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
 
-const CODEX_VERSION = (JSON.parse(readFileSync(join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "versions.json"), "utf8")) as Record<string, { version: string }>)["@openai/codex"]!.version;
+const CODEX_VERSION = pinnedVersion("@openai/codex");
 const bin = agentBinDir("@openai/codex");
+const track = contractSuite();
 
-const mocks: ResponsesMock[] = [];
-beforeAll(() => ensureBuilt(), 120_000);
-afterAll(async () => {
-  for (const m of mocks) await m.close();
-});
-
-interface Setup {
-  tools?: string;
-  phase?: string;
-  files?: Record<string, string>;
+interface Setup extends PipelineSetup {
   /** More of the user's own ~/.codex/config.toml, after the provider. */
   userConfig?: string;
   /** The user's own execpolicy rules (~/.codex/rules/default.rules). */
   userRules?: string;
 }
 
-function pipeline(s: Setup): string {
-  return `phaseloop: 1
-name: contract
-sandbox: off
-agents:
-  codex: { preset: codex, model: gpt-5.5 }
-${s.tools ? `tools:\n  t: ${s.tools}\n` : ""}phases:
-  work:
-    agent: codex
-${s.tools ? "    tools: t\n" : ""}    prompt: "Do the task."
-    retry: { max_attempts: 1 }
-${s.phase ?? "    timeout: 2m\n"}    output:
-      status: { match: 'STATUS: (\\w+)' }
-    next:
-      - stop: complete
-stop: { max_iterations: 1 }
-`;
-}
+const pipeline = (s: Setup) => contractPipeline("codex", "{ preset: codex, model: gpt-5.5 }", { ...s, sandbox: "off", phase: s.phase ?? "    timeout: 2m\n" });
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  finished: Record<string, unknown>;
+interface Outcome extends RunOutcome {
   dir: string;
   mock: ResponsesMock;
-  ms: number;
-  leftovers: number[];
-}
-
-/** Codex homes live below the real home's cache, not the temp dir. */
-function codexHome(): string {
-  const base = join(homedir(), ".cache/phaseloop-agents/codex-homes");
-  mkdirSync(base, { recursive: true });
-  return mkdtempSync(join(base, "home-"));
 }
 
 async function run(turns: ResponsesTurn[] | ((dir: string) => ResponsesTurn[]), s: Setup = {}): Promise<Outcome> {
-  const dir = join(tempDir("phaseloop-codex-"), "work");
-  mkdirSync(dir);
-  const mock = await startResponsesMock(typeof turns === "function" ? turns(dir) : turns);
-  mocks.push(mock);
-  const home = codexHome();
-  writeFileSync(join(home, "config.toml"), codexConfigFor(mock.url, s.userConfig));
-  if (s.userRules) {
-    mkdirSync(join(home, "rules"));
-    writeFileSync(join(home, "rules/default.rules"), s.userRules);
-  }
-  write(dir, { "p.yaml": pipeline(s), "src/a.ts": "export const a = 1;\n", ...(s.files ?? {}) });
-  git(dir, "init", "-q");
-  git(dir, "add", "-A");
-  git(dir, "commit", "-qm", "start");
-  const env = { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: join(dir, ".."), CODEX_HOME: home, MOCK_API_KEY: "sk-test" };
-  const started = Date.now();
-  const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, env).done;
-  const ms = Date.now() - started;
-  const { finished, runId } = finishedPhase(dir);
-  return { ...r, finished, dir, mock, ms, leftovers: processesOf(runId) };
+  const { top, dir } = gitWorkdir("phaseloop-codex-", { "p.yaml": pipeline(s), "src/a.ts": "export const a = 1;\n", ...(s.files ?? {}) }, { beside: true });
+  const mock = track(await startResponsesMock(typeof turns === "function" ? turns(dir) : turns));
+  const o = await runPipeline(dir, codexEnv(bin, mock.url, { home: top, userConfig: s.userConfig, userRules: s.userRules }));
+  return { ...o, dir, mock };
 }
 
 const say = (text: string): ResponsesTurn => ({ text });
 const done = say("Finished.\nSTATUS: COMPLETE");
 const exec = (cmd: string): ResponsesTurn => ({ call: "exec_command", args: { cmd } });
 const addFile = (path: string, content = "x"): ResponsesTurn => ({ custom: "apply_patch", input: `*** Begin Patch\n*** Add File: ${path}\n+${content}\n*** End Patch\n` });
-const stdoutLog = (dir: string) => readFileSync(join(runDir(dir), "phases/0001-work/stdout.log"), "utf8");
 
 describe.skipIf(!bin)(`Codex CLI ${CODEX_VERSION} through phaseloop`, { timeout: 150_000 }, () => {
   it("succeeds: a patch inside its tool set, human lines, the version recorded", async () => {
@@ -119,12 +63,12 @@ describe.skipIf(!bin)(`Codex CLI ${CODEX_VERSION} through phaseloop`, { timeout:
     expect(String(o.finished.message)).toContain("NOTES.md");
   });
 
-  it("a patch outside the workdir is refused by codex and fails the phase as a policy_violation", async () => {
+  it("a patch outside the workdir is refused (by codex, or in the OS sandbox by the sandbox) and fails the phase as a policy_violation", async () => {
     const o = await run((d) => [addFile(`${d}/../patched-outside.txt`), done], { tools: '{ read: ["**"], write: ["src/**"] }' });
     expect(existsSync(join(o.dir, "../patched-outside.txt"))).toBe(false);
-    // codex says so only on stderr, without the path
     expect(o.finished).toMatchObject({ status: "failed", error: "policy_violation" });
-    expect(String(o.finished.message)).toContain("patch rejected: writing outside of the project");
+    // codex says so only on stderr, without the path; inside the OS sandbox codex's own is off and the sandbox names the path
+    expect(String(o.finished.message)).toContain(fenced ? `write ${join(o.dir, "../patched-outside.txt")}` : "patch rejected: writing outside of the project");
   });
 
   it('bash: ["npm test"] runs it; another command is a policy_violation naming it', async () => {
@@ -138,7 +82,7 @@ describe.skipIf(!bin)(`Codex CLI ${CODEX_VERSION} through phaseloop`, { timeout:
     expect(String(other.finished.message)).toContain("touch src/made-by-codex.ts");
   });
 
-  it("a read-only tool set runs codex in its read-only sandbox: a command cannot write", async () => {
+  it("a read-only tool set: a command cannot write (codex's read-only sandbox, or the OS sandbox)", async () => {
     const o = await run([exec("touch src/ro.ts"), done], { tools: '{ read: ["**"], bash: ["touch *"] }' });
     expect(existsSync(join(o.dir, "src/ro.ts"))).toBe(false);
   });

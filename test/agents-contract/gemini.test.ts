@@ -4,86 +4,41 @@
  * (GOOGLE_GEMINI_BASE_URL) that each test scripts turn by turn. The HOME is
  * private; its settings choose API-key auth, as a user's would.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliAsync, ensureBuilt, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
-import { agentBinDir } from "./agent-bins.ts";
-import { finishedPhase, pidAlive, processesOf } from "./contract-helpers.ts";
+import { describe, expect, it } from "vitest";
+import { runDir, write } from "../cli/cli-helpers.ts";
+import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
+import { geminiEnv } from "./agent-envs.ts";
+import { commitAll, contractPipeline, contractSuite, gitWorkdir, leftBehind, runPipeline, stdoutLog, type PipelineSetup, type RunOutcome } from "./contract-helpers.ts";
 import { startGeminiMock, type GeminiMock, type GeminiTurn } from "./gemini-mock.ts";
 
-const GEMINI_VERSION = (JSON.parse(readFileSync(join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "versions.json"), "utf8")) as Record<string, { version: string }>)["@google/gemini-cli"]!.version;
+const GEMINI_VERSION = pinnedVersion("@google/gemini-cli");
 const bin = agentBinDir("@google/gemini-cli");
+const track = contractSuite();
 
-const mocks: GeminiMock[] = [];
-beforeAll(() => ensureBuilt(), 120_000);
-afterAll(async () => {
-  for (const m of mocks) await m.close();
-});
-
-interface Setup {
-  tools?: string;
-  phase?: string;
-  files?: Record<string, string>;
-  output?: string;
+interface Setup extends PipelineSetup {
   agentEnv?: Record<string, string>;
   /** The user's own ~/.gemini/settings.json (merged over API-key auth); null: none at all. */
   userSettings?: Record<string, unknown> | null;
 }
 
-function pipeline(s: Setup): string {
-  return `phaseloop: 1
-name: contract
-sandbox: off
-agents:
-  gemini: { preset: gemini, model: gemini-2.5-flash${s.agentEnv ? `, env: ${JSON.stringify(s.agentEnv)}` : ""} }
-${s.tools ? `tools:\n  t: ${s.tools}\n` : ""}phases:
-  work:
-    agent: gemini
-${s.tools ? "    tools: t\n" : ""}    prompt: "Do the task."
-    retry: { max_attempts: 1 }
-${s.phase ?? "    timeout: 2m\n"}    output:
-${s.output ?? "      status: { match: 'STATUS: (\\w+)' }"}
-    next:
-      - stop: complete
-stop: { max_iterations: 1 }
-`;
-}
+const pipeline = (s: Setup) => contractPipeline("gemini", `{ preset: gemini, model: gemini-2.5-flash${s.agentEnv ? `, env: ${JSON.stringify(s.agentEnv)}` : ""} }`, { ...s, sandbox: "off", phase: s.phase ?? "    timeout: 2m\n" });
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  finished: Record<string, unknown>;
+interface Outcome extends RunOutcome {
   dir: string;
   mock: GeminiMock;
-  ms: number;
-  leftovers: number[];
 }
 
 /** Run the pipeline once against a mock scripted with `turns` (a function gets the workdir). */
 async function run(turns: GeminiTurn[] | ((dir: string) => GeminiTurn[]), s: Setup = {}): Promise<Outcome> {
-  const top = tempDir("phaseloop-gemini-");
-  const dir = join(top, "work");
-  const home = join(top, "home");
-  mkdirSync(dir);
-  mkdirSync(join(home, ".gemini"), { recursive: true });
-  const mock = await startGeminiMock(typeof turns === "function" ? turns(dir) : turns);
-  mocks.push(mock);
-  write(dir, { "p.yaml": pipeline(s), "src/a.ts": "export const a = 1;\n", ...(s.files ?? {}) });
-  // API-key auth, as a user chooses it: a base URL alone selects gateway auth, which headless Gemini CLI refuses (exit 41)
-  if (s.userSettings !== null) writeFileSync(join(home, ".gemini/settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, ...(s.userSettings ?? {}) }));
-  git(dir, "init", "-q");
-  git(dir, "add", "-A");
-  git(dir, "commit", "-qm", "start");
-  // no trust is set here: the preset decides it
-  const env = { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: home, GOOGLE_GEMINI_BASE_URL: mock.url, GEMINI_API_KEY: "test-key", NO_COLOR: "1" };
-  const started = Date.now();
-  const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, env).done;
-  const ms = Date.now() - started;
-  const { finished, runId } = finishedPhase(dir);
-  return { ...r, finished, dir, mock, ms, leftovers: processesOf(runId) };
+  const { top, dir } = gitWorkdir("phaseloop-gemini-", { "p.yaml": pipeline(s), "src/a.ts": "export const a = 1;\n", ...(s.files ?? {}) }, { beside: true, commit: false });
+  const mock = track(await startGeminiMock(typeof turns === "function" ? turns(dir) : turns));
+  const env = geminiEnv(bin, mock.url, { home: join(top, "home"), settings: s.userSettings });
+  // what the script wrote into the workdir is committed too
+  commitAll(dir);
+  const o = await runPipeline(dir, env);
+  return { ...o, dir, mock };
 }
 
 const say = (text: string): GeminiTurn => ({ text });
@@ -91,7 +46,6 @@ const done = say("Finished.\nSTATUS: COMPLETE");
 const writeFile = (path: string, content = "x\n"): GeminiTurn => ({ call: "write_file", args: { file_path: path, content } });
 const readFile = (path: string): GeminiTurn => ({ call: "read_file", args: { file_path: path } });
 const shell = (command: string): GeminiTurn => ({ call: "run_shell_command", args: { command, description: "run" } });
-const stdoutLog = (dir: string) => readFileSync(join(runDir(dir), "phases/0001-work/stdout.log"), "utf8");
 
 describe.skipIf(!bin)(`Gemini CLI ${GEMINI_VERSION} through phaseloop`, { timeout: 150_000 }, () => {
   it("succeeds: writes inside its tool set, shows human lines, records the version, keeps every turn", async () => {
@@ -242,17 +196,17 @@ describe.skipIf(!bin)(`Gemini CLI ${GEMINI_VERSION} through phaseloop`, { timeou
   });
 
   it("idle timeout: a command that left the process group is ended with the phase", async () => {
-    const o = await run([shell("setsid sh -c 'echo $$ > escaped.pid; exec sleep 300' > /dev/null 2>&1 < /dev/null &"), { hangMs: 120_000 }], { phase: "    idle_timeout: 20s\n" });
+    const o = await run([shell("setsid sh -c 'echo $$ > escaped.pid; exec sleep 3304' > /dev/null 2>&1 < /dev/null &"), { hangMs: 120_000 }], { phase: "    idle_timeout: 20s\n" });
     expect(o.finished).toMatchObject({ status: "failed", error: "idle_timeout" });
-    expect(pidAlive(o.dir, "escaped.pid")).toBe(false);
+    expect(leftBehind(o, o.dir, "escaped.pid", "sleep 3304")).toBe(false);
     expect(o.leftovers).toEqual([]);
     expect(o.ms).toBeLessThan(100_000);
   });
 
   it("wall timeout: a nohup'd command is ended with the phase", async () => {
-    const o = await run([shell("nohup sh -c 'echo $$ > nohup.pid; exec sleep 300' > /dev/null 2>&1 &"), shell("sleep 30"), done], { phase: "    timeout: 12s\n" });
+    const o = await run([shell("nohup sh -c 'echo $$ > nohup.pid; exec sleep 3305' > /dev/null 2>&1 &"), shell("sleep 30"), done], { phase: "    timeout: 12s\n" });
     expect(o.finished).toMatchObject({ status: "failed", error: "timeout" });
-    expect(pidAlive(o.dir, "nohup.pid")).toBe(false);
+    expect(leftBehind(o, o.dir, "nohup.pid", "sleep 3305")).toBe(false);
     expect(o.leftovers).toEqual([]);
   });
 

@@ -6,26 +6,21 @@
  * tool outside the tool set's allowlist, or of a server the phase did not
  * attach, fails the phase as a policy_violation.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawn } from "node:child_process";
-import process from "node:process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliAsync, ensureBuilt, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
+import { describe, expect, it } from "vitest";
 import { agentBinDir } from "./agent-bins.ts";
+import { claudeEnv as offlineClaudeEnv, codexEnv as offlineCodexEnv, geminiEnv as offlineGeminiEnv } from "./agent-envs.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
-import { finishedPhase, processesOf } from "./contract-helpers.ts";
+import { contractSuite, gitWorkdir, runPipeline, type RunOutcome } from "./contract-helpers.ts";
 import { startFakeOpenAi, type ScriptedAnswer } from "../agents/fake-openai.ts";
 import { startGeminiMock, type GeminiMock, type GeminiTurn } from "./gemini-mock.ts";
-import { codexConfigFor, startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
+import { startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
 
 const SERVER = resolve("test/fixtures/mcp/stamp-server.mjs");
-const closers: (() => Promise<void>)[] = [];
-beforeAll(() => ensureBuilt(), 120_000);
-afterAll(async () => {
-  for (const c of closers) await c();
-});
+const track = contractSuite();
 
 interface McpSetup {
   preset: string;
@@ -64,34 +59,25 @@ stop: { max_iterations: 1 }
 `;
 }
 
-interface McpOutcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  finished: Record<string, unknown>;
+interface McpOutcome extends RunOutcome {
   dir: string;
   markers: { stamp: string; other: string };
-  leftovers: number[];
 }
 
 async function runMcp(s: McpSetup, env: Record<string, string>, files: Record<string, string> = {}): Promise<McpOutcome> {
-  const dir = tempDir(`phaseloop-mcp-${s.preset}-`);
   const outside = mkdtempSync(join(tmpdir(), "phaseloop-mcp-marker-"));
   const markers = { stamp: join(outside, "stamp.log"), other: join(outside, "other.log") };
-  write(dir, { "p.yaml": pipeline(s, markers), "src/a.ts": "export const a = 1;\n", ...files });
-  git(dir, "init", "-q");
-  git(dir, "add", "-A");
-  git(dir, "commit", "-qm", "start");
-  const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], dir, { STAMP_TOKEN: "tok-42", ...env }).done;
-  const { finished, runId } = finishedPhase(dir);
-  return { ...r, finished, dir, markers, leftovers: processesOf(runId) };
+  const { dir } = gitWorkdir(`phaseloop-mcp-${s.preset}-`, { "p.yaml": pipeline(s, markers), "src/a.ts": "export const a = 1;\n", ...files });
+  // the servers' markers are written outside the workdir: the pipeline's own mode, whatever the suites run with
+  const o = await runPipeline(dir, { STAMP_TOKEN: "tok-42", ...env }, ["--sandbox", s.sandbox ?? "off"]);
+  return { ...o, dir, markers };
 }
 
 /** The stamp server over streamable HTTP on loopback, in its own process. */
 async function startHttpStamp(): Promise<{ url: string; marker: string }> {
   const dir = mkdtempSync(join(tmpdir(), "phaseloop-mcp-http-"));
   const child = spawn("node", [resolve("test/fixtures/mcp/stamp-http-server.mjs"), join(dir, "port"), join(dir, "calls.log")], { stdio: "ignore" });
-  closers.push(async () => void child.kill());
+  track({ close: async () => void child.kill() });
   for (let i = 0; i < 400 && !existsSync(join(dir, "port")); i++) await new Promise((r) => setTimeout(r, 25));
   return { url: `http://127.0.0.1:${readFileSync(join(dir, "port"), "utf8").trim()}/mcp`, marker: join(dir, "calls.log") };
 }
@@ -102,29 +88,13 @@ const read = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : 
 
 const claudeBin = agentBinDir("@anthropic-ai/claude-code");
 
+/** The offline claude, with a server of the user's own that must not start. */
 function claudeEnv(apiUrl: string): Record<string, string> {
   const home = mkdtempSync(join(tmpdir(), "phaseloop-claude-home-"));
-  mkdirSync(join(home, ".claude"));
-  // a server of the user's own that must not start
-  writeFileSync(join(home, ".claude.json"), JSON.stringify({ mcpServers: { sneaky: { type: "stdio", command: "node", args: [SERVER], env: { STAMP_MARKER: join(home, "sneaky.log") } } } }));
-  return {
-    PATH: `${claudeBin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-    HOME: home,
-    CLAUDE_CONFIG_DIR: join(home, ".claude"),
-    ANTHROPIC_BASE_URL: apiUrl,
-    ANTHROPIC_API_KEY: "sk-ant-phaseloop-test",
-    DISABLE_TELEMETRY: "1",
-    DISABLE_ERROR_REPORTING: "1",
-    NO_COLOR: "1",
-    CI: "true",
-  };
+  return offlineClaudeEnv(claudeBin, apiUrl, { home, claudeJson: { mcpServers: { sneaky: { type: "stdio", command: "node", args: [SERVER], env: { STAMP_MARKER: join(home, "sneaky.log") } } } } });
 }
 
-async function claudeMock(turns: Turn[]): Promise<AnthropicMock> {
-  const mock = await startAnthropicMock(turns);
-  closers.push(() => mock.close());
-  return mock;
-}
+const claudeMock = async (turns: Turn[]): Promise<AnthropicMock> => track(await startAnthropicMock(turns));
 
 const toolNamesOf = (body: Record<string, unknown>) => ((body.tools as { name: string }[] | undefined) ?? []).map((t) => t.name);
 const REPO_MCP = JSON.stringify({ mcpServers: { repo: { command: "node", args: [SERVER] } } });
@@ -167,7 +137,7 @@ describe.skipIf(claudeBin === undefined)("claude with MCP servers", () => {
     expect(r.finished.status, r.stdout + r.stderr).toBe("succeeded");
     expect(read(web.marker)).toContain('called stamp {"text":"remote"} auth=Bearer tok-42');
     expect(JSON.stringify(mock.requests[1]!.messages)).toContain("stamped over http: remote");
-    const started = readFileSync(join(runDir(r.dir), "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === "phase.started");
+    const started = r.events.find((e) => e.type === "phase.started");
     expect(started?.sandbox).toBe(true);
   }, 120_000);
 
@@ -184,7 +154,7 @@ describe.skipIf(claudeBin === undefined)("claude with MCP servers", () => {
 describe("the built-in openai agent with MCP servers", () => {
   const openai = async (script: ScriptedAnswer[]) => {
     const s = await startFakeOpenAi(script);
-    closers.push(async () => s.stop());
+    track({ close: async () => s.stop() });
     return s;
   };
   const extra = (base: string) => `, model: m, base_url: "${base}"`;
@@ -241,17 +211,10 @@ const geminiBin = agentBinDir("@google/gemini-cli");
 
 /** A private HOME whose settings choose API-key auth and declare a server of the user's own, which must not start. */
 function geminiEnv(apiUrl: string): Record<string, string> {
-  const home = mkdtempSync(join(tmpdir(), "phaseloop-gemini-home-"));
-  mkdirSync(join(home, ".gemini"));
-  writeFileSync(join(home, ".gemini/settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, mcpServers: { sneaky: { command: "node", args: [SERVER] } } }));
-  return { PATH: `${geminiBin}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: home, GOOGLE_GEMINI_BASE_URL: apiUrl, GEMINI_API_KEY: "test-key", NO_COLOR: "1" };
+  return offlineGeminiEnv(geminiBin, apiUrl, { settings: { mcpServers: { sneaky: { command: "node", args: [SERVER] } } } });
 }
 
-async function geminiMock(turns: GeminiTurn[]): Promise<GeminiMock> {
-  const mock = await startGeminiMock(turns);
-  closers.push(() => mock.close());
-  return mock;
-}
+const geminiMock = async (turns: GeminiTurn[]): Promise<GeminiMock> => track(await startGeminiMock(turns));
 
 const GEMINI_REPO_SETTINGS = JSON.stringify({ mcpServers: { repo: { command: "node", args: [SERVER] } } });
 
@@ -299,21 +262,13 @@ const CODEX_STAMP = { call: "stamp", namespace: "mcp__stamp" };
 const CODEX_ERASE = { call: "erase", namespace: "mcp__stamp" };
 const CODEX_OTHER = { call: "stamp", namespace: "mcp__other" };
 
-/** A private CODEX_HOME (outside the temp dir: codex's sandbox helper refuses it there) naming the mock, with a server of the user's own. */
+/** The offline codex, with a server of the user's own in its config.toml. */
 function codexEnv(apiUrl: string, sneakyMarker: string): Record<string, string> {
-  const base = join(homedir(), ".cache/phaseloop-agents/codex-homes");
-  mkdirSync(base, { recursive: true });
-  const home = mkdtempSync(join(base, "home-"));
   const sneaky = `[mcp_servers.sneaky]\ncommand = "node"\nargs = [${JSON.stringify(SERVER)}]\nenv = { STAMP_MARKER = ${JSON.stringify(sneakyMarker)} }\n`;
-  writeFileSync(join(home, "config.toml"), codexConfigFor(apiUrl, sneaky));
-  return { PATH: `${codexBin}:${process.env.PATH ?? "/usr/bin:/bin"}`, CODEX_HOME: home, MOCK_API_KEY: "sk-test" };
+  return offlineCodexEnv(codexBin, apiUrl, { userConfig: sneaky });
 }
 
-async function responsesMock(turns: ResponsesTurn[]): Promise<ResponsesMock> {
-  const mock = await startResponsesMock(turns);
-  closers.push(() => mock.close());
-  return mock;
-}
+const responsesMock = async (turns: ResponsesTurn[]): Promise<ResponsesMock> => track(await startResponsesMock(turns));
 
 describe.skipIf(codexBin === undefined)("codex with MCP servers", { timeout: 150_000 }, () => {
   const sneaky = () => join(mkdtempSync(join(tmpdir(), "phaseloop-sneaky-")), "sneaky.log");

@@ -13,6 +13,11 @@ describe("readRefusals", () => {
     expect(read("touch: cannot touch '/tmp/x': Read-only file system")).toEqual(["write /tmp/x"]);
     expect(read("mkdir: cannot create directory ‘../sibling/d’: Read-only file system")).toEqual(["write /w/sibling/d"]);
     expect(read("Error: EROFS: read-only file system, open '/home/u/.ssh/authorized_keys'")).toEqual(["write /home/u/.ssh/authorized_keys"]);
+    // node's uncaught error: the message line names the path, the `code:` line nothing more
+    expect(read("Error: EROFS: read-only file system, open '/home/u/.bashrc'\n    at Object.writeFileSync (node:fs:2380:20) {\n  errno: -30,\n  code: 'EROFS',\n  syscall: 'open',\n  path: '/home/u/.bashrc'\n}")).toEqual(["write /home/u/.bashrc"]);
+    // codex words a patch it could not write without the OS's error: named only where the profile does not let it write
+    expect(read("Failed to write file /w/repo/NOTES.md")).toEqual(["write /w/repo/NOTES.md"]);
+    expect(read("Failed to write file /w/repo/src/ok.ts")).toEqual([]);
     expect(read("OSError: [Errno 30] Read-only file system: '/etc/passwd'")).toEqual(["write /etc/passwd"]);
     expect(read("error: could not lock config file .git/config: Read-only file system")).toEqual(["write /w/repo/.git/config"]);
     expect(read("bash: line 1: src/../.git/hooks/pre-commit: Read-only file system")).toEqual(["write /w/repo/.git/hooks/pre-commit"]);
