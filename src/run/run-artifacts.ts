@@ -17,7 +17,9 @@ export function artifactsRel(runId: string): string {
 
 /** The folder, absolute (created if need be, in a `.phaseloop` that keeps itself out of git). */
 export function ensureArtifacts(workdir: string, runId: string): string {
-  return makePhaseloopDir(workdir, "runs", runId, "artifacts");
+  const dir = join(workdir, artifactsRel(runId));
+  // every phase asks: a folder already there (not a link a phase left) is taken as it is
+  return lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() ? dir : makePhaseloopDir(workdir, "runs", runId, "artifacts");
 }
 
 /** A tool set that may also write (and read) the run's artifacts folder. */
