@@ -6,6 +6,7 @@
 import type { JsonValue } from "../expr/index.ts";
 import { parseTemplate, renderTemplate } from "../expr/index.ts";
 import type { ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
+import { settleTreeWatch } from "../runtime/tree-watch.ts";
 import { revertScope, type ScopeBaseline } from "../runtime/write-scope-baseline.ts";
 import type { RunContext } from "./run-context.ts";
 
@@ -40,6 +41,7 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
   const keep = (paths: string[]) => (ignore ? paths.filter((p) => !ignore(p)) : paths);
   const tracker = ctx.changes;
   if (!tracker) return { changes: [] };
+  await settleTreeWatch(workdir); // the phase's writes, all counted before anything is answered without git
   const measured = tracker.endPhase(scope?.baseline);
   let changes = keep(measured.changes);
   const phaseChanges = measured.scope && { paths: keep(measured.scope.paths), internals: keep(measured.scope.internals) };

@@ -9,7 +9,8 @@ import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync, st
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { makePhaseloopDir } from "./run-store.ts";
-import { WATCH_LIMIT, watchAnswer, watchedAnswer } from "./stat-watch.ts";
+import { statText, WATCH_LIMIT, watchAnswer, watchedAnswer } from "./stat-watch.ts";
+import { treeWatchFor } from "./tree-watch.ts";
 
 export interface GitRepo {
   /** The top of the work tree. */
@@ -168,10 +169,14 @@ function newestIndex(dir: string): string | undefined {
  * as `dir/`). Undefined when git fails.
  */
 export function worktreeChanges(workdir: string, repo: GitRepo, index: string, ignored = false): { changed: string[]; ignored: string[] } | undefined {
+  // a large tree at the top of its repository: the kernel says whether anything moved since git's answer
+  const tree = !ignored && repo.prefix === "" ? treeWatchFor(workdir) : undefined;
+  const questionOf = () => `${statText(index)}|${statText(join(repo.commonDir, "info", "exclude"))}`;
   if (!ignored) {
-    const known = watchedAnswer(workdir, index);
+    const known = watchedAnswer(workdir, index) ?? (tree ? tree.answerFor(index, questionOf()) : undefined);
     if (known) return { changed: known, ignored: [] };
   }
+  const mark = tree?.mark();
   const args = ["status", "--porcelain=v2", "-z", "-uall", "--no-renames", ...(ignored ? ["--ignored=traditional"] : []), ...workdirPathspec(repo)];
   const r = runGit(args, workdir, privateEnv(workdir, repo, index));
   if (!r.ok) return undefined;
@@ -202,6 +207,8 @@ export function worktreeChanges(workdir: string, repo: GitRepo, index: string, i
   if (!ignored) {
     const files = indexedFiles(workdir, repo, index);
     if (files) watchAnswer(workdir, index, changed, files, [join(repo.commonDir, "info", "exclude")]);
+    else if (tree && mark) tree.remember(index, questionOf(), changed, mark); // the index as git left it
+    else if (repo.prefix === "") treeWatchFor(workdir, true); // too large for the stat watch: from the next look on
   }
   return { changed, ignored: ignoredPaths.sort() };
 }

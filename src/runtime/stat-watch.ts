@@ -37,7 +37,8 @@ interface Watched {
 const watched = new Map<string, Watched>();
 const KEEP = 8;
 
-function statText(path: string): string {
+/** A file's stat as text (mode, size, times, inode), or "absent". */
+export function statText(path: string): string {
   try {
     const st = lstatSync(path, { bigint: true });
     return `${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`;

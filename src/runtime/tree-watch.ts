@@ -1,0 +1,225 @@
+/**
+ * Whether anything in a large work tree changed since git last answered, told
+ * by the kernel instead of asked of git. The stat watch (stat-watch.ts) covers
+ * small trees; beyond its limit, stat'ing every file costs as much as `git
+ * status` itself, and a loop of two phases asks git twice per iteration. On
+ * Linux, every folder of the tree gets an inotify watch (through `fs.watch`):
+ * a folder's watch reports every entry of it that is created, removed, moved,
+ * written or has its mode changed, so a tree whose watches reported nothing
+ * since git's answer has the same answer.
+ *
+ * Events come to the event loop after the writes that caused them. Before an
+ * answer is trusted, `settle()` writes a file in phaseloop's own folder, which
+ * is watched too, and waits for its event: the kernel queues events in order,
+ * so once it arrives, every earlier write's has. An answer is reused only when
+ * a settle finished after it and no event came since. Folders made later are
+ * watched as their creation is reported; anything the watch cannot follow (a
+ * watch that fails, the kernel's watch limit, an event for a folder it cannot
+ * read) ends the watch for good, and git is asked every time, as before.
+ *
+ * Node on Linux only: elsewhere `fs.watch` does not report a folder's entries
+ * this way (macOS) or costs a descriptor per folder.
+ */
+import { lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync, watch, type FSWatcher } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+
+/** Trees with more folders than this are not watched (an ignored node_modules, say). */
+const MAX_DIRS = 20_000;
+/** How long a settle waits for its own event before the watch is given up. */
+const SETTLE_MS = 1000;
+
+interface Answer {
+  answer: string[];
+  indexStat: string;
+  generation: number;
+  settles: number;
+}
+
+export class TreeWatch {
+  private readonly watchers = new Map<string, FSWatcher>();
+  private generation = 0;
+  private settles = 0;
+  private broken = false;
+  private readonly answers = new Map<string, Answer>();
+  private readonly sentinelDir: string;
+  private sentinelCount = 0;
+  private waiting: { name: string; done: () => void } | undefined;
+
+  private readonly workdir: string;
+
+  private constructor(workdir: string) {
+    this.workdir = workdir;
+    this.sentinelDir = join(workdir, ".phaseloop", "watch");
+  }
+
+  /** A watch on every folder of the tree (not `.git`, not `.phaseloop`), or undefined where it cannot be had. */
+  static start(workdir: string): TreeWatch | undefined {
+    if (process.platform !== "linux" || "Deno" in globalThis || !isFolder(workdir)) return undefined;
+    const w = new TreeWatch(workdir);
+    try {
+      mkdirSync(w.sentinelDir, { recursive: true });
+      w.add(w.sentinelDir, true);
+      if (!w.addTree(workdir)) {
+        w.close();
+        return undefined;
+      }
+    } catch {
+      w.close();
+      return undefined;
+    }
+    return w;
+  }
+
+  /** git's answer for this index, if nothing has changed since it was given and a settle came after. */
+  answerFor(index: string, indexStat: string): string[] | undefined {
+    const a = this.answers.get(index);
+    if (this.broken || !a || a.indexStat !== indexStat || a.generation !== this.generation || this.settles <= a.settles) return undefined;
+    return [...a.answer];
+  }
+
+  /** Where things stand before git is asked: keep with its answer. */
+  mark(): { generation: number; settles: number } {
+    return { generation: this.generation, settles: this.settles };
+  }
+
+  remember(index: string, indexStat: string, answer: string[], at: { generation: number; settles: number }): void {
+    if (this.broken) return;
+    this.answers.set(index, { answer: [...answer], indexStat, ...at });
+    if (this.answers.size > 8) this.answers.delete(this.answers.keys().next().value!);
+  }
+
+  /** Every event of a write made before this call has been counted once it resolves. */
+  async settle(): Promise<void> {
+    if (this.broken) return;
+    const name = `settle-${process.pid}-${++this.sentinelCount}`;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arrived = new Promise<boolean>((resolve) => {
+      this.waiting = { name, done: () => resolve(true) };
+      timer = setTimeout(() => resolve(false), SETTLE_MS);
+    });
+    try {
+      writeFileSync(join(this.sentinelDir, name), "");
+    } catch {
+      this.giveUp();
+    }
+    const ok = this.broken ? false : await arrived;
+    clearTimeout(timer);
+    this.waiting = undefined;
+    rmSync(join(this.sentinelDir, name), { force: true });
+    if (ok) this.settles++;
+    else this.giveUp();
+  }
+
+  close(): void {
+    for (const w of this.watchers.values()) w.close();
+    this.watchers.clear();
+    this.answers.clear();
+  }
+
+  private giveUp(): void {
+    this.broken = true;
+    this.close();
+  }
+
+  /** Watch `dir` and every folder below it; false past MAX_DIRS. */
+  private addTree(dir: string): boolean {
+    const queue = [dir];
+    for (let i = 0; i < queue.length; i++) {
+      const d = queue[i]!;
+      if (this.watchers.has(d)) continue;
+      if (this.watchers.size >= MAX_DIRS) return false;
+      if (!isFolder(d)) continue; // gone meanwhile: its parent's watch reported it
+      this.add(d, false);
+      let entries;
+      try {
+        entries = readdirSync(d, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const e of entries) {
+        if (!e.isDirectory()) continue;
+        if (e.name === ".git" || (d === this.workdir && e.name === ".phaseloop")) continue;
+        queue.push(join(d, e.name));
+      }
+    }
+    return true;
+  }
+
+  /** Stop watching `dir` and the folders below it. */
+  private drop(dir: string): void {
+    for (const [path, w] of this.watchers) {
+      if (path !== dir && !path.startsWith(`${dir}/`)) continue;
+      w.close();
+      this.watchers.delete(path);
+    }
+  }
+
+  /**
+   * An entry of a watched folder changed. A folder there is watched anew, with
+   * all it holds: it may be new, or removed and made again (often with the same
+   * inode number), which leaves the old watch blind. Such events (a folder
+   * made, removed, moved or its mode changed) are rare; writes inside a folder
+   * are told by its own watch.
+   */
+  private entryChanged(path: string): void {
+    this.drop(path);
+    if (!isFolder(path)) return;
+    try {
+      if (!this.addTree(path)) this.giveUp();
+    } catch {
+      this.giveUp(); // a folder it could not watch (the kernel's limit): git answers from now on
+    }
+  }
+
+  private add(dir: string, sentinel: boolean): void {
+    const w = watch(dir, { persistent: false }, (_kind, name) => {
+      if (sentinel) {
+        // phaseloop's own folder: only the awaited settle file counts
+        if (this.waiting && String(name) === this.waiting.name) this.waiting.done();
+        return;
+      }
+      if (dir === this.workdir && String(name) === ".phaseloop") return;
+      this.generation++;
+      if (name === null || name === undefined || String(name) === ".git") return;
+      try {
+        this.entryChanged(join(dir, String(name)));
+      } catch {
+        this.giveUp(); // never a crash of the run: git answers from now on
+      }
+    });
+    w.on("error", () => {
+      // the folder went away (its parent's watch told of it), or the kernel gave up on it
+      if (this.watchers.get(dir) === w) this.drop(dir);
+      this.generation++;
+      if (dir === this.workdir || sentinel) this.giveUp();
+    });
+    this.watchers.set(dir, w);
+  }
+}
+
+/** Whether the path is a folder (not a link to one); false when it cannot be looked at. */
+function isFolder(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch {
+    return false;
+  }
+}
+
+/** The watches by workdir (null: tried, cannot be had). */
+const watches = new Map<string, TreeWatch | null>();
+
+/** The tree watch of a workdir; started on first use when `start` says so. */
+export function treeWatchFor(workdir: string, start = false): TreeWatch | undefined {
+  const known = watches.get(workdir);
+  if (known !== undefined || !start) return known ?? undefined;
+  const w = TreeWatch.start(workdir) ?? null;
+  watches.set(workdir, w);
+  return w ?? undefined;
+}
+
+/** Let every write made so far in the workdir be counted (nothing to do without a watch). */
+export async function settleTreeWatch(workdir: string): Promise<void> {
+  await watches.get(workdir)?.settle();
+}
