@@ -14,7 +14,7 @@ import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
 import { anchorGlob, expandBraces } from "./tool-globs.ts";
 import { claudeMcpConfig } from "../mcp/compile-mcp.ts";
-import { claudeMcpStartFailures, withMcpStartCheck } from "../mcp/mcp-start-check.ts";
+import { claudeMcpServersUsed, claudeMcpStartFailures, withMcpStartCheck } from "../mcp/mcp-start-check.ts";
 import { privateConfigFile } from "./private-config.ts";
 
 export interface ClaudePermissions {
@@ -191,5 +191,5 @@ function claudeFailure(result: Ev): string {
 }
 
 export function createClaudeParser() {
-  return createStreamParser(withMcpStartCheck(claudeStream, { event: claudeMcpStartFailures }));
+  return createStreamParser(withMcpStartCheck(claudeStream, { event: claudeMcpStartFailures, used: claudeMcpServersUsed() }));
 }

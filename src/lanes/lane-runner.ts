@@ -5,7 +5,7 @@
  * through `onEvent` (the lane runner numbers them into the run's log and shows
  * them with the task's id).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { initialSnapshot } from "../machine/initial-snapshot.ts";
 import type { Machine, MachineEvent, Snapshot, TaskItem, TaskState } from "../machine/types.ts";
@@ -118,7 +118,7 @@ export class LaneLoop {
     const queue = [...this.o.tasks.filter((x) => deps.has(x.id)).map((x) => item(x, true)), item(t, false)];
     const reporter = { onEvent: (e: RunEvent) => this.o.onEvent(e), close: async () => undefined };
     const info: RunInfo = { ...this.o.info, workdir: this.o.worktree };
-    const runner = new Runner({ machine: this.machine, store: this.store, info, reporter, env: this.o.env, tasks: queue, signal: this.controller.signal, sandbox: this.o.sandbox, recordedIterations: this.recordedIterations() }, snapshot, seq);
+    const runner = new Runner({ machine: this.machine, store: this.store, info, reporter, env: this.o.env, tasks: queue, signal: this.controller.signal, sandbox: this.o.sandbox, recordedIterations: this.store.recordedIterations() }, snapshot, seq);
     return runner.run(first);
   }
 
@@ -127,25 +127,8 @@ export class LaneLoop {
     this.store.sealTornLines();
     const last = this.store.lastEventSeq();
     this.store.events.appendMany((cp.pending ?? []).filter((e) => e.seq > last));
-    const recorded = this.recordedIterations();
+    const recorded = this.store.recordedIterations();
     this.store.iterations.appendMany((cp.pending_iterations ?? []).filter((r) => !recorded.has(r.iteration)));
-  }
-
-  private recordedIterations(): Set<number> {
-    const set = new Set<number>();
-    try {
-      for (const line of readFileSync(join(this.store.dir, "iterations.jsonl"), "utf8").split("\n")) {
-        try {
-          const n = (JSON.parse(line) as { iteration?: unknown }).iteration;
-          if (typeof n === "number") set.add(n);
-        } catch {
-          // a torn or empty line
-        }
-      }
-    } catch {
-      // none yet
-    }
-    return set;
   }
 
   close(): void {

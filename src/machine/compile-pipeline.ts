@@ -56,7 +56,9 @@ export function compilePipeline(doc: PipelineDoc, options: { promptFiles?: Recor
 
   try {
     const names = Object.keys(doc.phases);
-    const phases: CompiledPhase[] = names.map((name, index) => compilePhase(doc, name, doc.phases[name]!, index, { expr, template, duration, fail, promptFiles: options.promptFiles ?? {}, file }));
+    const groupOf = new Map<string, string>();
+    for (const name of names) for (const member of doc.phases[name]!.parallel ?? []) if (!groupOf.has(member)) groupOf.set(member, name);
+    const phases: CompiledPhase[] = names.map((name, index) => compilePhase(doc, name, doc.phases[name]!, index, { expr, template, duration, fail, promptFiles: options.promptFiles ?? {}, file, groupOf }));
     const hooks: Partial<Record<HookName, CompiledHook>> = {};
     for (const [name, spec] of Object.entries(doc.hooks ?? {}) as [HookName, string | string[] | HookSpec][]) {
       const h: HookSpec = typeof spec === "string" || Array.isArray(spec) ? { run: spec } : spec;
@@ -148,12 +150,14 @@ interface Tools {
   fail: (message: string) => never;
   promptFiles: Record<string, string | undefined>;
   file: string;
+  /** Each member of a parallel group, to its group. */
+  groupOf: ReadonlyMap<string, string>;
 }
 
 function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: number, t: Tools): CompiledPhase {
   const where = `phases.${name}`;
   const kind = spec.run !== undefined ? "run" : spec.ask !== undefined ? "ask" : spec.parallel !== undefined ? "group" : spec.pipeline !== undefined ? "pipeline" : "agent";
-  const memberOf = Object.entries(doc.phases).find(([, p]) => p.parallel?.includes(name))?.[0];
+  const memberOf = t.groupOf.get(name);
   const agent = spec.agent !== undefined ? doc.agents?.[spec.agent] : undefined;
   let prompt: Template | undefined;
   let promptSource: string | undefined;

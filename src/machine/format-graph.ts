@@ -1,4 +1,4 @@
-import { limitWords, machineGraph, type GraphEdge, type GraphNode, type MachineGraph } from "./machine-graph.ts";
+import { limitWords, machineGraph, nextOutsideGroups, type GraphEdge, type GraphNode, type MachineGraph } from "./machine-graph.ts";
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import { subgraphLines, type Expansion } from "./expand-graph.ts";
 import type { Machine } from "./types.ts";
@@ -109,7 +109,7 @@ export function describeMachine(machine: Machine): string {
     if (p.whenText) out.push(`     runs only when ${p.whenText}`);
     if (p.exhausted) out.push(`     at most ${p.maxVisits} visit${p.maxVisits === 1 ? "" : "s"} per iteration, then ${p.exhausted.goto ? `go to ${p.exhausted.goto}` : `stop: ${p.exhausted.stop}`}`);
     if (p.memberOf) continue;
-    const fall = machine.phases.slice(p.index + 1).find((x) => x.memberOf === undefined)?.name ?? `${machine.head} (next iteration)`;
+    const fall = nextOutsideGroups(machine, p.index)?.name ?? `${machine.head} (next iteration)`;
     for (const r of p.rules) {
       const target = r.goto ? `go to ${r.goto === machine.head ? `${r.goto} (next iteration)` : r.goto}` : `stop: ${r.stop}`;
       out.push(`     ${r.ifText ? `if ${r.ifText}` : "otherwise"} → ${target}${r.task ? `, task ${r.task}` : ""}`);

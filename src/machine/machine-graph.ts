@@ -7,7 +7,7 @@
  * end a run at an iteration's boundary. Pure.
  */
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
-import type { Machine } from "./types.ts";
+import type { CompiledPhase, Machine } from "./types.ts";
 
 export type GraphNodeKind = "start" | "phase" | "queue" | "join" | "outcome";
 
@@ -118,7 +118,7 @@ export function machineGraph(machine: Machine): MachineGraph {
       add(from, outcomeId("failed"), "gate fails, no task to reopen", "solid", undefined, true);
       if (!gateReached) continue;
     }
-    const fall = machine.phases.slice(p.index + 1).find((x) => x.memberOf === undefined)?.name ?? machine.head;
+    const fall = nextOutsideGroups(machine, p.index)?.name ?? machine.head;
     for (const [i, r] of p.rules.entries()) {
       const task = r.task ? `task ${r.task}` : "";
       const cond = r.ifText ?? (task || i === 0 ? "" : "otherwise");
@@ -153,4 +153,10 @@ export function machineGraph(machine: Machine): MachineGraph {
   const reached = new Set(edges.map((e) => e.to));
   for (const o of OUTCOMES) if (reached.has(o)) nodes.push({ id: outcomeId(o), kind: "outcome", label: [o] });
   return { nodes, edges };
+}
+
+/** The phase after index `index` in file order, past the members of parallel groups (they run only with their group). */
+export function nextOutsideGroups(machine: Machine, index: number): CompiledPhase | undefined {
+  for (let i = index + 1; i < machine.phases.length; i++) if (machine.phases[i]!.memberOf === undefined) return machine.phases[i];
+  return undefined;
 }

@@ -11,6 +11,7 @@ import { nextIteration } from "./iteration.ts";
 import { checkBudgetAndDuration, checkStopRules, stop } from "./stop-logic.ts";
 import { gateFinished, markTask } from "./task-queue.ts";
 import { startGroup } from "./parallel-group.ts";
+import { nextOutsideGroups } from "./machine-graph.ts";
 import type { CompiledPhase, Effect, PhaseResult } from "./types.ts";
 
 type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
@@ -309,8 +310,7 @@ export function decide(d: Draft, phase: CompiledPhase, r: PhaseResult, violated:
 
 /** The phase after this one in file order, past the members of parallel groups (they run only with their group). */
 export function nextInOrder(d: Draft, phase: CompiledPhase): CompiledPhase | undefined {
-  for (let i = phase.index + 1; i < d.m.phases.length; i++) if (d.m.phases[i]!.memberOf === undefined) return d.m.phases[i];
-  return undefined;
+  return nextOutsideGroups(d.m, phase.index);
 }
 
 /** Whether a rule's condition looks at the phase's failure (`error`, `status`, or `phases.NAME.error|status`). */

@@ -18,10 +18,13 @@ export interface McpStartFailure {
 export interface McpStartDetector {
   event?(ev: Ev): McpStartFailure[] | undefined;
   stderr?(line: string): McpStartFailure[] | undefined;
+  /** The servers whose tools the model called in this event: they were up after all (a slow server reported failed at start, then connected). */
+  used?(ev: Ev): string[] | undefined;
 }
 
 export function withMcpStartCheck(preset: StreamPreset, detect: McpStartDetector): StreamPreset {
   const failed: McpStartFailure[] = [];
+  const used = new Set<string>();
   const note = (found: McpStartFailure[] | undefined, d: Decoded | undefined): Decoded | undefined => {
     if (!found?.length) return d;
     const fresh = found.filter((f) => !failed.some((x) => x.server === f.server && (x.reason ?? "") === (f.reason ?? "")));
@@ -31,13 +34,17 @@ export function withMcpStartCheck(preset: StreamPreset, detect: McpStartDetector
   };
   return {
     ...preset,
-    decode: (ev) => note(detect.event?.(ev), preset.decode(ev)),
+    decode: (ev) => {
+      for (const server of detect.used?.(ev) ?? []) used.add(server);
+      return note(detect.event?.(ev), preset.decode(ev));
+    },
     decodeStderr: (line) => note(detect.stderr?.(line), preset.decodeStderr?.(line)),
     judge(terminal, seen) {
       const j = preset.judge(terminal, seen);
-      if (!failed.length) return j;
+      const still = failed.filter((f) => f.server === undefined || !used.has(f.server));
+      if (!still.length) return j;
       const servers = new Map<string | undefined, string | undefined>();
-      for (const f of failed) servers.set(f.server, servers.get(f.server) ?? f.reason);
+      for (const f of still) servers.set(f.server, servers.get(f.server) ?? f.reason);
       const said = [...servers].map(([s, r]) => describe(s, r)).join("; ");
       return { ...j, success: false, error: { class: "agent_error", message: j.success || !j.error ? said : `${said}; ${j.error.message}` } };
     },
@@ -52,6 +59,30 @@ function describe(server: string | undefined, reason: string | undefined): strin
 export function claudeMcpStartFailures(ev: Ev): McpStartFailure[] | undefined {
   if (ev.type !== "system" || ev.subtype !== "init" || !Array.isArray(ev.mcp_servers)) return undefined;
   return (ev.mcp_servers as Ev[]).filter((s) => s && s.status !== "connected" && s.status !== "pending").map((s) => ({ server: String(s.name ?? "?"), reason: `claude reports it ${String(s.status ?? "failed")}` }));
+}
+
+/**
+ * For one claude stream: the servers whose `mcp__SERVER__TOOL` calls came
+ * back without an error (the call in an assistant message, its tool_result
+ * in the next user message).
+ */
+export function claudeMcpServersUsed(): (ev: Ev) => string[] | undefined {
+  const calls = new Map<string, string>();
+  return (ev) => {
+    const content = (ev.message as Ev | undefined)?.content;
+    if (!Array.isArray(content)) return undefined;
+    const out: string[] = [];
+    for (const block of content as Ev[]) {
+      if (ev.type === "assistant" && block?.type === "tool_use" && typeof block.name === "string" && typeof block.id === "string") {
+        const m = /^mcp__(.+?)__./.exec(block.name);
+        if (m) calls.set(block.id, m[1]!);
+      } else if (ev.type === "user" && block?.type === "tool_result" && block.is_error !== true && typeof block.tool_use_id === "string") {
+        const server = calls.get(block.tool_use_id);
+        if (server !== undefined) out.push(server);
+      }
+    }
+    return out;
+  };
 }
 
 /**

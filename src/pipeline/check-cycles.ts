@@ -6,7 +6,8 @@
  */
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { PipelineDoc } from "./spec.ts";
-import { diag, esc, phaseSuccessors, rulesOf, type RuleContext } from "./validate-pipeline.ts";
+import { phaseSuccessors } from "./phase-graph.ts";
+import { diag, esc, rulesOf, type RuleContext } from "./rule-context.ts";
 
 /** Cycles that avoid the loop head and every phase with `max_visits`, one per phase that would bound it. */
 export function unboundedCycles(doc: PipelineDoc): string[][] {
@@ -28,21 +29,27 @@ export function unboundedCycles(doc: PipelineDoc): string[][] {
 
 /** The shortest cycle through the earliest phase (in file order) that lies on any cycle of the unbounded phases. */
 function firstCycle(names: string[], edges: Map<string, Set<string>>, bounded: Set<string>, order: Map<string, number>): string[] | undefined {
-  const next = (n: string) => [...(edges.get(n) ?? [])].filter((m) => order.has(m) && !bounded.has(m)).sort((a, b) => order.get(a)! - order.get(b)!);
+  const next = new Map<string, string[]>();
+  for (const n of names) if (!bounded.has(n)) next.set(n, [...(edges.get(n) ?? [])].filter((m) => order.has(m) && !bounded.has(m)).sort((a, b) => order.get(a)! - order.get(b)!));
+  // a phase is on a cycle only with others of its strongly connected component, or by an edge to itself
+  const component = components(names.filter((n) => next.has(n)), next);
+  const size = new Map<number, number>();
+  for (const c of component.values()) size.set(c, (size.get(c) ?? 0) + 1);
   for (const start of names) {
-    if (bounded.has(start)) continue;
-    // breadth-first from start back to start
+    const own = component.get(start);
+    if (own === undefined || (size.get(own) === 1 && !next.get(start)!.includes(start))) continue;
+    // breadth-first from start back to start, inside its component (nothing outside leads back)
     const parent = new Map<string, string>();
     const queue = [start];
     for (let i = 0; i < queue.length; i++) {
       const n = queue[i]!;
-      for (const m of next(n)) {
+      for (const m of next.get(n)!) {
         if (m === start) {
           const path = [n];
           while (path[0] !== start) path.unshift(parent.get(path[0]!)!);
           return path;
         }
-        if (!parent.has(m)) {
+        if (component.get(m) === own && !parent.has(m)) {
           parent.set(m, n);
           queue.push(m);
         }
@@ -50,6 +57,57 @@ function firstCycle(names: string[], edges: Map<string, Set<string>>, bounded: S
     }
   }
   return undefined;
+}
+
+/** Tarjan's strongly connected components, without recursion (a pipeline may have thousands of phases): each node's component number. */
+function components(nodes: string[], next: Map<string, string[]>): Map<string, number> {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const component = new Map<string, number>();
+  let counter = 0;
+  let found = 0;
+  for (const root of nodes) {
+    if (index.has(root)) continue;
+    const work: [string, number][] = [[root, 0]];
+    index.set(root, counter);
+    low.set(root, counter++);
+    stack.push(root);
+    onStack.add(root);
+    while (work.length > 0) {
+      const frame = work[work.length - 1]!;
+      const [n, i] = frame;
+      const out = next.get(n)!;
+      if (i < out.length) {
+        frame[1]++;
+        const m = out[i]!;
+        if (!index.has(m)) {
+          index.set(m, counter);
+          low.set(m, counter++);
+          stack.push(m);
+          onStack.add(m);
+          work.push([m, 0]);
+        } else if (onStack.has(m)) low.set(n, Math.min(low.get(n)!, index.get(m)!));
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) {
+        const up = work[work.length - 1]![0];
+        low.set(up, Math.min(low.get(up)!, low.get(n)!));
+      }
+      if (low.get(n) === index.get(n)) {
+        for (;;) {
+          const m = stack.pop()!;
+          onStack.delete(m);
+          component.set(m, found);
+          if (m === n) break;
+        }
+        found++;
+      }
+    }
+  }
+  return component;
 }
 
 export function checkCycles(ctx: RuleContext): Diagnostic[] {

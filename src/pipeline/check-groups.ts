@@ -5,7 +5,7 @@
  */
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { PipelineDoc } from "./spec.ts";
-import { diag, esc, rulesOf, type RuleContext } from "./validate-pipeline.ts";
+import { diag, esc, rulesOf, type RuleContext } from "./rule-context.ts";
 
 export function checkGroups(ctx: RuleContext): Diagnostic[] {
   const { doc } = ctx;

@@ -32,6 +32,7 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
   const live = new LiveOutput(ctx.emit, e.phase);
   const runId = inv.env.PHASELOOP_RUN_ID;
   const phaseDir = inv.env.PHASELOOP_PHASE_DIR;
+  const started = Date.now();
   const r = await runProcess({
     command: fenced?.argv ?? inv.command,
     cwd: ctx.info.workdir,
@@ -43,7 +44,8 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
     stdoutFile: join(dir, "stdout.log"),
     stderrFile: join(dir, "stderr.log"),
     resultGraceMs: RESULT_GRACE_MS,
-    sweep: runId && phaseDir ? () => void killPhaseProcesses(runId, phaseDir) : undefined,
+    // every process of the phase came after its first one: only those are read
+    sweep: runId && phaseDir ? (pid) => void killPhaseProcesses(runId, phaseDir, pid === undefined ? undefined : { lastPid: pid - 1, at: started }) : undefined,
     onLine: (stream, line) => {
       if (stream === "stderr") {
         const info = parser.pushStderr?.(line);

@@ -9,7 +9,7 @@
  * says so is not run again. The child's events stay in its own log; the
  * parent's reporter shows them live as the phase's output lines.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import process from "node:process";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
@@ -129,7 +129,7 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRun
       const seq = Math.max(logged, checkpoint.seq);
       const snapshot = checkpoint.snapshot;
       if (resumed) snapshot.status = "interrupted";
-      const runner = makeRunner({ machine, store, info, reporter: forward(e.phase, machine.name, ctx), recordedIterations: recordedIterations(dir) }, snapshot, seq);
+      const runner = makeRunner({ machine, store, info, reporter: forward(e.phase, machine.name, ctx), recordedIterations: store.recordedIterations() }, snapshot, seq);
       const preface = resumed
         ? [{ type: "run.resumed", iteration: snapshot.iteration, phase: snapshot.awaiting?.kind === "phase" ? snapshot.awaiting.phase : null, pipeline: machine.name, workdir: info.workdir, max_iterations: snapshot.limits.maxIterations }]
         : [{ type: "run.started", pipeline: machine.name, file, hash: info.hash, workdir: info.workdir, params: params.params, max_iterations: snapshot.limits.maxIterations, phases: machine.phases.map((p) => p.name), version: VERSION }];
@@ -199,23 +199,6 @@ function readChild(dir: string): Checkpoint | undefined {
     }
   }
   return undefined;
-}
-
-function recordedIterations(dir: string): Set<number> {
-  const out = new Set<number>();
-  try {
-    for (const line of readFileSync(join(dir, "iterations.jsonl"), "utf8").split("\n")) {
-      try {
-        const n = (JSON.parse(line) as { iteration?: unknown }).iteration;
-        if (typeof n === "number") out.add(n);
-      } catch {
-        // a torn line
-      }
-    }
-  } catch {
-    // none yet
-  }
-  return out;
 }
 
 /** The child's events, shown live under the parent's phase as its output lines (its own log keeps them). */

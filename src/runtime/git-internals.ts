@@ -4,7 +4,7 @@
  * that a write scope can name and undo what an agent changed there. No write
  * scope ever covers them: a hook or a config entry is code git runs later.
  */
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { statKey } from "./file-snapshot.ts";
 
@@ -36,9 +36,9 @@ function skipped(dirs: string[], dir: string, name: string): boolean {
   return dirs.length === 2 && dirs[0] !== dirs[1] && dir === dirs[1] && SHARED_ELSEWHERE.has(name);
 }
 
-/** The files of `dirs` now; entries of `before` whose stat is unchanged are taken over, not read again. */
-export function snapshotGitInternals(dirs: string[], before?: GitInternals): GitInternals {
-  const files: GitInternals = new Map();
+/** Every file below `dirs` (each once, the skipped ones left out), with its directory entry. */
+function eachInternalFile(dirs: string[], visit: (full: string, entry: Dirent) => void): void {
+  const seen = new Set<string>();
   const walk = (dir: string) => {
     let entries;
     try {
@@ -49,29 +49,33 @@ export function snapshotGitInternals(dirs: string[], before?: GitInternals): Git
     for (const e of entries) {
       const full = join(dir, e.name);
       if (skipped(dirs, dir, e.name)) continue;
-      if (e.isDirectory()) {
-        walk(full);
-        continue;
-      }
-      if (files.has(full)) continue;
-      try {
-        const st = lstatSync(full);
-        const key = statKey(st);
-        const was = before?.get(full);
-        if (was?.key === key) {
-          files.set(full, was);
-          continue;
-        }
-        const entry: Entry = { key, mode: st.mode & 0o7777 };
-        if (e.isSymbolicLink()) entry.link = readlinkSync(full);
-        else if (st.size <= KEEP_LIMIT) entry.data = readFileSync(full);
-        files.set(full, entry);
-      } catch {
-        // vanished while we looked
+      if (e.isDirectory()) walk(full);
+      else if (!seen.has(full)) {
+        seen.add(full);
+        visit(full, e);
       }
     }
   };
   for (const dir of new Set(dirs)) walk(dir);
+}
+
+/** The files of `dirs` now; entries of `before` whose stat is unchanged are taken over, not read again. */
+export function snapshotGitInternals(dirs: string[], before?: GitInternals): GitInternals {
+  const files: GitInternals = new Map();
+  eachInternalFile(dirs, (full, e) => {
+    try {
+      const st = lstatSync(full);
+      const key = statKey(st);
+      const was = before?.get(full);
+      if (was?.key === key) return void files.set(full, was);
+      const entry: Entry = { key, mode: st.mode & 0o7777 };
+      if (e.isSymbolicLink()) entry.link = readlinkSync(full);
+      else if (st.size <= KEEP_LIMIT) entry.data = readFileSync(full);
+      files.set(full, entry);
+    } catch {
+      // vanished while we looked
+    }
+  });
   return files;
 }
 
@@ -105,28 +109,13 @@ function sameContent(path: string, was: Entry): boolean {
 
 function snapshotKeys(dirs: string[]): Map<string, string> {
   const keys = new Map<string, string>();
-  const walk = (dir: string) => {
-    let entries;
+  eachInternalFile(dirs, (full) => {
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
+      keys.set(full, statKey(lstatSync(full)));
     } catch {
-      return;
+      // vanished
     }
-    for (const e of entries) {
-      const full = join(dir, e.name);
-      if (skipped(dirs, dir, e.name)) continue;
-      if (e.isDirectory()) {
-        walk(full);
-        continue;
-      }
-      try {
-        keys.set(full, statKey(lstatSync(full)));
-      } catch {
-        // vanished
-      }
-    }
-  };
-  for (const dir of new Set(dirs)) walk(dir);
+  });
   return keys;
 }
 

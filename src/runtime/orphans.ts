@@ -10,27 +10,87 @@ import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { isProcessAlive } from "./run-lock.ts";
 
-/** The pids whose environment says they belong to this run (and, given `phaseDir`, to that phase run). */
-export function findRunProcesses(runId: string, phaseDir?: string): number[] {
-  if (process.platform !== "linux") return [];
-  let entries: string[];
+/**
+ * Where the kernel's pid counter stood before a phase started, so that the
+ * phase's end reads only the processes made since: the last pid allocated
+ * (the last field of /proc/loadavg, for this pid namespace) and the time.
+ */
+export interface PidMark {
+  /** The last pid handed out before the phase: its first process's pid minus one. */
+  lastPid: number;
+  at: number;
+}
+
+let pidMax: number | undefined;
+let counter: string | undefined;
+
+/** Where the pid counter stands now (undefined where /proc cannot tell). */
+export function markPids(): PidMark | undefined {
+  if (process.platform !== "linux") return undefined;
   try {
-    entries = readdirSync("/proc");
+    pidMax ??= Number(readFileSync("/proc/sys/kernel/pid_max", "latin1").trim());
+    let text: string;
+    try {
+      // the pid namespace's counter; cheaper to read than /proc/loadavg, which has it last
+      text = readFileSync((counter ??= "/proc/sys/kernel/ns_last_pid"), "latin1");
+    } catch {
+      text = readFileSync((counter = "/proc/loadavg"), "latin1");
+    }
+    const lastPid = Number(text.trim().split(" ").pop());
+    return Number.isInteger(lastPid) && lastPid >= 0 && pidMax > 0 ? { lastPid, at: Date.now() } : undefined;
   } catch {
-    return [];
+    return undefined;
   }
+}
+
+/**
+ * Whether a pid may have been made since the mark. Pids are handed out in
+ * turn, wrapping at pid_max, so the new ones lie between the mark and the
+ * counter now. That holds while the counter cannot have gone all the way
+ * round, which takes pid_max new processes: the window allows 100 per
+ * millisecond, far above what a machine forks. Past it every pid is read.
+ */
+export function madeSince(mark: { lastPid: number; at: number } | undefined, now: { lastPid: number; at: number } | undefined, max: number | undefined): (pid: number) => boolean {
+  if (mark === undefined || now === undefined || max === undefined) return () => true;
+  if (now.at - mark.at >= max / 100) return () => true;
+  const from = mark.lastPid;
+  const to = now.lastPid;
+  if (to === from) return () => false;
+  return to > from ? (pid) => pid > from && pid <= to : (pid) => pid > from || pid <= to;
+}
+
+/** The pids made since the mark, listed when they are few enough to look at one by one rather than list /proc; else undefined. */
+export function fewPidsSince(mark: { lastPid: number; at: number } | undefined, now: { lastPid: number; at: number } | undefined, max: number | undefined, few = 256): number[] | undefined {
+  if (mark === undefined || now === undefined || max === undefined || now.at - mark.at >= max / 100) return undefined;
+  const count = (now.lastPid - mark.lastPid + max) % max;
+  if (count > few) return undefined;
+  return Array.from({ length: count }, (_, i) => ((mark.lastPid + i) % max) + 1);
+}
+
+/** The pids whose environment says they belong to this run (and, given `phaseDir`, to that phase run; given `since`, made after that mark). */
+export function findRunProcesses(runId: string, phaseDir?: string, since?: PidMark): number[] {
+  if (process.platform !== "linux") return [];
+  const now = since && markPids();
+  let names: (string | number)[] | undefined = fewPidsSince(since, now, pidMax);
+  if (names === undefined) {
+    try {
+      names = readdirSync("/proc");
+    } catch {
+      return [];
+    }
+  }
+  const candidate = madeSince(since, now, pidMax);
   const marker = `\0PHASELOOP_RUN_ID=${runId}\0`;
   const phaseMarker = phaseDir === undefined ? "" : `\0PHASELOOP_PHASE_DIR=${phaseDir}\0`;
   const found: number[] = [];
-  for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
+  for (const name of names) {
     const pid = Number(name);
-    if (pid === process.pid) continue;
+    if (!Number.isInteger(pid) || pid === process.pid || !candidate(pid)) continue;
     try {
-      const environ = `\0${readFileSync(`/proc/${name}/environ`, "utf8")}\0`;
+      const environ = `\0${readFileSync(`/proc/${pid}/environ`, "utf8")}\0`;
       if (environ.includes(marker) && environ.includes(phaseMarker)) found.push(pid);
     } catch {
-      // gone, or another user's
+      // gone, never was, or another user's
     }
   }
   return found;
@@ -63,10 +123,11 @@ export async function stopRunProcesses(runId: string, graceMs = 2000): Promise<n
  * End every process of a phase run at once (SIGKILL), wherever it went: the
  * ones that left the phase's process group (setsid, a daemonising tool) are
  * found by the run id and phase directory in their environment. Returns the
- * pids found.
+ * pids found. Given the mark taken before the phase started, only the
+ * processes made since are read.
  */
-export function killPhaseProcesses(runId: string, phaseDir: string): number[] {
-  const pids = findRunProcesses(runId, phaseDir);
+export function killPhaseProcesses(runId: string, phaseDir: string, since?: PidMark): number[] {
+  const pids = findRunProcesses(runId, phaseDir, since);
   for (const pid of pids) {
     try {
       process.kill(pid, "SIGKILL");

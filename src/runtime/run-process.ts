@@ -23,8 +23,8 @@ export interface ProcessSpec {
   killGraceMs?: number;
   /** How long a program that printed its terminal result may go on. Default 2 s. */
   resultGraceMs?: number;
-  /** Ends the processes that left the group (called when the process is stopped and when it has ended). */
-  sweep?: () => void;
+  /** Ends the processes that left the group (called with the program's pid when it is stopped and when it has ended). */
+  sweep?: (pid: number | undefined) => void;
 }
 
 /** A finished process, whatever happened: failures are results, not exceptions. */
@@ -266,7 +266,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
 
     const sweep = () => {
       try {
-        spec.sweep?.();
+        spec.sweep?.(child.pid);
       } catch {
         // nothing to end
       }

@@ -187,6 +187,26 @@ export class RunStore {
     this.iterations = new JsonlWriter(join(this.dir, "iterations.jsonl"));
     this.state = new CheckpointFile(join(this.dir, "state.json"));
   }
+  /** The iterations iterations.jsonl already records (a torn line, or none yet, records nothing). */
+  recordedIterations(): Set<number> {
+    const out = new Set<number>();
+    let text: string;
+    try {
+      text = readFileSync(join(this.dir, "iterations.jsonl"), "utf8");
+    } catch {
+      return out;
+    }
+    for (const line of text.split("\n")) {
+      try {
+        const n = (JSON.parse(line) as { iteration?: unknown }).iteration;
+        if (typeof n === "number") out.add(n);
+      } catch {
+        // a torn or empty line
+      }
+    }
+    return out;
+  }
+
   /**
    * A new run directory, whole from its first instant: its first files are
    * written into a hidden directory, which is then renamed into place. A

@@ -26,8 +26,8 @@ function docOf(spec: { gotos: number[]; unconditional: boolean; when: boolean; b
   return { phaseloop: 1, name: "g", phases, stop: { max_iterations: 1 } };
 }
 
-/** Whether the graph without the head and the bounded phases has a cycle (brute force: repeated removal of phases with no way on). */
-function hasOpenCycle(doc: PipelineDoc): boolean {
+/** The graph without the loop head and the bounded phases: its phases and each one's successors among them. */
+function openGraph(doc: PipelineDoc): { open: Set<string>; succ: (n: string) => string[] } {
   const names = Object.keys(doc.phases);
   const open = new Set(names.filter((n, i) => i > 0 && doc.phases[n]!.max_visits === undefined));
   const succ = (n: string) => {
@@ -41,6 +41,32 @@ function hasOpenCycle(doc: PipelineDoc): boolean {
     if (p.when !== undefined) out.add(fall);
     return [...out].filter((m) => open.has(m));
   };
+  return { open, succ };
+}
+
+/** The length of the shortest cycle through `start` in the open graph (brute force: breadth-first), or undefined. */
+function shortestCycle(doc: PipelineDoc, start: string): number | undefined {
+  const { open, succ } = openGraph(doc);
+  if (!open.has(start)) return undefined;
+  let frontier = [start];
+  const seen = new Set<string>();
+  for (let length = 1; frontier.length > 0; length++) {
+    const further: string[] = [];
+    for (const n of frontier) for (const m of succ(n)) {
+      if (m === start) return length;
+      if (!seen.has(m)) {
+        seen.add(m);
+        further.push(m);
+      }
+    }
+    frontier = further;
+  }
+  return undefined;
+}
+
+/** Whether the graph without the head and the bounded phases has a cycle (brute force: repeated removal of phases with no way on). */
+function hasOpenCycle(doc: PipelineDoc): boolean {
+  const { open, succ } = openGraph(doc);
   let changed = true;
   while (changed) {
     changed = false;
@@ -80,5 +106,28 @@ describe("unbounded cycles", () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it("the first report is a shortest cycle through the earliest phase that lies on any cycle", () => {
+    fc.assert(
+      fc.property(graph, (spec) => {
+        const doc = docOf(spec);
+        const first = Object.keys(doc.phases).find((n) => shortestCycle(doc, n) !== undefined);
+        const [reported] = unboundedCycles(doc);
+        if (first === undefined) expect(reported).toBeUndefined();
+        else {
+          expect(reported![0]).toBe(first);
+          expect(reported!.length).toBe(shortestCycle(doc, first));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("a long chain of phases with one cycle at its end is reported once", () => {
+    const phases: Record<string, PhaseSpec> = {};
+    for (let i = 0; i < 3000; i++) phases[`p${i}`] = { run: "true" };
+    phases.p2999 = { run: "true", next: [{ if: "exit_code != 0", goto: "p2998" }, { goto: "p0" }] };
+    expect(unboundedCycles({ phaseloop: 1, name: "long", phases, stop: { max_iterations: 1 } })).toEqual([["p2998", "p2999"]]);
   });
 });

@@ -1,58 +1,17 @@
-import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { cpSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ChangeTracker } from "../../src/runtime/change-tracker.ts";
 import { changesSince, takeBaseline, type Baseline } from "../../src/runtime/measure-changes.ts";
 import { scopeChangesSince, takeScopeBaseline } from "../../src/runtime/write-scope-baseline.ts";
+import { applyOps, git, tempDirs, workdirOp, type Op } from "./workdir-ops.ts";
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-const git = (cwd: string, ...args: string[]) => spawnSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" });
+const temp = tempDirs("phaseloop-tracker-");
 
 // names that cover nesting, dotfiles, ignored files and ignored directories, and the ignore file itself
 const PATHS = ["a", "b.txt", ".dot", "d/x", "d/e/y", "ig.log", "d/ig.log", "build/out", "sp ace/é", "constructor"];
-const path = fc.constantFrom(...PATHS);
-type Op =
-  | { op: "write"; path: string; content: string }
-  | { op: "delete"; path: string }
-  | { op: "rename"; from: string; to: string }
-  | { op: "chmod"; path: string; exec: boolean }
-  | { op: "symlink"; path: string; target: string }
-  | { op: "ignore"; rules: string };
-const op: fc.Arbitrary<Op> = fc.oneof(
-  { arbitrary: fc.record({ op: fc.constant("write" as const), path, content: fc.constantFrom("", "1", "2", "22", "hello\n") }), weight: 4 },
-  { arbitrary: fc.record({ op: fc.constant("delete" as const), path }), weight: 2 },
-  { arbitrary: fc.record({ op: fc.constant("rename" as const), from: path, to: path }), weight: 1 },
-  { arbitrary: fc.record({ op: fc.constant("chmod" as const), path, exec: fc.boolean() }), weight: 1 },
-  { arbitrary: fc.record({ op: fc.constant("symlink" as const), path, target: fc.constantFrom("a", "missing", "d") }), weight: 1 },
-  { arbitrary: fc.record({ op: fc.constant("ignore" as const), rules: fc.constantFrom("*.log\nbuild/\n", "*.log\n", "*.log\nbuild/\nb.txt\n") }), weight: 1 },
-);
-
-function apply(root: string, ops: Op[]): void {
-  for (const o of ops) {
-    try {
-      if (o.op === "write") {
-        mkdirSync(dirname(join(root, o.path)), { recursive: true });
-        writeFileSync(join(root, o.path), o.content);
-      } else if (o.op === "delete") rmSync(join(root, o.path), { force: true, recursive: true });
-      else if (o.op === "rename") {
-        mkdirSync(dirname(join(root, o.to)), { recursive: true });
-        renameSync(join(root, o.from), join(root, o.to));
-      } else if (o.op === "chmod") chmodSync(join(root, o.path), o.exec ? 0o755 : 0o644);
-      else if (o.op === "ignore") writeFileSync(join(root, ".gitignore"), o.rules);
-      else {
-        mkdirSync(dirname(join(root, o.path)), { recursive: true });
-        rmSync(join(root, o.path), { force: true, recursive: true });
-        symlinkSync(o.target, join(root, o.path));
-      }
-    } catch {
-      // the same operation fails the same way on both copies
-    }
-  }
-}
+const op = workdirOp(PATHS, true);
 
 /** What happens in a run between two looks at the workdir. */
 type Step =
@@ -67,16 +26,15 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 function setUp(kind: "git" | "plain", committed: Op[], dirty: Op[]): string {
-  const d = mkdtempSync(join(tmpdir(), "phaseloop-tracker-"));
-  dirs.push(d);
+  const d = temp.make();
   writeFileSync(join(d, ".gitignore"), "*.log\nbuild/\n");
-  apply(d, committed);
+  applyOps(d, committed);
   if (kind === "git") {
     git(d, "init", "-q");
     git(d, "add", "-A");
     git(d, "commit", "-qm", "init", "--allow-empty");
   }
-  apply(d, dirty);
+  applyOps(d, dirty);
   return d;
 }
 
@@ -87,8 +45,7 @@ function setUp(kind: "git" | "plain", committed: Op[], dirty: Op[]): string {
  */
 function runSteps(kind: "git" | "plain", committed: Op[], dirty: Op[], steps: Step[]): void {
   const d = setUp(kind, committed, dirty);
-  const ref = `${d}-ref`;
-  dirs.push(ref);
+  const ref = temp.track(`${d}-ref`);
   cpSync(d, ref, { recursive: true, verbatimSymlinks: true });
   const tracker = new ChangeTracker(d);
   tracker.beginIteration();
@@ -99,13 +56,13 @@ function runSteps(kind: "git" | "plain", committed: Op[], dirty: Op[], steps: St
       refBase = takeBaseline(ref);
     } else if (s.kind === "between") {
       tracker.touched();
-      apply(d, s.ops);
-      apply(ref, s.ops);
+      applyOps(d, s.ops);
+      applyOps(ref, s.ops);
     } else {
       const scope = tracker.startPhase(s.scoped);
       const refScope = s.scoped ? takeScopeBaseline(ref) : undefined;
-      apply(d, s.ops);
-      apply(ref, s.ops);
+      applyOps(d, s.ops);
+      applyOps(ref, s.ops);
       const r = tracker.endPhase(scope);
       expect(r.changes).toEqual(changesSince(ref, refBase));
       if (refScope) expect(r.scope).toEqual(scopeChangesSince(ref, refScope));
