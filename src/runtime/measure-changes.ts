@@ -19,7 +19,10 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { diffSnapshots, pathState, snapshotFiles } from "./file-snapshot.ts";
-import { advanceSlotIndex, findRepo, restoreFromIndex, worktreeChanges, writeSlotIndex } from "./private-git.ts";
+import { advanceSlotIndex, findRepo, ignoredByRules, restoreFromIndex, worktreeChanges, writeSlotIndex } from "./private-git.ts";
+
+/** pathState of a path that does not exist. */
+const ABSENT = "-";
 
 const SKIP_DIRS = new Set([".git", "node_modules", ".phaseloop"]);
 
@@ -63,7 +66,17 @@ export function measureSince(workdir: string, baseline: Baseline, tree?: string[
     const overlay = baseline.overlay;
     if (!overlay) return { changes: differ, tree: differ };
     const changes = new Set(differ.filter((p) => !Object.hasOwn(overlay, p)));
-    for (const [p, was] of Object.entries(overlay)) if (pathState(join(workdir, p)) !== was) changes.add(p);
+    const appeared: string[] = [];
+    for (const [p, was] of Object.entries(overlay)) {
+      const now = pathState(join(workdir, p));
+      if (now === was) continue;
+      if (was === ABSENT) appeared.push(p);
+      else changes.add(p);
+    }
+    // absent at the baseline but still in its index: a file there now is new, and counts only
+    // when the ignore rules let it, as for any new file (a fresh baseline would not hold it)
+    const ignored = ignoredByRules(workdir, appeared);
+    for (const p of appeared) if (!ignored.has(p)) changes.add(p);
     return { changes: [...changes].sort(), tree: differ };
   }
   const files = snapshotFiles(workdir, { skip: SKIP_DIRS });

@@ -37,6 +37,14 @@ export function runGit(args: string[], cwd: string, env?: Record<string, string>
   return { ok: r.status === 0, out: r.stdout ?? "" };
 }
 
+/** Which of these paths (relative to the workdir) the repository's ignore rules ignore, whether or not an index tracks them. */
+export function ignoredByRules(workdir: string, paths: string[]): Set<string> {
+  if (paths.length === 0) return new Set();
+  const r = spawnSync("git", [...SAFE_CONFIG, "check-ignore", "--no-index", "-z", "--stdin"], { cwd: workdir, input: paths.join("\0") + "\0", encoding: "utf8" });
+  // exit 1: none is ignored
+  return new Set(r.status === 0 ? (r.stdout ?? "").split("\0").filter(Boolean) : []);
+}
+
 const repos = new Map<string, GitRepo>();
 
 /** The repository around `workdir`, or undefined outside git (a repository once found is remembered). */

@@ -78,6 +78,15 @@ for (const kind of ["git", "plain"] as const) {
         { numRuns: kind === "git" ? 30 : 40 },
       );
     }, 240_000);
+
+    it("a file made again where the iteration began without it, and that the ignore rules now ignore, is no change", () => {
+      runSteps(kind, [{ op: "write", path: "b.txt", content: "" }], [], [
+        { kind: "phase", scoped: false, ops: [{ op: "rename", from: "b.txt", to: "a" }] },
+        { kind: "iteration" },
+        { kind: "phase", scoped: false, ops: [{ op: "ignore", rules: "*.log\nbuild/\nb.txt\n" }] },
+        { kind: "phase", scoped: false, ops: [{ op: "write", path: "b.txt", content: "" }] },
+      ]);
+    });
   });
 }
 
