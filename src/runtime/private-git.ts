@@ -181,7 +181,7 @@ export function worktreeChanges(workdir: string, repo: GitRepo, index: string, i
   const tree = !ignored && repo.prefix === "" ? treeWatchFor(workdir) : undefined;
   const questionOf = () => `${statText(index)}|${statText(join(repo.commonDir, "info", "exclude"))}`;
   if (!ignored) {
-    const known = watchedAnswer(workdir, index) ?? (tree ? tree.answerFor(index, questionOf()) : undefined);
+    const known = watchedAnswer(workdir, index) ?? tree?.answerFor<string[]>(index, questionOf())?.slice();
     if (known) return { changed: known, ignored: [] };
   }
   const mark = tree?.mark();
@@ -215,7 +215,7 @@ export function worktreeChanges(workdir: string, repo: GitRepo, index: string, i
   if (!ignored) {
     const files = indexedFiles(workdir, repo, index);
     if (files) watchAnswer(workdir, index, changed, files, [join(repo.commonDir, "info", "exclude")]);
-    else if (tree && mark) tree.remember(index, questionOf(), changed, mark); // the index as git left it
+    else if (tree && mark) tree.remember(index, questionOf(), [...changed], mark); // the index as git left it
     else if (repo.prefix === "") treeWatchFor(workdir, true); // too large for the stat watch: from the next look on
   }
   return { changed, ignored: ignoredPaths.sort() };

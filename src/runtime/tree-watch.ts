@@ -30,8 +30,8 @@ const MAX_DIRS = 20_000;
 const SETTLE_MS = 1000;
 
 interface Answer {
-  answer: string[];
-  indexStat: string;
+  answer: unknown;
+  question: string;
   generation: number;
   settles: number;
 }
@@ -47,16 +47,19 @@ export class TreeWatch {
   private waiting: { name: string; done: () => void } | undefined;
 
   private readonly workdir: string;
+  /** Folder names not watched anywhere (what the measurement never looks into). */
+  private readonly skip: ReadonlySet<string>;
 
-  private constructor(workdir: string) {
+  private constructor(workdir: string, skip: ReadonlySet<string>) {
     this.workdir = workdir;
+    this.skip = skip;
     this.sentinelDir = join(workdir, ".phaseloop", "watch");
   }
 
   /** A watch on every folder of the tree (not `.git`, not `.phaseloop`), or undefined where it cannot be had. */
-  static start(workdir: string): TreeWatch | undefined {
+  static start(workdir: string, skip: ReadonlySet<string> = new Set()): TreeWatch | undefined {
     if (process.platform !== "linux" || "Deno" in globalThis || !isFolder(workdir)) return undefined;
-    const w = new TreeWatch(workdir);
+    const w = new TreeWatch(workdir, skip);
     try {
       mkdirSync(w.sentinelDir, { recursive: true });
       w.add(w.sentinelDir, true);
@@ -71,11 +74,15 @@ export class TreeWatch {
     return w;
   }
 
-  /** git's answer for this index, if nothing has changed since it was given and a settle came after. */
-  answerFor(index: string, indexStat: string): string[] | undefined {
-    const a = this.answers.get(index);
-    if (this.broken || !a || a.indexStat !== indexStat || a.generation !== this.generation || this.settles <= a.settles) return undefined;
-    return [...a.answer];
+  /**
+   * The answer kept under `key` (git's for an index, a snapshot of the tree), if it was
+   * given to the same question (the index's stat, say), nothing has changed since, and a
+   * settle came after. Answers are shared, not copied: callers do not change them.
+   */
+  answerFor<T>(key: string, question: string): T | undefined {
+    const a = this.answers.get(key);
+    if (this.broken || !a || a.question !== question || a.generation !== this.generation || this.settles <= a.settles) return undefined;
+    return a.answer as T;
   }
 
   /** Where things stand before git is asked: keep with its answer. */
@@ -83,9 +90,9 @@ export class TreeWatch {
     return { generation: this.generation, settles: this.settles };
   }
 
-  remember(index: string, indexStat: string, answer: string[], at: { generation: number; settles: number }): void {
+  remember(key: string, question: string, answer: unknown, at: { generation: number; settles: number }): void {
     if (this.broken) return;
-    this.answers.set(index, { answer: [...answer], indexStat, ...at });
+    this.answers.set(key, { answer, question, ...at });
     if (this.answers.size > 8) this.answers.delete(this.answers.keys().next().value!);
   }
 
@@ -139,7 +146,7 @@ export class TreeWatch {
       }
       for (const e of entries) {
         if (!e.isDirectory()) continue;
-        if (e.name === ".git" || (d === this.workdir && e.name === ".phaseloop")) continue;
+        if (e.name === ".git" || this.skip.has(e.name) || (d === this.workdir && e.name === ".phaseloop")) continue;
         queue.push(join(d, e.name));
       }
     }
@@ -181,7 +188,7 @@ export class TreeWatch {
       }
       if (dir === this.workdir && String(name) === ".phaseloop") return;
       this.generation++;
-      if (name === null || name === undefined || String(name) === ".git") return;
+      if (name === null || name === undefined || String(name) === ".git" || this.skip.has(String(name))) return;
       try {
         this.entryChanged(join(dir, String(name)));
       } catch {
@@ -211,10 +218,10 @@ function isFolder(path: string): boolean {
 const watches = new Map<string, TreeWatch | null>();
 
 /** The tree watch of a workdir; started on first use when `start` says so. */
-export function treeWatchFor(workdir: string, start = false): TreeWatch | undefined {
+export function treeWatchFor(workdir: string, start = false, skip?: ReadonlySet<string>): TreeWatch | undefined {
   const known = watches.get(workdir);
   if (known !== undefined || !start) return known ?? undefined;
-  const w = TreeWatch.start(workdir) ?? null;
+  const w = TreeWatch.start(workdir, skip) ?? null;
   watches.set(workdir, w);
   return w ?? undefined;
 }
