@@ -21,6 +21,34 @@ export interface Checkpoint {
   updated_at: string;
 }
 
+/** The JSON of each history entry, made once: an entry never changes once recorded, and is shared by every later snapshot. */
+const entryJson = new WeakMap<object, string>();
+/** Stands for the history while the rest is made; random, so that no value of the run can be mistaken for it. */
+const HOLE = `history-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`;
+
+/**
+ * state.json's text: `JSON.stringify(cp)`, made at every transition. The
+ * history (up to twenty iterations, most of the text) is joined from the
+ * entries' JSON made when each was recorded.
+ */
+export function checkpointJson(cp: Checkpoint): string {
+  const history = cp.snapshot.history;
+  if (history.length === 0) return JSON.stringify(cp);
+  // the key keeps its place in the copy: the text is the same as JSON.stringify's
+  const text = JSON.stringify({ ...cp, snapshot: { ...cp.snapshot, history: HOLE } });
+  const hole = `"history":"${HOLE}"`;
+  const at = text.indexOf(hole);
+  if (at < 0) return JSON.stringify(cp);
+  let entries = "";
+  for (let i = 0; i < history.length; i++) {
+    const entry = history[i]!;
+    let json = entryJson.get(entry);
+    if (json === undefined) entryJson.set(entry, (json = JSON.stringify(entry)));
+    entries += i === 0 ? json : `,${json}`;
+  }
+  return `${text.slice(0, at)}"history":[${entries}]${text.slice(at + hole.length)}`;
+}
+
 /** A line of iterations.jsonl: the iteration's history entry, with the run's totals when it ended. */
 export interface IterationRecord {
   iteration: number;

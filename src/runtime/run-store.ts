@@ -229,6 +229,10 @@ export class RunStore {
   writeState(state: unknown): void {
     this.state.write(JSON.stringify(state));
   }
+  /** The checkpoint given as its JSON text. */
+  writeStateText(json: string): void {
+    this.state.write(json);
+  }
   readState<T>(): T | undefined {
     const text = readCheckpointFile(join(this.dir, "state.json"));
     if (text === undefined) return undefined;
