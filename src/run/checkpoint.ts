@@ -2,11 +2,10 @@
  * What survives a crash besides the event log: state.json (the machine
  * snapshot and the log's bookkeeping) and the iteration's change baseline.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Snapshot } from "../machine/types.ts";
 import type { Baseline } from "../runtime/measure-changes.ts";
-import { writeFileAtomic, type RunStore } from "../runtime/run-store.ts";
+import { readCheckpointFile, type RunStore } from "../runtime/run-store.ts";
 import type { RunEvent } from "./run-events.ts";
 
 /** What state.json holds: the machine snapshot and the bookkeeping of the log. */
@@ -55,15 +54,20 @@ export interface IterationRecord {
   [key: string]: unknown;
 }
 
-/** Keep the iteration's baseline on disk, so a resumed iteration measures from its real start. */
+/**
+ * Keep the iteration's baseline on disk, so a resumed iteration measures from
+ * its real start. Replaced at every iteration the way state.json is (see
+ * CheckpointFile): a crash leaves baseline.json or its complete
+ * `baseline.json.next`.
+ */
 export function saveIterationBaseline(store: RunStore, iteration: number, baseline: Baseline): void {
-  writeFileAtomic(join(store.dir, "baseline.json"), JSON.stringify({ iteration, baseline }));
+  store.baseline.write(JSON.stringify({ iteration, baseline }));
 }
 
 /** The baseline saved for `iteration`, if that is the one on disk. */
 export function loadIterationBaseline(store: RunStore, iteration: number): Baseline | undefined {
   try {
-    const saved = JSON.parse(readFileSync(join(store.dir, "baseline.json"), "utf8")) as { iteration: number; baseline: Baseline };
+    const saved = JSON.parse(readCheckpointFile(join(store.dir, "baseline.json")) ?? "") as { iteration: number; baseline: Baseline };
     return saved?.iteration === iteration ? saved.baseline : undefined;
   } catch {
     return undefined;
