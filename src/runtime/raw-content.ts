@@ -4,7 +4,7 @@
  * no configuration that converts line ends, ignores the executable bit or
  * symlinks, or folds case. Only then may the stat watch judge a changed file
  * itself. The answer is kept while none of the files it was read from (the
- * configuration files, the attributes files outside the work tree) changes.
+ * configuration files, the attributes and ignore files outside the work tree) changes.
  */
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
@@ -14,7 +14,7 @@ import { statText } from "./stat-watch.ts";
 export interface RawContent {
   /** True when git compares raw bytes and modes. */
   raw: boolean;
-  /** Files whose change changes the answer (absent ones included: being made changes it too). */
+  /** Files whose change changes the answer or git's ignore rules (absent ones included: being made changes it too). */
   sources: string[];
 }
 
@@ -52,15 +52,20 @@ export function parseRawContent(listing: string, cwd: string): RawContent {
     const value = nl < 0 ? "" : entry.slice(nl + 1);
     const rule = NOT_RAW[key];
     if (rule?.(value)) raw = false;
+    // the user's own ignore rules: a change there changes what git lists
+    if (key === "core.excludesfile" && value) sources.add(value.startsWith("~/") ? join(homeDir(), value.slice(2)) : resolve(cwd, value));
   }
   return { raw, sources: [...sources] };
 }
 
-/** The configuration and attributes files git may read for this repository, whether or not they exist. */
+const homeDir = () => process.env.HOME ?? homedir();
+
+/** The configuration, ignore and attributes files git may read for this repository, whether or not they exist. */
 function candidateFiles(gitDir: string, commonDir: string): string[] {
-  const home = process.env.HOME ?? homedir();
+  const home = homeDir();
   const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
   return [
+    join(xdg, "git", "ignore"),
     join(commonDir, "config"),
     join(gitDir, "config.worktree"),
     process.env.GIT_CONFIG_GLOBAL ?? join(home, ".gitconfig"),

@@ -72,7 +72,7 @@ export function statText(path: string): string {
 }
 
 /** A file's bytes as git reads them: a symlink's target text, a file's content. */
-function contentOf(path: string, symlink: boolean): Buffer | undefined {
+function contentOf(path: string, symlink: boolean): Uint8Array | undefined {
   try {
     return symlink ? readlinkSync(path, { encoding: "buffer" }) : readFileSync(path);
   } catch {
@@ -85,7 +85,7 @@ const S_IFLNK = 0o120000;
 const S_IFREG = 0o100000;
 const modeOf = (stat: string) => (stat === "absent" ? 0 : Number(stat.slice(0, stat.indexOf(":"))));
 
-function hashOf(content: Buffer | undefined): string {
+function hashOf(content: Uint8Array | undefined): string {
   return content ? createHash("sha1").update(content).digest("hex") : "unreadable";
 }
 
@@ -105,7 +105,7 @@ function isRacy(stat: string, now: number): boolean {
 }
 
 /** What a path is now, hashed as well when racy (`content` when already read). */
-function seenNow(path: string, stat: string, now: number, rel?: string, content?: Buffer): Seen {
+function seenNow(path: string, stat: string, now: number, rel?: string, content?: Uint8Array): Seen {
   if (!isRacy(stat, now)) return { stat, rel };
   return { stat, hash: content ? hashOf(content) : contentHash(path, stat), rel };
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import fc from "fast-check";
@@ -118,10 +118,12 @@ describe("the stat watch against git", () => {
     expect(derived).toBeGreaterThan(0);
   }, 240_000);
 
-  it("judges a rewritten untracked file, and a tracked file reverted to the index's content, without git", () => {
+  /** A repository with a tracked and an untracked file changed, looked at once by git (and watched). */
+  function watchedRepo(prepare: (d: string) => void = () => {}) {
     const d = temp.make();
     writeFileSync(join(d, "t.txt"), "committed");
     git(d, "init", "-q");
+    prepare(d);
     git(d, "add", "-A");
     git(d, "commit", "-qm", "init");
     const repo = findRepo(d)!;
@@ -130,16 +132,56 @@ describe("the stat watch against git", () => {
     writeFileSync(join(d, "u.txt"), "1");
     sleep(70);
     expect(worktreeChanges(d, repo, index)?.changed).toEqual(["t.txt", "u.txt"]);
+    return { d, repo, index };
+  }
+
+  /** `look` with no git to be found: what it answers is the watch's own. */
+  function withoutGit<T>(look: () => T): T {
     const path = process.env.PATH;
     try {
-      process.env.PATH = ""; // no git to be found: the answers are the watch's own
+      process.env.PATH = "";
+      return look();
+    } finally {
+      process.env.PATH = path;
+    }
+  }
+
+  it("judges a rewritten untracked file, and a tracked file reverted to the index's content, without git", () => {
+    const { d, repo, index } = watchedRepo();
+    withoutGit(() => {
       writeFileSync(join(d, "u.txt"), "2");
       writeFileSync(join(d, "t.txt"), "committed");
       expect(worktreeChanges(d, repo, index)?.changed).toEqual(["u.txt"]);
       writeFileSync(join(d, "t.txt"), "again");
       expect(worktreeChanges(d, repo, index)?.changed).toEqual(["t.txt", "u.txt"]);
-    } finally {
-      process.env.PATH = path;
+      chmodSync(join(d, "t.txt"), 0o755);
+      writeFileSync(join(d, "t.txt"), "committed");
+      expect(worktreeChanges(d, repo, index)?.changed).toEqual(["t.txt", "u.txt"]);
+    });
+  });
+
+  it("asks git when it may convert content or ignore modes, or when an ignore file changed", () => {
+    const converting: ((d: string) => void)[] = [
+      (d) => writeFileSync(join(d, ".gitattributes"), "*.txt text\n"),
+      (d) => git(d, "config", "core.autocrlf", "input"),
+      (d) => git(d, "config", "core.fileMode", "false"),
+      (d) => {
+        mkdirSync(join(d, ".git", "info"), { recursive: true });
+        writeFileSync(join(d, ".git", "info", "attributes"), "* -text\n");
+      },
+    ];
+    for (const prepare of converting) {
+      const { d, repo, index } = watchedRepo(prepare);
+      writeFileSync(join(d, "t.txt"), "committed");
+      expect(withoutGit(() => worktreeChanges(d, repo, index))).toBeUndefined();
     }
+    const { d, repo, index } = watchedRepo((d) => writeFileSync(join(d, ".gitignore"), "*.log\n"));
+    writeFileSync(join(d, ".gitignore"), "*.txt\n");
+    expect(withoutGit(() => worktreeChanges(d, repo, index))).toBeUndefined();
+    // a setting made while watched is a changed configuration file
+    const late = watchedRepo();
+    git(late.d, "config", "core.autocrlf", "true");
+    writeFileSync(join(late.d, "u.txt"), "2");
+    expect(withoutGit(() => worktreeChanges(late.d, late.repo, late.index))).toBeUndefined();
   });
 });
