@@ -237,7 +237,9 @@ function watchGitAnswer(workdir: string, repo: GitRepo, index: string, changed: 
     const r = runGit(["config", "-l", "-z", "--show-origin"], workdir);
     return r.ok ? r.out : undefined;
   });
-  watchAnswer(workdir, index, changed, listed.files, [join(repo.commonDir, "info", "exclude"), ...rules.sources], { entries: listed.entries, raw: rules.raw });
+  // the ignore files of the folders above the workdir rule it too (the watch walks only the workdir)
+  const above = repo.prefix.split("/").slice(0, -1).map((_, i, parts) => join(repo.root, ...parts.slice(0, i), ".gitignore"));
+  watchAnswer(workdir, index, changed, listed.files, [join(repo.commonDir, "info", "exclude"), ...above, ...rules.sources], { entries: listed.entries, raw: rules.raw });
   return true;
 }
 

@@ -178,6 +178,22 @@ describe("the stat watch against git", () => {
     const { d, repo, index } = watchedRepo((d) => writeFileSync(join(d, ".gitignore"), "*.log\n"));
     writeFileSync(join(d, ".gitignore"), "*.txt\n");
     expect(withoutGit(() => worktreeChanges(d, repo, index))).toBeUndefined();
+    // in a folder of the repository, the ignore files above it rule it too
+    const top = temp.make();
+    mkdirSync(join(top, "w"));
+    writeFileSync(join(top, "w", "t.txt"), "committed");
+    git(top, "init", "-q");
+    git(top, "add", "-A");
+    git(top, "commit", "-qm", "init");
+    const w = join(top, "w");
+    const sub = findRepo(w)!;
+    const subIndex = writeSlotIndex(w, sub, "unit")!;
+    writeFileSync(join(w, "u.txt"), "1");
+    sleep(70);
+    expect(worktreeChanges(w, sub, subIndex)?.changed).toEqual(["u.txt"]);
+    expect(withoutGit(() => worktreeChanges(w, sub, subIndex))?.changed).toEqual(["u.txt"]);
+    writeFileSync(join(top, ".gitignore"), "u.txt\n");
+    expect(withoutGit(() => worktreeChanges(w, sub, subIndex))).toBeUndefined();
     // a setting made while watched is a changed configuration file
     const late = watchedRepo();
     git(late.d, "config", "core.autocrlf", "true");
