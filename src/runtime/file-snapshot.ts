@@ -138,15 +138,45 @@ function listTree(dir: string, options: SnapshotOptions, files: Record<string, s
 }
 
 /** A file as a snapshot records it: by content hash and executable bit, a link by its target, by stat when large, special or asked. */
-function entryOf(full: string, st: { mode: number; size: number; mtimeMs: number; ctimeMs: number; ino: number }, byStat: boolean, link: string | undefined): string {
+export function entryOf(full: string, st: { mode: number; size: number; mtimeMs: number; ctimeMs: number; ino: number }, byStat: boolean, link: string | undefined): string {
   if (link !== undefined) return `link:${link}`;
   // the mode counts: an executable bit set is a change
   if (byStat || (st.mode & 0o170000) !== 0o100000 || st.size > HASH_LIMIT) return statKey(st);
   return ((st.mode & 0o111) !== 0 ? "x" : "") + contentHash(full, st);
 }
 
+/**
+ * Snapshots made from an earlier one by re-reading some paths: the earlier
+ * one (weakly: a chain of them must not keep every snapshot alive) and the
+ * paths that may differ from it.
+ */
+const derived = new WeakMap<Record<string, string>, { from: WeakRef<Record<string, string>>; paths: readonly string[] }>();
+
+/** `files` is `from` with only `paths` looked at again: a diff between them need look at no other. */
+export function noteDerived(files: Record<string, string>, from: Record<string, string>, paths: readonly string[]): void {
+  derived.set(files, { from: new WeakRef(from), paths });
+}
+
+/** The paths that may differ between `before` and `after`, when `after` was derived from it in a few steps. */
+function pathsSince(before: Record<string, string>, after: Record<string, string>): Set<string> | undefined {
+  const paths = new Set<string>();
+  let at = after;
+  for (let step = 0; step < 16; step++) {
+    const d = derived.get(at);
+    const from = d?.from.deref();
+    if (!d || !from) return undefined;
+    for (const p of d.paths) paths.add(p);
+    if (from === before) return paths;
+    at = from;
+  }
+  return undefined;
+}
+
 /** Paths whose entries differ between two snapshots (added, changed or removed), sorted. */
 export function diffSnapshots(before: Record<string, string>, after: Record<string, string>): string[] {
+  if (before === after) return [];
+  const candidates = pathsSince(before, after);
+  if (candidates) return [...candidates].filter((p) => Object.hasOwn(before, p) !== Object.hasOwn(after, p) || before[p] !== after[p]).sort();
   // no entries arrays: a snapshot has tens of thousands of paths
   const changed: string[] = [];
   for (const p in after) if (Object.hasOwn(after, p) && (!Object.hasOwn(before, p) || before[p] !== after[p])) changed.push(p);

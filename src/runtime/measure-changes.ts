@@ -20,7 +20,8 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { diffSnapshots, pathState, snapshotFiles } from "./file-snapshot.ts";
 import { WATCH_LIMIT } from "./stat-watch.ts";
-import { treeWatchFor } from "./tree-watch.ts";
+import { watchedSnapshot } from "./snapshot-update.ts";
+import { mayStartTreeWatch, treeWatchFor } from "./tree-watch.ts";
 import { advanceSlotIndex, findRepo, ignoredByRules, restoreFromIndex, worktreeChanges, writeSlotIndex } from "./private-git.ts";
 
 /** pathState of a path that does not exist. */
@@ -81,15 +82,10 @@ export function measureSince(workdir: string, baseline: Baseline, tree?: string[
     for (const p of appeared) if (!ignored.has(p)) changes.add(p);
     return { changes: [...changes].sort(), tree: differ };
   }
-  // a large tree whose watch saw nothing since the last snapshot is as that snapshot says
+  // a large tree's watch tells which folders changed since its last snapshot: those alone are read again
   const watch = treeWatchFor(workdir);
-  const mark = watch?.mark();
-  let files = watch?.answerFor<Record<string, string>>("snapshot", "");
-  if (!files) {
-    files = snapshotFiles(workdir, { skip: SKIP_DIRS });
-    if (watch && mark) watch.remember("snapshot", "", files, mark);
-    else if (Object.keys(files).length > WATCH_LIMIT) treeWatchFor(workdir, true, SKIP_DIRS);
-  }
+  const files = watch ? watchedSnapshot(workdir, watch, SKIP_DIRS).files : snapshotFiles(workdir, { skip: SKIP_DIRS });
+  if (!watch && mayStartTreeWatch(workdir) && Object.keys(files).length > WATCH_LIMIT) treeWatchFor(workdir, true, SKIP_DIRS);
   return { changes: diffSnapshots(baseline.files, files), files };
 }
 
