@@ -326,6 +326,12 @@ export function treeWatchFor(workdir: string, start = false, skip?: ReadonlySet<
   return w ?? undefined;
 }
 
+/** End the workdir's watch; a later `treeWatchFor(workdir, true)` may start one again. */
+export function stopTreeWatch(workdir: string): void {
+  watches.get(workdir)?.close();
+  watches.delete(workdir);
+}
+
 /** Let every write made so far in the workdir be counted (nothing to do without a watch). */
 export async function settleTreeWatch(workdir: string): Promise<void> {
   await watches.get(workdir)?.settle();
