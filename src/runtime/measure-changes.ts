@@ -99,11 +99,12 @@ const smallTrees = new Set<string>();
  */
 function plainSnapshot(workdir: string, settled: boolean): Record<string, string> {
   const watch = treeWatchFor(workdir);
-  if (watch && settled) return watchedSnapshot(workdir, watch, SKIP_DIRS).files;
+  const options = { skip: SKIP_DIRS, keep: join(workdir, ".phaseloop", "measure", "listing") };
+  if (watch && settled) return watchedSnapshot(workdir, watch, options).files;
   const tried = !watch && !mayStartTreeWatch(workdir); // a start was refused (no inotify here): never again
   const started = watch ?? (tried || smallTrees.has(workdir) ? undefined : treeWatchFor(workdir, true, SKIP_DIRS));
   const mark = started?.mark();
-  const files = snapshotFiles(workdir, { skip: SKIP_DIRS });
+  const files = snapshotFiles(workdir, options);
   if (tried || watch) {
     if (watch && mark) watch.remember("snapshot", "", files, mark);
     return files;

@@ -11,7 +11,7 @@
  */
 import { lstatSync, readdirSync, readlinkSync, type Dirent } from "node:fs";
 import { join } from "node:path";
-import { entryOf, noteDerived, snapshotFiles } from "./file-snapshot.ts";
+import { entryOf, noteDerived, snapshotFiles, type SnapshotOptions } from "./file-snapshot.ts";
 import type { FolderEvents, TreeWatch } from "./tree-watch.ts";
 
 /** Beyond this many folders with events, the whole tree is listed again. */
@@ -28,14 +28,14 @@ export type SnapshotLook = "reused" | "updated" | "listed";
  * The snapshot of `workdir` now, from the watch's last one where it can be.
  * Every write made before the call must have been settled (`settle()`).
  */
-export function watchedSnapshot(workdir: string, watch: TreeWatch, skip: ReadonlySet<string>): { files: Record<string, string>; look: SnapshotLook } {
+export function watchedSnapshot(workdir: string, watch: TreeWatch, options: SnapshotOptions): { files: Record<string, string>; look: SnapshotLook } {
   const mark = watch.mark();
   const last = watch.lastAnswer<Record<string, string>>("snapshot", "");
   const folders = last && watch.changedSince(last.at);
   if (last && folders?.size === 0) return { files: last.answer, look: "reused" };
-  let files = last && folders ? updateSnapshot(workdir, last.answer, folders, last.at.generation, skip) : undefined;
+  let files = last && folders ? updateSnapshot(workdir, last.answer, folders, last.at.generation, options.skip) : undefined;
   const look = files ? "updated" : "listed";
-  files ??= snapshotFiles(workdir, { skip });
+  files ??= snapshotFiles(workdir, options);
   watch.remember("snapshot", "", files, mark);
   return { files, look };
 }

@@ -34,7 +34,7 @@ function apply(root: string, ops: TreeOp[]): void {
 
 /** The watched snapshot now, checked against a listing of the whole tree and its diff against a plain one. */
 function look(root: string, w: TreeWatch, before: Record<string, string> | undefined): { files: Record<string, string>; look: SnapshotLook } {
-  const r = watchedSnapshot(root, w, SKIP);
+  const r = watchedSnapshot(root, w, { skip: SKIP });
   const listed = snapshotFiles(root, { skip: SKIP });
   expect(r.files).toEqual(listed);
   if (before) expect(diffSnapshots(before, r.files)).toEqual(diffSnapshots({ ...before }, { ...listed }));
