@@ -5,9 +5,11 @@
  * user's `.git`: not an object, not the index.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
+import { indexEntries } from "./index-entries.ts";
+import { comparesRawContent } from "./raw-content.ts";
 import { makePhaseloopDir } from "./run-store.ts";
 import { statText, WATCH_LIMIT, watchAnswer, watchedAnswer } from "./stat-watch.ts";
 import { treeWatchFor } from "./tree-watch.ts";
@@ -213,9 +215,8 @@ export function worktreeChanges(workdir: string, repo: GitRepo, index: string, i
   }
   changed.sort();
   if (!ignored) {
-    const files = indexedFiles(workdir, repo, index);
-    if (files) watchAnswer(workdir, index, changed, files, [join(repo.commonDir, "info", "exclude")]);
-    else if (tree && mark) tree.remember(index, questionOf(), [...changed], mark); // the index as git left it
+    if (watchGitAnswer(workdir, repo, index, changed)) return { changed, ignored: [] };
+    if (tree && mark) tree.remember(index, questionOf(), [...changed], mark); // the index as git left it
     else if (repo.prefix === "") treeWatchFor(workdir, true); // too large for the stat watch: from the next look on
   }
   return { changed, ignored: ignoredPaths.sort() };
@@ -223,26 +224,23 @@ export function worktreeChanges(workdir: string, repo: GitRepo, index: string, i
 
 /** An index this large holds more files than are worth watching (about 100 bytes an entry). */
 const WATCH_INDEX_BYTES = WATCH_LIMIT * 100;
-const indexed = new Map<string, { stat: string; files: string[] }>();
 
-/** The files of one of phaseloop's indexes (relative to the workdir), for the watch; undefined when too many. */
-function indexedFiles(workdir: string, repo: GitRepo, index: string): string[] | undefined {
-  let stat: string;
-  try {
-    const st = statSync(index);
-    if (st.size > WATCH_INDEX_BYTES) return undefined;
-    stat = `${st.size}:${st.mtimeMs}:${st.ino}`;
-  } catch {
-    return undefined;
-  }
-  const known = indexed.get(index);
-  if (known?.stat === stat) return known.files;
-  const r = runGit(["ls-files", "-z", ...workdirPathspec(repo)], workdir, privateEnv(workdir, repo, index));
-  if (!r.ok) return undefined;
-  const files = r.out.split("\0").filter((f) => f !== "" && f !== ".phaseloop" && !f.startsWith(".phaseloop/"));
-  indexed.set(index, { stat, files });
-  if (indexed.size > 8) indexed.delete(indexed.keys().next().value!);
-  return files;
+/** Watch git's answer for this index (a small tree), so that a later look that finds little changed starts no process. */
+function watchGitAnswer(workdir: string, repo: GitRepo, index: string, changed: string[]): boolean {
+  const env = privateEnv(workdir, repo, index);
+  const listed = indexEntries(index, WATCH_INDEX_BYTES, () => {
+    const r = runGit(["ls-files", "-s", "-v", "-z", ...workdirPathspec(repo)], workdir, env);
+    return r.ok ? r.out : undefined;
+  });
+  if (!listed) return false;
+  const rules = comparesRawContent(repo, workdir, () => {
+    const r = runGit(["config", "-l", "-z", "--show-origin"], workdir);
+    return r.ok ? r.out : undefined;
+  });
+  // the ignore files of the folders above the workdir rule it too (the watch walks only the workdir)
+  const above = repo.prefix.split("/").slice(0, -1).map((_, i, parts) => join(repo.root, ...parts.slice(0, i), ".gitignore"));
+  watchAnswer(workdir, index, changed, listed.files, [join(repo.commonDir, "info", "exclude"), ...above, ...rules.sources], { entries: listed.entries, raw: rules.raw });
+  return true;
 }
 
 /**
