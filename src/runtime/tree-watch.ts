@@ -62,11 +62,13 @@ const MAX_EVENT_FOLDERS = 4096;
 /** Entry names kept per folder. */
 const MAX_NAMES = 1024;
 /**
- * Events since a mark beyond which which folders they named is not trusted.
- * The kernel drops events when its queue overflows, and libuv drops the
- * overflow notice: an overflow since a mark means the queue held
+ * Events since a mark beyond which the folders they named are not taken to
+ * be all. The kernel drops events when its queue overflows, and libuv drops
+ * the overflow notice: an overflow since a mark means the queue held
  * max_queued_events events at once after it, all delivered after the mark,
- * so a count well under that is a look without one.
+ * so a count well under that is a look without one. (Events still queued for
+ * a watch ended meanwhile, a folder made, moved or removed, are not counted;
+ * an overflow made of those alone would go unseen.)
  */
 let eventLimit: number | undefined;
 
