@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { resumeRun } from "../run/resume-run.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { askerFor, finish, interruptSignal, isSandboxMode, parseReporter, reporterFactory } from "./run-common.ts";
+import { optimizeHotCodeOnly } from "../runtime/hot-code-only.ts";
 import { keepHeapSteady } from "../runtime/steady-heap.ts";
 
 const USAGE = `Usage: phaseloop resume [RUN_ID] [--answer TEXT | --answer-file FILE] [--force] [--workdir DIR] [--reporter KIND] [--sandbox MODE]
@@ -58,6 +59,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   const { signal, dispose } = interruptSignal();
   keepHeapSteady();
+  optimizeHotCodeOnly();
   try {
     const outcome = await resumeRun({
       runId: parsed.args.positionals[0],

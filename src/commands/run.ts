@@ -11,6 +11,7 @@ import { resolve, dirname } from "node:path";
 import type { CliIo } from "./cli-io.ts";
 import { askerFor, finish, interruptSignal, isSandboxMode, parseReporter, reporterFactory } from "./run-common.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
+import { optimizeHotCodeOnly } from "../runtime/hot-code-only.ts";
 import { keepHeapSteady } from "../runtime/steady-heap.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
@@ -120,6 +121,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   if (!kind) return usage(io, `unknown reporter "${reporterText}"; use auto, tty, plain or json`);
   const { signal, dispose } = interruptSignal();
   keepHeapSteady();
+  optimizeHotCodeOnly();
   try {
     const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, parallel, into, task, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
     if (outcome.kind === "dry-run") {

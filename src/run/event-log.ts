@@ -7,7 +7,7 @@
  */
 import type { Snapshot } from "../machine/types.ts";
 import type { RunStore } from "../runtime/run-store.ts";
-import type { Checkpoint, IterationRecord } from "./checkpoint.ts";
+import { checkpointJson, type Checkpoint, type IterationRecord } from "./checkpoint.ts";
 import { TRANSIENT_EVENT_TYPES, type Reporter, type RunEvent } from "./run-events.ts";
 
 /** A run event before it is numbered and stamped. */
@@ -59,7 +59,7 @@ export class EventLog {
     this.flushEvents();
     const cp: Checkpoint = { snapshot, seq: this.seq, pending, updated_at: new Date().toISOString() };
     if (iterations.length > 0) cp.pending_iterations = iterations;
-    this.store.writeState(cp);
+    this.store.writeStateText(checkpointJson(cp));
     for (const e of pending) this.unlogged.push(e);
     for (const r of iterations) this.unloggedIterations.push(r);
     this.scheduleFlush();

@@ -44,8 +44,8 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
     stdoutFile: join(dir, "stdout.log"),
     stderrFile: join(dir, "stderr.log"),
     resultGraceMs: RESULT_GRACE_MS,
-    // every process of the phase came after its first one: only those are read
-    sweep: runId && phaseDir ? (pid) => void killPhaseProcesses(runId, phaseDir, pid === undefined ? undefined : { lastPid: pid - 1, at: started }) : undefined,
+    // every process of the phase came after its first one: only those are read (the first, once reaped, is not)
+    sweep: runId && phaseDir ? (pid, ended) => void killPhaseProcesses(runId, phaseDir, pid === undefined ? undefined : { lastPid: ended ? pid : pid - 1, at: started }) : undefined,
     onLine: (stream, line) => {
       if (stream === "stderr") {
         const info = parser.pushStderr?.(line);

@@ -243,10 +243,15 @@ export function scanIterationLog(dir: string, runId: string, lenient = false): L
 
 /** baseline.json, the measure of the open iteration's start. Missing is fine (the iteration measures from now). */
 export function checkBaselineFile(dir: string, runId: string): StateProblem | undefined {
-  const file = join(dir, "baseline.json");
+  let file = join(dir, "baseline.json");
   const hint = `\`phaseloop resume ${runId} --force\` measures this iteration's changes from now on, or ${startOverHint(runId)}`;
-  const t = readStateText(file);
-  if (t.kind === "missing") return undefined;
+  let t = readStateText(file);
+  if (t.kind === "missing") {
+    // replaced as state.json is: a crash between removing it and renaming its replacement leaves the latter
+    const next = readStateText(`${file}.next`);
+    if (next.kind !== "text" || next.text.trim() === "") return undefined;
+    [t, file] = [next, `${file}.next`];
+  }
   if (t.kind === "unreadable") return { file, message: t.message, hint };
   const parsed = parseJson(t.text);
   if (!parsed.ok) return { file, message: parsed.message, hint };

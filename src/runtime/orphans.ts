@@ -6,7 +6,8 @@
  * hook carries PHASELOOP_RUN_ID in its environment: on Linux, /proc finds
  * them by it. Elsewhere there is nothing to read, and nothing is stopped.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { Buffer } from "node:buffer";
+import { openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import process from "node:process";
 import { isProcessAlive } from "./run-lock.ts";
 
@@ -22,21 +23,29 @@ export interface PidMark {
 }
 
 let pidMax: number | undefined;
-let counter: string | undefined;
+/** The counter's file, kept open: read again at offset 0, it tells the counter now. */
+let counterFd: number | undefined;
+const counterText = Buffer.alloc(32);
+
+/** The counter now: the pid namespace's own (ns_last_pid), or the last field of /proc/loadavg where that cannot be read. */
+function readCounter(): number {
+  if (counterFd === undefined) {
+    try {
+      counterFd = openSync("/proc/sys/kernel/ns_last_pid", "r");
+    } catch {
+      return Number(readFileSync("/proc/loadavg", "latin1").trim().split(" ").pop());
+    }
+  }
+  const n = readSync(counterFd, counterText, 0, counterText.length, 0);
+  return Number(counterText.toString("latin1", 0, n).trim());
+}
 
 /** Where the pid counter stands now (undefined where /proc cannot tell). */
 export function markPids(): PidMark | undefined {
   if (process.platform !== "linux") return undefined;
   try {
     pidMax ??= Number(readFileSync("/proc/sys/kernel/pid_max", "latin1").trim());
-    let text: string;
-    try {
-      // the pid namespace's counter; cheaper to read than /proc/loadavg, which has it last
-      text = readFileSync((counter ??= "/proc/sys/kernel/ns_last_pid"), "latin1");
-    } catch {
-      text = readFileSync((counter = "/proc/loadavg"), "latin1");
-    }
-    const lastPid = Number(text.trim().split(" ").pop());
+    const lastPid = readCounter();
     return Number.isInteger(lastPid) && lastPid >= 0 && pidMax > 0 ? { lastPid, at: Date.now() } : undefined;
   } catch {
     return undefined;

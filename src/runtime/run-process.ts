@@ -23,8 +23,12 @@ export interface ProcessSpec {
   killGraceMs?: number;
   /** How long a program that printed its terminal result may go on. Default 2 s. */
   resultGraceMs?: number;
-  /** Ends the processes that left the group (called with the program's pid when it is stopped and when it has ended). */
-  sweep?: (pid: number | undefined) => void;
+  /**
+   * Ends the processes that left the group: called with the program's pid
+   * when it is stopped (`ended` false) and when it has ended (`ended` true:
+   * it has exited and been reaped, so its pid is no longer its own).
+   */
+  sweep?: (pid: number | undefined, ended: boolean) => void;
 }
 
 /** A finished process, whatever happened: failures are results, not exceptions. */
@@ -221,7 +225,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       clearTimeout(resultTimer);
       clearTimeout(exitTimer);
       spec.signal?.removeEventListener("abort", onAbort);
-      sweep();
+      sweep(child.exitCode !== null || child.signalCode !== null);
       outLines.push(outText.end());
       errLines.push(errText.end());
       outLines.flush();
@@ -264,16 +268,16 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       detached: true,
     });
 
-    const sweep = () => {
+    const sweep = (ended: boolean) => {
       try {
-        spec.sweep?.(child.pid);
+        spec.sweep?.(child.pid, ended);
       } catch {
         // nothing to end
       }
     };
     const stop = () => {
       killGroup(child.pid, "SIGTERM");
-      sweep();
+      sweep(false);
       killTimer = setTimeout(() => killGroup(child.pid, "SIGKILL"), spec.killGraceMs ?? 2000);
     };
     const onAbort = () => {
@@ -330,7 +334,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     child.on("exit", (code, signal) => {
       exitTimer = setTimeout(() => {
         killGroup(child.pid, "SIGKILL");
-        sweep();
+        sweep(child.exitCode !== null || child.signalCode !== null);
         exitTimer = setTimeout(() => {
           child.stdout?.destroy();
           child.stderr?.destroy();

@@ -175,6 +175,8 @@ export class RunStore {
   readonly events: JsonlWriter;
   readonly iterations: JsonlWriter;
   readonly state: CheckpointFile;
+  /** baseline.json, the open iteration's change baseline, replaced as the checkpoint is. */
+  readonly baseline: CheckpointFile;
   readonly workdir: string;
   readonly runId: string;
   /** `dir`: elsewhere than the run's own directory (a lane's, inside it). */
@@ -186,6 +188,7 @@ export class RunStore {
     this.events = new JsonlWriter(join(this.dir, "events.jsonl"));
     this.iterations = new JsonlWriter(join(this.dir, "iterations.jsonl"));
     this.state = new CheckpointFile(join(this.dir, "state.json"));
+    this.baseline = new CheckpointFile(join(this.dir, "baseline.json"));
   }
   /** The iterations iterations.jsonl already records (a torn line, or none yet, records nothing). */
   recordedIterations(): Set<number> {
@@ -228,6 +231,10 @@ export class RunStore {
   }
   writeState(state: unknown): void {
     this.state.write(JSON.stringify(state));
+  }
+  /** The checkpoint given as its JSON text. */
+  writeStateText(json: string): void {
+    this.state.write(json);
   }
   readState<T>(): T | undefined {
     const text = readCheckpointFile(join(this.dir, "state.json"));
@@ -274,6 +281,7 @@ export class RunStore {
   }
   close(): void {
     this.state.close();
+    this.baseline.close();
     this.events.close();
     this.iterations.close();
   }

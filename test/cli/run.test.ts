@@ -143,6 +143,23 @@ describe("phaseloop run: outcomes, failures and limits", () => {
     expect(isProcessAlive(pid)).toBe(false);
   });
 
+  it("ends the processes that left the phase's group when the phase ends, and only that phase's", () => {
+    const dir = tempDir();
+    // `keep` starts a process in a session of its own: the phase's end kills it (a zombie not yet reaped counts as gone);
+    // `busy` first makes a few short processes, so the one that escapes is not the next pid after the phase's
+    write(dir, {
+      "t.yaml": pipeline(
+        "phases:\n  keep:\n    run: 'setsid sh -c \"echo \\$\\$ > kept.pid; exec sleep 30\" > /dev/null 2>&1 < /dev/null & while [ ! -s kept.pid ]; do sleep 0.01; done'\n  busy:\n    run: 'true; true; ls > /dev/null; setsid sh -c \"echo \\$\\$ > busy.pid; exec sleep 30\" > /dev/null 2>&1 < /dev/null & while [ ! -s busy.pid ]; do sleep 0.01; done'\n  check:\n    run: ['sh', '-c', 'for f in kept.pid busy.pid; do s=$(sed \"s/.*) //\" /proc/$(cat $f)/stat 2>/dev/null | cut -c1); [ -n \"$s\" ] && [ \"$s\" != Z ] && echo alive || echo gone; done']\n    next:\n      - stop: complete\nstop: { max_iterations: 1 }\n",
+      ),
+    });
+    const r = cli(["run", "t.yaml", "--reporter", "json"], dir);
+    expect(r.code).toBe(0);
+    const finished = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.type === "phase.finished" && e.phase === "check");
+    expect(finished).toHaveLength(1);
+    // by the time the next phase ran, both were gone
+    expect(readFileSync(join(runDir(dir), "phases", "0003-check", "stdout.log"), "utf8")).toBe("gone\ngone\n");
+  });
+
   it("retries transient failures with backoff, and a stale output file is never read", () => {
     const dir = tempDir();
     write(dir, {
