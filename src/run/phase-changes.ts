@@ -58,6 +58,7 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
   if (action === "revert") {
     tracker.touched();
     const stuck = revertScope(workdir, scope.baseline, outside);
+    await settleTreeWatch(workdir); // the revert's writes too
     changes = keep(tracker.remeasure());
     return { changes, violation: { error: "policy_violation", message: `changed files outside the write scope (reverted${stuck.length ? `, except ${stuck.join(", ")}` : ""}): ${outside.join(", ")}` } };
   }

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import { keepListing, readKeptListing, type ListedEntry } from "./kept-listing.ts";
 import { parseStat, statWalk } from "./stat-walk.ts";
 
 const HASH_LIMIT = 8 * 1024 * 1024;
@@ -43,6 +44,8 @@ export interface SnapshotOptions {
   statOnly?: ReadonlySet<string>;
   /** False: record every file by stat only. */
   hash?: boolean;
+  /** A file where a whole tree's listing keeps its stat cache between runs (kept-listing.ts). */
+  keep?: string;
 }
 
 /** Files under `dir`, by path relative to `base` with `/` separators (`prefix` is prepended). */
@@ -98,18 +101,26 @@ export function pathState(full: string): string {
  * promoted and collected with the old generation. Trusted, as the hash cache
  * is, only once the entry's times are a second old.
  */
-const listings = new Map<string, Map<string, { stat: string; path: string; value: string; seen: number }>>();
+const listings = new Map<string, Map<string, ListedEntry>>();
 let listingRound = 0;
+/** Entries learned (hashed) in one listing beyond which the kept listing is written again. */
+const KEEP_AFTER = 1024;
+
+/** Forget every listing's cache, as a new process starts (for tests). */
+export function forgetListings(): void {
+  listings.clear();
+}
 
 function listTree(dir: string, options: SnapshotOptions, files: Record<string, string>): boolean {
   const statOnly = options.statOnly ? [...options.statOnly] : [];
   const key = `${dir}\0${options.hash === false}\0${statOnly.join("/")}\0${[...options.skip].join("/")}`;
   let known = listings.get(key);
-  if (!known) listings.set(key, (known = new Map()));
+  if (!known) listings.set(key, (known = options.keep ? readKeptListing(options.keep) : new Map()));
   const cache = known;
   const round = ++listingRound;
   const settled = Date.now() - SETTLED_MS;
   let count = 0;
+  let learned = 0;
   const ok = statWalk(dir, options.skip, (stat, path, link) => {
     count++;
     const hit = cache.get(path);
@@ -129,24 +140,57 @@ function listTree(dir: string, options: SnapshotOptions, files: Record<string, s
       return;
     }
     files[path] = value;
-    if (st.mtimeMs < settled && st.ctimeMs < settled) cache.set(path, { stat, path, value, seen: round });
-    else cache.delete(path);
+    if (st.mtimeMs < settled && st.ctimeMs < settled) {
+      cache.set(path, { stat, path, value, seen: round });
+      learned++;
+    } else cache.delete(path);
   });
   // forget the paths gone since
   if (ok && cache.size > count + 1024) for (const [path, entry] of cache) if (entry.seen !== round) cache.delete(path);
+  if (ok && options.keep && learned >= KEEP_AFTER) keepListing(options.keep, cache);
   return ok;
 }
 
 /** A file as a snapshot records it: by content hash and executable bit, a link by its target, by stat when large, special or asked. */
-function entryOf(full: string, st: { mode: number; size: number; mtimeMs: number; ctimeMs: number; ino: number }, byStat: boolean, link: string | undefined): string {
+export function entryOf(full: string, st: { mode: number; size: number; mtimeMs: number; ctimeMs: number; ino: number }, byStat: boolean, link: string | undefined): string {
   if (link !== undefined) return `link:${link}`;
   // the mode counts: an executable bit set is a change
   if (byStat || (st.mode & 0o170000) !== 0o100000 || st.size > HASH_LIMIT) return statKey(st);
   return ((st.mode & 0o111) !== 0 ? "x" : "") + contentHash(full, st);
 }
 
+/**
+ * Snapshots made from an earlier one by re-reading some paths: the earlier
+ * one (weakly: a chain of them must not keep every snapshot alive) and the
+ * paths that may differ from it.
+ */
+const derived = new WeakMap<Record<string, string>, { from: WeakRef<Record<string, string>>; paths: readonly string[] }>();
+
+/** `files` is `from` with only `paths` looked at again: a diff between them need look at no other. */
+export function noteDerived(files: Record<string, string>, from: Record<string, string>, paths: readonly string[]): void {
+  derived.set(files, { from: new WeakRef(from), paths });
+}
+
+/** The paths that may differ between `before` and `after`, when `after` was derived from it in a few steps. */
+function pathsSince(before: Record<string, string>, after: Record<string, string>): Set<string> | undefined {
+  const paths = new Set<string>();
+  let at = after;
+  for (let step = 0; step < 16; step++) {
+    const d = derived.get(at);
+    const from = d?.from.deref();
+    if (!d || !from) return undefined;
+    for (const p of d.paths) paths.add(p);
+    if (from === before) return paths;
+    at = from;
+  }
+  return undefined;
+}
+
 /** Paths whose entries differ between two snapshots (added, changed or removed), sorted. */
 export function diffSnapshots(before: Record<string, string>, after: Record<string, string>): string[] {
+  if (before === after) return [];
+  const candidates = pathsSince(before, after);
+  if (candidates) return [...candidates].filter((p) => Object.hasOwn(before, p) !== Object.hasOwn(after, p) || before[p] !== after[p]).sort();
   // no entries arrays: a snapshot has tens of thousands of paths
   const changed: string[] = [];
   for (const p in after) if (Object.hasOwn(after, p) && (!Object.hasOwn(before, p) || before[p] !== after[p])) changed.push(p);

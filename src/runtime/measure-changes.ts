@@ -20,7 +20,8 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { diffSnapshots, pathState, snapshotFiles } from "./file-snapshot.ts";
 import { WATCH_LIMIT } from "./stat-watch.ts";
-import { treeWatchFor } from "./tree-watch.ts";
+import { watchedSnapshot } from "./snapshot-update.ts";
+import { mayStartTreeWatch, stopTreeWatch, treeWatchFor } from "./tree-watch.ts";
 import { advanceSlotIndex, findRepo, ignoredByRules, restoreFromIndex, worktreeChanges, writeSlotIndex } from "./private-git.ts";
 
 /** pathState of a path that does not exist. */
@@ -48,7 +49,7 @@ export function takeBaseline(workdir: string, slot = "iteration"): Baseline {
     const index = writeSlotIndex(workdir, repo, slot);
     if (index) return { kind: "git", index, ...repo };
   }
-  return { kind: "snapshot", files: snapshotFiles(workdir, { skip: SKIP_DIRS }) };
+  return { kind: "snapshot", files: plainSnapshot(workdir, false) };
 }
 
 /** Files changed (added, modified, deleted) since the baseline, relative to the workdir, sorted. */
@@ -81,16 +82,43 @@ export function measureSince(workdir: string, baseline: Baseline, tree?: string[
     for (const p of appeared) if (!ignored.has(p)) changes.add(p);
     return { changes: [...changes].sort(), tree: differ };
   }
-  // a large tree whose watch saw nothing since the last snapshot is as that snapshot says
-  const watch = treeWatchFor(workdir);
-  const mark = watch?.mark();
-  let files = watch?.answerFor<Record<string, string>>("snapshot", "");
-  if (!files) {
-    files = snapshotFiles(workdir, { skip: SKIP_DIRS });
-    if (watch && mark) watch.remember("snapshot", "", files, mark);
-    else if (Object.keys(files).length > WATCH_LIMIT) treeWatchFor(workdir, true, SKIP_DIRS);
-  }
+  const files = plainSnapshot(workdir, true);
   return { changes: diffSnapshots(baseline.files, files), files };
+}
+
+/** Workdirs outside git found too small for a tree watch (until a listing finds them larger). */
+const smallTrees = new Set<string>();
+
+/**
+ * The workdir's snapshot outside git. A large tree's watch tells which
+ * folders changed since its last snapshot, and those alone are read again,
+ * when every write so far has been settled (`settled`: after a phase);
+ * otherwise the tree is listed whole, and the watch keeps the listing for
+ * the next look. A watch is started before the first listing (so that one
+ * is kept too), and stopped if the tree is small.
+ */
+function plainSnapshot(workdir: string, settled: boolean): Record<string, string> {
+  const watch = treeWatchFor(workdir);
+  const options = { skip: SKIP_DIRS, keep: join(workdir, ".phaseloop", "measure", "listing") };
+  if (watch && settled) return watchedSnapshot(workdir, watch, options).files;
+  const tried = !watch && !mayStartTreeWatch(workdir); // a start was refused (no inotify here): never again
+  const started = watch ?? (tried || smallTrees.has(workdir) ? undefined : treeWatchFor(workdir, true, SKIP_DIRS));
+  const mark = started?.mark();
+  const files = snapshotFiles(workdir, options);
+  if (tried || watch) {
+    if (watch && mark) watch.remember("snapshot", "", files, mark);
+    return files;
+  }
+  const large = Object.keys(files).length > WATCH_LIMIT;
+  if (started && mark && large) started.remember("snapshot", "", files, mark);
+  else if (started) {
+    stopTreeWatch(workdir);
+    smallTrees.add(workdir);
+  } else if (large) {
+    smallTrees.delete(workdir);
+    treeWatchFor(workdir, true, SKIP_DIRS); // from the next listing on
+  }
+  return files;
 }
 
 /** Beyond this many paths in an overlay, the baseline's index is brought up to date instead. */

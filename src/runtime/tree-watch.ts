@@ -17,10 +17,15 @@
  * watch that fails, the kernel's watch limit, an event for a folder it cannot
  * read) ends the watch for good, and git is asked every time, as before.
  *
+ * Outside git the answer is a file snapshot, and the watch also tells which
+ * folders had events since a mark, with the entries they named
+ * (`changedSince`): the snapshot then re-reads those alone
+ * (snapshot-update.ts).
+ *
  * Node on Linux only: elsewhere `fs.watch` does not report a folder's entries
  * this way (macOS) or costs a descriptor per folder.
  */
-import { lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync, watch, type FSWatcher } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 
@@ -29,12 +34,43 @@ const MAX_DIRS = 20_000;
 /** How long a settle waits for its own event before the watch is given up. */
 const SETTLE_MS = 1000;
 
-interface Answer {
-  answer: unknown;
-  question: string;
+/** Where things stood when an answer was asked for: events counted, settles finished. */
+export interface WatchMark {
   generation: number;
   settles: number;
 }
+
+interface Answer extends WatchMark {
+  answer: unknown;
+  question: string;
+}
+
+/**
+ * A folder's events (since it was first named, or since too many names): the
+ * generation of its last event, each entry named with its last event's, and
+ * the entries that were watched folders when an event named them (so a
+ * snapshot may hold files below them) with that event's.
+ */
+export interface FolderEvents {
+  generation: number;
+  names: Map<string, number>;
+  folders: Map<string, number>;
+}
+
+/** Folders with events kept apart; beyond, only "something changed" is known. */
+const MAX_EVENT_FOLDERS = 4096;
+/** Entry names kept per folder. */
+const MAX_NAMES = 1024;
+/**
+ * Events since a mark beyond which the folders they named are not taken to
+ * be all. The kernel drops events when its queue overflows, and libuv drops
+ * the overflow notice: an overflow since a mark means the queue held
+ * max_queued_events events at once after it, all delivered after the mark,
+ * so a count well under that is a look without one. (Events still queued for
+ * a watch ended meanwhile, a folder made, moved or removed, are not counted;
+ * an overflow made of those alone would go unseen.)
+ */
+let eventLimit: number | undefined;
 
 export class TreeWatch {
   private readonly watchers = new Map<string, FSWatcher>();
@@ -42,6 +78,10 @@ export class TreeWatch {
   private settles = 0;
   private broken = false;
   private readonly answers = new Map<string, Answer>();
+  /** Folders whose entries had events, by absolute path. */
+  private readonly events = new Map<string, FolderEvents>();
+  /** Marks before this generation cannot be told which folders changed since (events were forgotten, or one named nothing). */
+  private floor = 0;
   private readonly sentinelDir: string;
   private sentinelCount = 0;
   private waiting: { name: string; done: () => void } | undefined;
@@ -85,12 +125,33 @@ export class TreeWatch {
     return a.answer as T;
   }
 
+  /** The answer last kept under `key` for `question`, with its mark, if a settle came after it (events since or not). */
+  lastAnswer<T>(key: string, question: string): { answer: T; at: WatchMark } | undefined {
+    const a = this.answers.get(key);
+    if (this.broken || !a || a.question !== question || this.settles <= a.settles) return undefined;
+    return { answer: a.answer as T, at: { generation: a.generation, settles: a.settles } };
+  }
+
+  /**
+   * The folders whose entries had events since `at` (a mark a settle came
+   * after), each with the names its events gave: every entry of a folder
+   * that changed since is named there, with names of earlier changes too.
+   * Undefined when it cannot be told.
+   */
+  changedSince(at: WatchMark): Map<string, FolderEvents> | undefined {
+    if (this.broken || this.settles <= at.settles || at.generation < this.floor || this.generation - at.generation > (eventLimit ??= Math.min(8192, Math.floor(queuedEventLimit() / 2)))) return undefined;
+    const out = new Map<string, FolderEvents>();
+    if (this.generation === at.generation) return out;
+    for (const [dir, e] of this.events) if (e.generation > at.generation) out.set(dir, e);
+    return out;
+  }
+
   /** Where things stand before git is asked: keep with its answer. */
-  mark(): { generation: number; settles: number } {
+  mark(): WatchMark {
     return { generation: this.generation, settles: this.settles };
   }
 
-  remember(key: string, question: string, answer: unknown, at: { generation: number; settles: number }): void {
+  remember(key: string, question: string, answer: unknown, at: WatchMark): void {
     if (this.broken) return;
     this.answers.set(key, { answer, question, ...at });
     if (this.answers.size > 8) this.answers.delete(this.answers.keys().next().value!);
@@ -179,6 +240,27 @@ export class TreeWatch {
     }
   }
 
+  /** An event in `dir` named `name` (before the watches below it change). */
+  private record(dir: string, name: string): void {
+    let e = this.events.get(dir);
+    if (!e) {
+      if (this.events.size >= MAX_EVENT_FOLDERS) {
+        this.events.clear();
+        this.floor = this.generation;
+      }
+      this.events.set(dir, (e = { generation: 0, names: new Map(), folders: new Map() }));
+    }
+    if (e.names.size >= MAX_NAMES) {
+      e.names.clear();
+      e.folders.clear();
+      this.floor = this.generation;
+    }
+    e.generation = this.generation;
+    e.names.set(name, this.generation);
+    const path = join(dir, name);
+    if (this.watchers.has(path)) e.folders.set(name, this.generation);
+  }
+
   private add(dir: string, sentinel: boolean): void {
     const w = watch(dir, { persistent: false }, (_kind, name) => {
       if (sentinel) {
@@ -188,7 +270,12 @@ export class TreeWatch {
       }
       if (dir === this.workdir && String(name) === ".phaseloop") return;
       this.generation++;
-      if (name === null || name === undefined || String(name) === ".git" || this.skip.has(String(name))) return;
+      if (name === null || name === undefined) {
+        this.floor = this.generation; // an event that names nothing: which folders changed is not known
+        return;
+      }
+      this.record(dir, String(name));
+      if (String(name) === ".git" || this.skip.has(String(name))) return;
       try {
         this.entryChanged(join(dir, String(name)));
       } catch {
@@ -199,6 +286,7 @@ export class TreeWatch {
       // the folder went away (its parent's watch told of it), or the kernel gave up on it
       if (this.watchers.get(dir) === w) this.drop(dir);
       this.generation++;
+      this.floor = this.generation;
       if (dir === this.workdir || sentinel) this.giveUp();
     });
     this.watchers.set(dir, w);
@@ -214,8 +302,22 @@ function isFolder(path: string): boolean {
   }
 }
 
+/** The kernel's queue length per inotify instance (16,384 unless set). */
+function queuedEventLimit(): number {
+  try {
+    return Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8")) || 16_384;
+  } catch {
+    return 16_384;
+  }
+}
+
 /** The watches by workdir (null: tried, cannot be had). */
 const watches = new Map<string, TreeWatch | null>();
+
+/** Whether a watch of the workdir may still be started (none was tried yet). */
+export function mayStartTreeWatch(workdir: string): boolean {
+  return !watches.has(workdir);
+}
 
 /** The tree watch of a workdir; started on first use when `start` says so. */
 export function treeWatchFor(workdir: string, start = false, skip?: ReadonlySet<string>): TreeWatch | undefined {
@@ -224,6 +326,12 @@ export function treeWatchFor(workdir: string, start = false, skip?: ReadonlySet<
   const w = TreeWatch.start(workdir, skip) ?? null;
   watches.set(workdir, w);
   return w ?? undefined;
+}
+
+/** End the workdir's watch; a later `treeWatchFor(workdir, true)` may start one again. */
+export function stopTreeWatch(workdir: string): void {
+  watches.get(workdir)?.close();
+  watches.delete(workdir);
 }
 
 /** Let every write made so far in the workdir be counted (nothing to do without a watch). */
