@@ -105,13 +105,15 @@ export function writeSlotIndex(workdir: string, repo: GitRepo, slot: string): st
   const name = slotName(slot);
   const index = join(dir, name);
   const work = `${index}.new`;
-  const seed = newestIndex(dir) ?? join(repo.gitDir, "index");
+  const userIndex = join(repo.gitDir, "index");
+  const seed = newestIndex(dir) ?? userIndex;
   const env = privateEnv(workdir, repo, work);
   try {
     if (existsSync(seed)) copyFileSync(seed, work);
     else runGit(["read-tree", "HEAD"], repo.root, env); // no HEAD yet: an empty index
     const add = runGit(["add", "-A", "--ignore-errors", ...workdirPathspec(repo)], workdir, env);
     if (!add.ok && !existsSync(work)) return undefined;
+    if (seed !== userIndex) dropNowIgnored(workdir, repo, work, userIndex);
     renameSync(work, index);
   } catch {
     rmSync(work, { force: true });
@@ -119,6 +121,26 @@ export function writeSlotIndex(workdir: string, repo: GitRepo, slot: string): st
   }
   endOlder(dir, slot, name);
   return index;
+}
+
+/**
+ * A copy of one of phaseloop's indexes holds the untracked files it added
+ * then, and `git add` never drops an entry: those the ignore rules now ignore
+ * are removed, as a scan seeded from the user's index would not have them.
+ * The user's own tracked files stay, ignored or not, as git keeps them.
+ */
+function dropNowIgnored(workdir: string, repo: GitRepo, index: string, userIndex: string): void {
+  const ignoredIn = (file: string, env: Record<string, string>) => {
+    const r = runGit(["ls-files", "-z", "-c", "-i", "--exclude-standard", ...workdirPathspec(repo)], workdir, { ...env, GIT_INDEX_FILE: file });
+    return r.ok ? r.out.split("\0").filter(Boolean) : undefined;
+  };
+  const ours = ignoredIn(index, privateEnv(workdir, repo, index));
+  // without the user's index there is no telling theirs from ours: nothing is dropped
+  if (!ours || ours.length === 0 || !existsSync(userIndex)) return;
+  const theirs = new Set(ignoredIn(userIndex, {}) ?? ours);
+  const drop = ours.filter((p) => !theirs.has(p));
+  if (drop.length === 0) return;
+  spawnSync("git", [...SAFE_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], { cwd: workdir, env: { ...process.env, ...privateEnv(workdir, repo, index) }, input: drop.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
 }
 
 /**

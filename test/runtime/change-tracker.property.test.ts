@@ -79,6 +79,15 @@ for (const kind of ["git", "plain"] as const) {
       );
     }, 240_000);
 
+    it("a file the ignore rules came to ignore before the iteration began is no change when it goes", () => {
+      runSteps(kind, [], [], [
+        { kind: "phase", scoped: false, ops: [{ op: "write", path: "b.txt", content: "" }] },
+        { kind: "phase", scoped: true, ops: [{ op: "ignore", rules: "*.log\nbuild/\nb.txt\n" }] },
+        { kind: "iteration" },
+        { kind: "phase", scoped: false, ops: [{ op: "delete", path: "b.txt" }] },
+      ]);
+    });
+
     it("a file made again where the iteration began without it, and that the ignore rules now ignore, is no change", () => {
       runSteps(kind, [{ op: "write", path: "b.txt", content: "" }], [], [
         { kind: "phase", scoped: false, ops: [{ op: "rename", from: "b.txt", to: "a" }] },
