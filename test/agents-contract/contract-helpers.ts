@@ -112,7 +112,23 @@ export async function runPipeline(dir: string, env: Record<string, string>, extr
   const r = await cliAsync(["run", "p.yaml", "--reporter", "plain", ...contractSandbox(), ...extra], dir, env).done;
   const ms = Date.now() - started;
   const { finished, runId, events } = finishedPhase(dir);
-  return { ...r, finished, events, runId, leftovers: processesOf(runId), ms };
+  return { ...r, finished, events, runId, leftovers: await leftoversOf(runId), ms };
+}
+
+/**
+ * The run's processes still alive once phaseloop ended. A process phaseloop
+ * killed as it ended may take a moment to be gone on a busy machine (the
+ * signal is delivered when it is next scheduled): one still there two
+ * seconds later is a leftover.
+ */
+async function leftoversOf(runId: string): Promise<number[]> {
+  const deadline = Date.now() + 2000;
+  let found = processesOf(runId);
+  while (found.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    found = processesOf(runId);
+  }
+  return found;
 }
 
 /** Processes whose environment carries the run's id. */
