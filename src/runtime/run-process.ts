@@ -225,7 +225,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       clearTimeout(resultTimer);
       clearTimeout(exitTimer);
       spec.signal?.removeEventListener("abort", onAbort);
-      sweep(child.exitCode !== null || child.signalCode !== null);
+      sweep();
       outLines.push(outText.end());
       errLines.push(errText.end());
       outLines.flush();
@@ -268,16 +268,17 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       detached: true,
     });
 
-    const sweep = (ended: boolean) => {
+    // ended: the program has exited and been reaped, whoever called
+    const sweep = () => {
       try {
-        spec.sweep?.(child.pid, ended);
+        spec.sweep?.(child.pid, child.exitCode !== null || child.signalCode !== null);
       } catch {
         // nothing to end
       }
     };
     const stop = () => {
       killGroup(child.pid, "SIGTERM");
-      sweep(false);
+      sweep();
       killTimer = setTimeout(() => killGroup(child.pid, "SIGKILL"), spec.killGraceMs ?? 2000);
     };
     const onAbort = () => {
@@ -334,7 +335,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     child.on("exit", (code, signal) => {
       exitTimer = setTimeout(() => {
         killGroup(child.pid, "SIGKILL");
-        sweep(child.exitCode !== null || child.signalCode !== null);
+        sweep();
         exitTimer = setTimeout(() => {
           child.stdout?.destroy();
           child.stderr?.destroy();
