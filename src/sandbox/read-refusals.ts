@@ -21,7 +21,21 @@ const LEADING = /^(?:[\w.-]+:\s+)?(?:\d+:\s+)?([^\s:'"]+):\s/;
 /** A direct connection: inside the sandbox's network namespace nothing answers, loopback included. */
 const DIRECT = /(?:ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|Connection refused|Network is unreachable|Failed to connect to)[^\n]*?\b((?:\d{1,3}(?:\.\d{1,3}){3})|localhost|(?:[a-z0-9-]+\.)+[a-z]{2,})(?:(?: port |:)(\d+))?/i;
 const PROXY_PORTS = new Set(["3128", "1080"]);
-const PROXY_REFUSED = /(?:403|forbidden|blocked by|denied by|not allowed|connection refused by proxy)[^\n]*?\b((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)(:\d+)?/i;
+/**
+ * What a client says of a proxy's refusal: the status 403 as HTTP clients word it (curl's
+ * "response 403", undici's "(403)", "403 Forbidden"), or the proxy's own words. A bare "403"
+ * inside an id or a count is not one.
+ */
+const PROXY_REFUSED = /(?:\b(?:response|status(?: code)?|HTTP\/[\d.]+|code)[:\s]+403\b|\(403\)|\b403 forbidden\b|\bforbidden\b|\bblocked by\b|\bdenied by\b|\bnot allowed\b|connection refused by proxy)[^\n]*?\b((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)(:\d+)?(?![\w.-])/i;
+/** A name that reads as a file ("notes.md", "src/app.ts") rather than a host, unless a port follows it. */
+const FILE_NAMED = /\.(?:md|markdown|txt|json|jsonl|ya?ml|toml|lock|log|ts|tsx|mts|cts|js|jsx|mjs|cjs|py|rs|go|java|kt|rb|php|sh|bash|zsh|css|scss|html?|xml|csv|ini|cfg|conf|env|sql|swift|patch|diff|out|err|tmp|bak)$/i;
+
+function hostNamed(name: string, port: string | undefined, line: string, at: number): boolean {
+  if (port !== undefined) return true;
+  // a path's last part ("docs/notes.md") or a file's name is not a host
+  if (line[at - 1] === "/" || FILE_NAMED.test(name)) return false;
+  return true;
+}
 
 function absolute(path: string, cwd: string): string | undefined {
   if (path.startsWith("/")) return joinInside("/", path.slice(1));
@@ -72,12 +86,12 @@ export function readRefusals(stderr: string, cwd: string, profile: SandboxProfil
       continue;
     }
     const direct = DIRECT.exec(line);
-    if (direct?.[1] !== undefined && !(/^(?:localhost|127\.0\.0\.1)$/i.test(direct[1]) && PROXY_PORTS.has(direct[2] ?? ""))) {
+    if (direct?.[1] !== undefined && hostNamed(direct[1], direct[2], line, direct.index + direct[0].lastIndexOf(direct[1])) && !(/^(?:localhost|127\.0\.0\.1)$/i.test(direct[1]) && PROXY_PORTS.has(direct[2] ?? ""))) {
       refused.add(`connect ${direct[1].toLowerCase()}${direct[2] ? `:${direct[2]}` : ""}`);
       continue;
     }
     const host = PROXY_REFUSED.exec(line);
-    if (host?.[1] !== undefined) {
+    if (host?.[1] !== undefined && hostNamed(host[1], host[2], line, host.index + host[0].length - host[1].length - (host[2]?.length ?? 0))) {
       const name = `${host[1].toLowerCase()}${host[2] ?? ""}`;
       if (!profile.allowedHosts.includes(name) && !profile.allowedHosts.includes(host[1].toLowerCase())) refused.add(`connect ${name}`);
     }
@@ -85,7 +99,7 @@ export function readRefusals(stderr: string, cwd: string, profile: SandboxProfil
   return [...refused];
 }
 
-const WORTH_A_LOOK = /read-only file system|EROFS|ECONNREFUSED|ENETUNREACH|Network is unreachable|Connection refused|Failed to connect|403|forbidden|\/\./i;
+const WORTH_A_LOOK = /read-only file system|EROFS|ECONNREFUSED|ENETUNREACH|Network is unreachable|Connection refused|Failed to connect|403|forbidden|blocked by|\/\./i;
 
 /** The strings of a JSON value, each of its lines. */
 function stringsOf(value: unknown, out: string[], depth = 0): void {

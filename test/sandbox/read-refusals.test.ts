@@ -29,6 +29,18 @@ describe("readRefusals", () => {
     expect(read("403 Forbidden registry.npmjs.org")).toEqual([]);
     expect(read("connect: connect ECONNREFUSED 127.0.0.1:4321")).toEqual(["connect 127.0.0.1:4321"]);
     expect(read("curl: (7) Failed to connect to 10.1.2.3 port 8080 after 0 ms: Couldn't connect to server")).toEqual(["connect 10.1.2.3:8080"]);
+    expect(read("TypeError: fetch failed: Proxy response (403) !== 200 when HTTP Tunneling evil.example.com:443")).toEqual(["connect evil.example.com:443"]);
+    expect(read("HTTP/1.1 403 Forbidden: Connection blocked by network allowlist evil.example.com")).toEqual(["connect evil.example.com"]);
+  });
+
+  it("does not take a 403 inside an id, or a file's name, for a proxy's refusal", () => {
+    // an agent's event carries ids and counts with these digits, and names the files it read
+    expect(read('{"id":"msg_01X403aBc","type":"text","text":"I read notes.md and wrote out.txt"}')).toEqual([]);
+    expect(read("toolu_9c403f: Read notes.md")).toEqual([]);
+    expect(read("tokens 403 then notes.md")).toEqual([]);
+    expect(read("Forbidden words in docs/notes.md and README.md")).toEqual([]);
+    expect(read("connect ECONNREFUSED while reading config.json")).toEqual([]);
+    expect(read("response 403 Forbidden for api.example.com:443")).toEqual(["connect api.example.com:443"]);
   });
 
   it("says nothing of ordinary errors", () => {
