@@ -181,8 +181,8 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
   return {
     profile,
     refused,
-    async wrap(command) {
-      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, { TMPDIR: tempDir });
+    async wrap(command, env) {
+      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, { TMPDIR: tempDir }, env.PATH);
       running++;
       let ended = false;
       return {

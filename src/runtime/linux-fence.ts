@@ -1,16 +1,17 @@
 /**
  * The Linux fence of one phase, built by phaseloop: bubblewrap started directly with the
  * arguments of sandbox/bwrap-args.ts, reaching the network through the library's proxy
- * (started once per run). Undefined when something it needs is missing (the library's
- * seccomp helper for this architecture, its proxy socket): the library then wraps the phase.
+ * (started once per run) when the phase may reach any host. Undefined when something it needs
+ * is missing (the library's seccomp helper for this architecture, its proxy socket): the
+ * library then wraps the phase.
  */
 import { Buffer } from "node:buffer";
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
-import { absentProtected, bwrapArgs, type PathKind } from "../sandbox/bwrap-args.ts";
+import { absentProtected, bwrapArgs, type PathKind, type ProxyRoute } from "../sandbox/bwrap-args.ts";
+import { shellQuote } from "../expr/shell-context.ts";
 import { isUnder, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 
 export interface LinuxWrap {
@@ -127,17 +128,80 @@ export function bindableWrites(profile: SandboxProfile, cwd: string): string[] {
   });
 }
 
-/** Wrap a command in this phase's fence, or undefined when the library must do it. */
-export function wrapLinux(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string>, commandId: string, socat: string): LinuxWrap | undefined {
+/** Whether phaseloop can build this machine's fence itself (else the library wraps each phase). */
+export function ownFenceAvailable(): boolean {
+  return process.platform === "linux" && applySeccompPath() !== undefined;
+}
+
+/**
+ * A program named without a folder, found on `search` (a PATH) the way the shell would:
+ * the fence starts it without a shell. Undefined when it is not there, so that a shell
+ * starts it and says so in its own words ("sh: 1: exec: x: not found", exit 127).
+ */
+export function onPath(name: string, search: string | undefined, cwd: string): string | undefined {
+  if (name.includes("/")) return name;
+  for (const dir of (search ?? "").split(":")) {
+    const path = join(dir === "" ? cwd : dir.startsWith("/") ? dir : join(cwd, dir), name);
+    try {
+      if (statSync(path).isFile()) {
+        accessSync(path, constants.X_OK);
+        return path;
+      }
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The command as the fence starts it: an argv whose program is found starts directly (no
+ * shell between the seccomp helper and it); else through the shell.
+ */
+function direct(command: string[] | string, search: string | undefined, cwd: string): string[] | string {
+  if (typeof command === "string" || command.length === 0) return command;
+  const program = onPath(command[0]!, search, cwd);
+  return program === undefined ? `exec ${command.map(shellQuote).join(" ")}` : [program, ...command.slice(1)];
+}
+
+/** How a phase that may reach hosts reaches the library's proxy (undefined parts: it has none running). */
+export interface ProxyWanted {
+  commandId: string;
+  /** socat as the relay runs it. */
+  socat: string;
+  socket: string | undefined;
+  token: string | undefined;
+}
+
+/**
+ * Wrap a command in this phase's fence, or undefined when the library must do it. Without
+ * `proxy` (a phase that may reach no host) the network namespace stays empty and the command
+ * starts under the seccomp helper directly; `search` is the PATH its program is found on.
+ */
+export function wrapLinux(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string>, proxy: ProxyWanted | undefined, search?: string): LinuxWrap | undefined {
   if (process.platform !== "linux") return undefined;
   const applySeccomp = applySeccompPath();
-  const socket = SandboxManager.getLinuxHttpSocketPath();
-  const token = SandboxManager.getProxyAuthToken();
-  if (applySeccomp === undefined || socket === undefined || token === undefined) return undefined;
+  if (applySeccomp === undefined) return undefined;
+  let route: ProxyRoute | undefined;
+  if (proxy !== undefined) {
+    const { socket, token } = proxy;
+    if (socket === undefined || token === undefined) return undefined;
+    route = { socket, token, username: `srt.${Buffer.from(proxy.commandId).toString("base64")}` };
+  }
   const kindOf = kinds();
   profile = { ...profile, allowWrite: bindableWrites(profile, cwd) };
-  const proxy = { socket, token, username: `srt.${Buffer.from(commandId).toString("base64")}` };
-  const { args, env } = bwrapArgs({ profile, cwd, command, exports, proxy, applySeccomp, socat, keepSetfcap: keepSetfcap(), nestedProtected: nestedRepos(profile, cwd), kindOf });
+  const { args, env } = bwrapArgs({
+    profile,
+    cwd,
+    command: route === undefined ? direct(command, search, cwd) : command,
+    exports,
+    ...(route !== undefined ? { proxy: route } : {}),
+    applySeccomp,
+    socat: proxy?.socat ?? "socat",
+    keepSetfcap: keepSetfcap(),
+    nestedProtected: nestedRepos(profile, cwd),
+    kindOf,
+  });
   return { argv: ["bwrap", ...args], env, absent: absentProtected({ profile, cwd, kindOf }) };
 }
 

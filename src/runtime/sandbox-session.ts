@@ -8,12 +8,12 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
+import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { readRefusals, readStreamRefusals } from "../sandbox/read-refusals.ts";
 import { shellQuote } from "../expr/shell-context.ts";
 import { insideFence } from "../agents/inside-fence.ts";
-import { madeProtected, undoProtected, wrapLinux } from "./linux-fence.ts";
+import { madeProtected, ownFenceAvailable, undoProtected, wrapLinux } from "./linux-fence.ts";
 
 export interface WrappedCommand {
   /** argv to spawn without a shell. */
@@ -24,6 +24,8 @@ export interface WrappedCommand {
   commandId: string;
   /** Built by phaseloop (Linux): protected paths that were absent when it started. Else the library's wrap. */
   absent?: string[];
+  /** Whether its connections go through the library's proxy (registered under `commandId`). */
+  proxied: boolean;
 }
 
 let opened: Promise<void> | undefined;
@@ -54,13 +56,29 @@ function socatOption(): { socatPath?: string } {
   return path === undefined ? {} : { socatPath: path };
 }
 
+/**
+ * The sandbox library, loaded when a phase first needs it (a proxy for its hosts, or a wrap
+ * phaseloop does not build itself): loading it takes about 0.1 s, which a run of phases
+ * that may reach no host never pays.
+ */
+let sandboxManager: typeof Manager | undefined;
+
+/** The library once loaded: every wrap that uses it loaded it (wrapInSandbox awaits openSandboxSession). */
+function manager(): typeof Manager {
+  if (sandboxManager === undefined) throw new Error("the sandbox library is not loaded");
+  return sandboxManager;
+}
+
 /** Start the sandbox's proxies for this process (once; later calls reuse them). */
 export function openSandboxSession(): Promise<void> {
-  opened ??= SandboxManager.initialize({
-    network: { allowedDomains: [], deniedDomains: [] },
-    filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
-    ...socatOption(),
-  });
+  opened ??= (async () => {
+    sandboxManager ??= (await import("@anthropic-ai/sandbox-runtime")).SandboxManager;
+    await sandboxManager.initialize({
+      network: { allowedDomains: [], deniedDomains: [] },
+      filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
+      ...socatOption(),
+    });
+  })();
   return opened;
 }
 
@@ -72,7 +90,7 @@ export async function closeSandboxSession(): Promise<void> {
   if (opened === undefined) return;
   opened = undefined;
   for (const wrapped of [...wraps]) releaseSandboxed(wrapped);
-  await SandboxManager.reset();
+  await manager().reset();
   if (bridgeDir !== undefined) rmSync(bridgeDir, { recursive: true, force: true });
   bridgeDir = undefined;
 }
@@ -84,21 +102,32 @@ export async function closeSandboxSession(): Promise<void> {
  * namespace loopback is empty; through the proxy an allowed loopback host is reachable and
  * any other is refused and recorded).
  */
-export async function wrapInSandbox(profile: SandboxProfile, given: string[] | string, cwd: string, exports: Record<string, string> = {}): Promise<WrappedCommand> {
-  await openSandboxSession();
+export async function wrapInSandbox(profile: SandboxProfile, given: string[] | string, cwd: string, exports: Record<string, string> = {}, search?: string): Promise<WrappedCommand> {
   const command = insideFence(given);
+  const commandId = `phaseloop-${randomUUID()}`;
+  // a phase that may reach no host needs neither the proxy nor a relay to it: its network
+  // namespace stays empty (on Linux, where phaseloop builds the fence itself)
+  if (profile.allowedHosts.length === 0 && ownFenceAvailable()) {
+    const own = wrapLinux(profile, command, cwd, { NO_PROXY: "", no_proxy: "", ...exports }, undefined, search);
+    if (own !== undefined) {
+      const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, proxied: false };
+      wraps.add(made);
+      return made;
+    }
+  }
+  await openSandboxSession();
   const settings = Object.entries({ NO_PROXY: "", no_proxy: "", ...exports }).map(([k, v]) => `${k}=${shellQuote(v)}`);
   const text = `export ${settings.join(" ")}; ${typeof command === "string" ? command : `exec ${command.map(shellQuote).join(" ")}`}`;
-  const commandId = `phaseloop-${randomUUID()}`;
-  SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: profile.allowedHosts });
-  const setpriv = setprivPath();
-  const own = wrapLinux(profile, command, cwd, { NO_PROXY: "", no_proxy: "", ...exports }, commandId, boundSocat() ?? "socat");
+  const library = manager();
+  library.registerCommandNetworkLists(commandId, { allowedDomains: profile.allowedHosts });
+  const own = wrapLinux(profile, command, cwd, { NO_PROXY: "", no_proxy: "", ...exports }, { commandId, socat: boundSocat() ?? "socat", socket: library.getLinuxHttpSocketPath(), token: library.getProxyAuthToken() });
   if (own !== undefined) {
-    const made: WrappedCommand = { argv: setpriv === undefined ? own.argv : [setpriv, "--pdeathsig", "KILL", ...own.argv], env: own.env, commandId, absent: own.absent };
+    // bubblewrap dies with phaseloop (--die-with-parent), and the relay inside with it
+    const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, proxied: true };
     wraps.add(made);
     return made;
   }
-  const wrapped = await SandboxManager.wrapWithSandboxArgv(
+  const wrapped = await library.wrapWithSandboxArgv(
     text,
     "/bin/sh",
     {
@@ -115,8 +144,9 @@ export async function wrapInSandbox(profile: SandboxProfile, given: string[] | s
   // the sandbox ends with phaseloop, killed or not: its shell dies with it, bubblewrap with
   // its shell (--die-with-parent), and every process inside with bubblewrap (its PID namespace)
   const carved = carveOut(wrapped.argv, profile);
+  const setpriv = setprivPath();
   const argv = setpriv === undefined ? carved : [setpriv, "--pdeathsig", "KILL", ...carved];
-  const made: WrappedCommand = { argv, env, commandId };
+  const made: WrappedCommand = { argv, env, commandId, proxied: true };
   wraps.add(made);
   return made;
 }
@@ -128,10 +158,10 @@ export async function wrapInSandbox(profile: SandboxProfile, given: string[] | s
  */
 export function releaseSandboxed(wrapped: WrappedCommand): void {
   if (!wraps.delete(wrapped)) return;
-  SandboxManager.unregisterCommandNetworkLists(wrapped.commandId);
+  if (wrapped.proxied) manager().unregisterCommandNetworkLists(wrapped.commandId);
   // the library removes its mount points; phaseloop's own wrap made none, and undoes what the
   // phase made at protected names (sandboxRefusals has named them)
-  if (wrapped.absent === undefined) SandboxManager.cleanupAfterCommand();
+  if (wrapped.absent === undefined) manager().cleanupAfterCommand();
   else undoProtected(wrapped.absent);
 }
 
@@ -142,8 +172,8 @@ export function releaseSandboxed(wrapped: WrappedCommand): void {
 export function sandboxRefusals(profile: SandboxProfile, wrapped: WrappedCommand, stderr: string, cwd: string, stdout = ""): string[] {
   const refused = new Set<string>([...readRefusals(stderr, cwd, profile), ...readStreamRefusals(stdout, cwd, profile)]);
   for (const path of madeProtected(wrapped.absent ?? [])) refused.add(`write ${path}`);
-  for (const violation of SandboxManager.getSandboxViolationStore().getViolationsForCommand(wrapped.commandId)) {
-    refused.add(violation.line.trim());
+  if (wrapped.proxied) {
+    for (const violation of manager().getSandboxViolationStore().getViolationsForCommand(wrapped.commandId)) refused.add(violation.line.trim());
   }
   return [...refused];
 }

@@ -55,10 +55,15 @@ export interface BwrapInput {
   command: string[] | string;
   /** Variables set inside, after everything else. */
   exports: Record<string, string>;
-  proxy: ProxyRoute;
+  /**
+   * The proxy the phase's allowed hosts are reached through; none when it may reach no host.
+   * Without one the sandbox's network namespace stays empty (not even a relay to the proxy),
+   * and a client names the host it could not resolve or reach in its own error.
+   */
+  proxy?: ProxyRoute;
   /** The seccomp helper that refuses Unix sockets to everything it starts. */
   applySeccomp: string;
-  /** socat, as the relay runs it (a path, or a wrapper that dies with phaseloop). */
+  /** socat, as the relay runs it (a path, or a wrapper that dies with phaseloop); used with a proxy. */
   socat: string;
   /** Running as root with CAP_SETFCAP: the seccomp helper's nested namespace needs it kept. */
   keepSetfcap: boolean;
@@ -96,12 +101,14 @@ const RELAY_LISTENS = [
   "unset _pl_since _pl_now _pl_up _pl_counts _pl_kind _pl_skip _pl_inuse",
 ];
 
+/** The variables through which programs are sent to a proxy. */
+const PROXY_VARS = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "GRPC_PROXY", "DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY", "http_proxy", "https_proxy", "all_proxy", "grpc_proxy"] as const;
+
 /** The variables that send a process's connections through the proxy. */
 export function proxyEnv(proxy: ProxyRoute): Record<string, string> {
   const url = `http://${encodeURIComponent(proxy.username)}:${proxy.token}@localhost:${RELAY_PORT}`;
   const env: Record<string, string> = { SANDBOX_RUNTIME: "1", NO_PROXY: "", no_proxy: "" };
-  for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "GRPC_PROXY", "DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY"]) env[name] = url;
-  for (const name of ["http_proxy", "https_proxy", "all_proxy", "grpc_proxy"]) env[name] = url;
+  for (const name of PROXY_VARS) env[name] = url;
   // git sends the credential at once instead of waiting to be asked; ssh goes through the proxy
   env.GIT_CONFIG_PARAMETERS = "'http.proxyAuthMethod=basic'";
   env.GIT_SSH_COMMAND = `ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand='socat - PROXY:localhost:%h:%p,proxyport=${RELAY_PORT},proxyauth=${proxy.username}:${proxy.token}'`;
@@ -130,7 +137,8 @@ function protectedCandidates(profile: SandboxProfile, cwd: string): string[] {
 export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<string, string> } {
   const { profile, kindOf } = input;
   const writable = profile.allowWrite.filter((dir) => kindOf(dir) !== undefined);
-  const args = ["--new-session", "--die-with-parent", "--unshare-net", "--bind", input.proxy.socket, input.proxy.socket, "--ro-bind", "/", "/"];
+  // --die-with-parent: bubblewrap dies with phaseloop, killed or not, and everything inside with it (its PID namespace)
+  const args = ["--new-session", "--die-with-parent", "--unshare-net", ...(input.proxy ? ["--bind", input.proxy.socket, input.proxy.socket] : []), "--ro-bind", "/", "/"];
   for (const dir of writable) args.push("--bind", dir, dir);
   const protectedPaths = [...protectedCandidates(profile, input.cwd), ...input.nestedProtected];
   for (const path of new Set(protectedPaths)) {
@@ -149,9 +157,18 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
   if (input.keepSetfcap) args.push("--cap-add", "CAP_SETFCAP");
   args.push("--proc", "/proc", "--chdir", input.cwd);
 
+  if (input.proxy === undefined) {
+    // nothing to start before the filter: bubblewrap starts the helper, the helper the command.
+    // The environment's own proxy settings would only point where nothing answers.
+    for (const name of PROXY_VARS) args.push("--unsetenv", name);
+    for (const [k, v] of Object.entries({ SANDBOX_RUNTIME: "1", ...input.exports, SRT_ALLOW_NESTED_USERNS: "0" })) args.push("--setenv", k, v);
+    args.push("--", input.applySeccomp, ...(typeof input.command === "string" ? ["/bin/sh", "-c", input.command] : input.command));
+    return { args, env: {} };
+  }
+  const socket = input.proxy.socket;
   const settings = Object.entries(input.exports).map(([k, v]) => `${k}=${shellQuote(v)}`);
   const user = `${settings.length > 0 ? `export ${settings.join(" ")}; ` : ""}${typeof input.command === "string" ? input.command : `exec ${input.command.map(shellQuote).join(" ")}`}`;
-  const relay = (family: string, extra: string) => `${shellQuote(input.socat)} ${family}-LISTEN:${RELAY_PORT},${extra}fork,reuseaddr,backlog=4096 UNIX-CONNECT:${shellQuote(input.proxy.socket)}`;
+  const relay = (family: string, extra: string) => `${shellQuote(input.socat)} ${family}-LISTEN:${RELAY_PORT},${extra}fork,reuseaddr,backlog=4096 UNIX-CONNECT:${shellQuote(socket)}`;
   const script = [
     // IPv6 with IPv4 mapped in serves `localhost` either way; IPv4 alone where the kernel has no IPv6
     `{ ${relay("TCP6", "ipv6only=0,")} || exec ${relay("TCP4", "")}; } >/dev/null 2>&1 &`,

@@ -22,6 +22,11 @@ const LEADING = /^(?:[\w.-]+:\s+)?(?:\d+:\s+)?([^\s:'"]+):\s/;
 const DIRECT = /(?:ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|Connection refused|Network is unreachable|Failed to connect to)[^\n]*?\b((?:\d{1,3}(?:\.\d{1,3}){3})|localhost|(?:[a-z0-9-]+\.)+[a-z]{2,})(?:(?: port |:)(\d+))?/i;
 const PROXY_PORTS = new Set(["3128", "1080"]);
 /**
+ * A name that could not be looked up: a phase that may reach no host has no name server
+ * either. As curl and git, ssh, node, python's urllib3 and wget say it.
+ */
+const UNRESOLVED = /(?:could not resolve host(?:name)?:?|getaddrinfo (?:EAI_AGAIN|ENOTFOUND|EAI_NONAME)|failed to resolve|unable to resolve host address)\s+['"‘`]?((?:[a-z0-9-]+\.)+[a-z]{2,}|localhost)\b(?![\w-])/i;
+/**
  * What a client says of a proxy's refusal: the status 403 as HTTP clients word it (curl's
  * "response 403", undici's "(403)", "403 Forbidden"), or the proxy's own words. A bare "403"
  * inside an id or a count is not one.
@@ -90,6 +95,12 @@ export function readRefusals(stderr: string, cwd: string, profile: SandboxProfil
       refused.add(`connect ${direct[1].toLowerCase()}${direct[2] ? `:${direct[2]}` : ""}`);
       continue;
     }
+    const unresolved = UNRESOLVED.exec(line);
+    if (unresolved?.[1] !== undefined && hostNamed(unresolved[1], undefined, line, unresolved.index + unresolved[0].length - unresolved[1].length)) {
+      const name = unresolved[1].toLowerCase();
+      if (!profile.allowedHosts.some((h) => h === name || h.startsWith(`${name}:`))) refused.add(`connect ${name}`);
+      continue;
+    }
     const host = PROXY_REFUSED.exec(line);
     if (host?.[1] !== undefined && hostNamed(host[1], host[2], line, host.index + host[0].length - host[1].length - (host[2]?.length ?? 0))) {
       const name = `${host[1].toLowerCase()}${host[2] ?? ""}`;
@@ -99,7 +110,7 @@ export function readRefusals(stderr: string, cwd: string, profile: SandboxProfil
   return [...refused];
 }
 
-const WORTH_A_LOOK = /read-only file system|EROFS|ECONNREFUSED|ENETUNREACH|Network is unreachable|Connection refused|Failed to connect|403|forbidden|blocked by|\/\./i;
+const WORTH_A_LOOK = /read-only file system|EROFS|ECONNREFUSED|ENETUNREACH|Network is unreachable|Connection refused|Failed to connect|403|forbidden|blocked by|resolve|getaddrinfo|\/\./i;
 
 /** The strings of a JSON value, each of its lines. */
 function stringsOf(value: unknown, out: string[], depth = 0): void {

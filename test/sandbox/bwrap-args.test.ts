@@ -80,6 +80,24 @@ describe("bwrapArgs", () => {
     expect(script).toMatch(/exec \/nm\/apply-seccomp \/bin\/sh -c '.*TMPDIR=\/t\/p.*exec claude -p/);
   });
 
+  it("without a proxy (a phase that may reach no host): no socket, no relay, the helper started directly, proxy settings cleared", () => {
+    const { args, env } = bwrapArgs(input(disk, { proxy: undefined }));
+    expect(env).toEqual({});
+    expect(args).not.toContain("/tmp/proxy.sock");
+    expect(args.join(" ")).not.toMatch(/socat|3128/);
+    expect(args.slice(args.indexOf("--"))).toEqual(["--", "/nm/apply-seccomp", "claude", "-p", "it's"]);
+    for (const name of ["HTTPS_PROXY", "http_proxy", "ALL_PROXY"]) expect(args.join(" ")).toContain(`--unsetenv ${name}`);
+    const set = (name: string) => args[args.findIndex((a, i) => a === "--setenv" && args[i + 1] === name) + 2];
+    expect(set("TMPDIR")).toBe("/t/p");
+    expect(set("SRT_ALLOW_NESTED_USERNS")).toBe("0");
+    expect(set("SANDBOX_RUNTIME")).toBe("1");
+    // the network namespace is still its own, and the rest of the fence the same
+    expect(args).toContain("--unshare-net");
+    expect(args.slice(0, args.indexOf("--"))).toEqual(expect.arrayContaining(["--die-with-parent", "--new-session", "--unshare-pid", "--cap-drop"]));
+    // a shell command goes to the shell, under the helper
+    expect(bwrapArgs(input(disk, { proxy: undefined, command: "echo hi | wc" })).args.slice(-4)).toEqual(["/nm/apply-seccomp", "/bin/sh", "-c", "echo hi | wc"]);
+  });
+
   it("keeps CAP_SETFCAP only when asked (root, for the helper's namespace)", () => {
     expect(bwrapArgs(input(disk)).args).not.toContain("--cap-add");
     expect(bwrapArgs(input(disk, { keepSetfcap: true })).args.join(" ")).toContain("--cap-drop ALL --cap-add CAP_SETFCAP");

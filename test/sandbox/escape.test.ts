@@ -95,10 +95,15 @@ describe.skipIf(!probe.available)("the sandbox holds", () => {
     expect(refusals.join("\n")).toContain(join(home, ".aws"));
   });
 
-  it("reaches no loopback server that is not on the list, directly or through the proxy", async () => {
+  // a phase that may reach some host goes through the proxy; one that may reach none has no proxy at all
+  const modes = [["with a proxy", ["127.0.0.1:9"]], ["without a proxy", []]] as const;
+
+  it.each(modes)("reaches no loopback server that is not on the list, directly or through the proxy (%s)", async (_, network) => {
     const connect = `const net=require("net");const s=net.connect(${port},"127.0.0.1");s.on("data",d=>process.stdout.write(d));s.on("error",e=>console.error("direct: "+e.message));`;
     const viaProxy = `const http=require("http");const u=new URL(process.env.HTTP_PROXY);const r=http.request({host:"127.0.0.1",port:u.port,method:"CONNECT",path:"127.0.0.1:${port}",headers:{"proxy-authorization":"Basic "+Buffer.from(decodeURIComponent(u.username)+":"+u.password).toString("base64")}});r.on("connect",(res,s)=>{console.error("proxy answered "+res.statusCode);s.on("data",d=>process.stdout.write(d))});r.on("response",res=>console.error("proxy refused: "+res.statusCode+" 127.0.0.1"));r.on("error",e=>console.error("proxy: "+e.message));r.end();`;
-    const { result, refusals } = await inSandbox(`node -e '${connect}'; node -e '${viaProxy}'; true`);
+    const { result, refusals } = await inSandbox(`node -e '${connect}'; test -z "$HTTP_PROXY" || node -e '${viaProxy}'; true`, ["src/**"], [...network]);
+    if (network.length > 0) expect(result.stderrTail, result.stderrTail).toMatch(/proxy (?:answered|refused:) 403/);
+    else expect(result.stderrTail).not.toContain("proxy");
     expect(refusals.join("\n")).toContain(`127.0.0.1:${port}`);
     expect(result.stdout).not.toContain("SECRET-SERVICE");
     expect(connections).toBe(0);
@@ -142,7 +147,7 @@ describe.skipIf(!probe.available)("the sandbox holds", () => {
     expect(existsSync(join(plain, ".git"))).toBe(false);
   });
 
-  it("refuses Unix sockets: a service listening on one outside is out of reach", async () => {
+  it.each(modes)("refuses Unix sockets: a service listening on one outside is out of reach (%s)", async (_, network) => {
     const path = join(root, "service.sock");
     let reached = 0;
     const unix = createServer((socket) => {
@@ -152,7 +157,8 @@ describe.skipIf(!probe.available)("the sandbox holds", () => {
     await new Promise<void>((resolve) => unix.listen(path, resolve));
     try {
       const connect = `const s=require("net").connect(${JSON.stringify(path)});s.on("data",d=>process.stdout.write(d));s.on("error",e=>console.error("unix: "+e.message));`;
-      const { result } = await inSandbox(`node -e '${connect}'; true`);
+      const { result } = await inSandbox(`node -e '${connect}'; true`, ["src/**"], [...network]);
+      expect(result.stderrTail).toMatch(/unix: .*(EPERM|EACCES|not permitted)/);
       expect(result.stdout).not.toContain("SECRET-SOCKET");
       expect(reached).toBe(0);
     } finally {

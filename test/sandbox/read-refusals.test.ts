@@ -33,6 +33,16 @@ describe("readRefusals", () => {
     expect(read("HTTP/1.1 403 Forbidden: Connection blocked by network allowlist evil.example.com")).toEqual(["connect evil.example.com"]);
   });
 
+  it("names a host that could not be looked up (a phase that may reach no host has no name server), unless it is allowed", () => {
+    expect(read("curl: (6) Could not resolve host: evil.example.com")).toEqual(["connect evil.example.com"]);
+    expect(read("fatal: unable to access 'https://github.com/a/b.git/': Could not resolve host: github.com")).toEqual(["connect github.com"]);
+    expect(read("Error: getaddrinfo EAI_AGAIN api.evil.io")).toEqual(["connect api.evil.io"]);
+    expect(read("ssh: Could not resolve hostname git.example.org: Temporary failure in name resolution")).toEqual(["connect git.example.org"]);
+    expect(read("NameResolutionError: Failed to resolve 'pypi.org' ([Errno -3] Temporary failure in name resolution)")).toEqual(["connect pypi.org"]);
+    expect(read("wget: unable to resolve host address ‘evil.example.com’")).toEqual(["connect evil.example.com"]);
+    expect(read("curl: (6) Could not resolve host: registry.npmjs.org")).toEqual([]);
+  });
+
   it("does not take a 403 inside an id, or a file's name, for a proxy's refusal", () => {
     // an agent's event carries ids and counts with these digits, and names the files it read
     expect(read('{"id":"msg_01X403aBc","type":"text","text":"I read notes.md and wrote out.txt"}')).toEqual([]);

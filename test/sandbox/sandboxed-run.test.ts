@@ -97,6 +97,7 @@ describe.skipIf(!probe.available)("sandbox: required holds for every agent", () 
       `cat "$HOME/.aws/credentials"`,
       `node -e 'require("http").get("http://127.0.0.1:${port}/",r=>r.pipe(process.stdout)).on("error",e=>console.error("connect: "+e.message))'`,
       `curl -sS http://127.0.0.1:${port}/`,
+      `curl -sS https://evil.example.com/`,
       `(setsid sh -c 'sleep ${tag}' >/dev/null 2>&1 &)`,
       `echo fine > src/b.ts`,
     ].join("; ");
@@ -124,7 +125,7 @@ describe.skipIf(!probe.available)("sandbox: required holds for every agent", () 
     const refused = ev.find((e) => e.type === "sandbox.refused") as { phase: string; refused: string[] };
     expect(refused.phase).toBe("work");
     const all = refused.refused.join("\n");
-    for (const what of [`write ${home}/.bashrc`, `write ${marker}`, `write ${join(sibling, "file")}`, `write ${work}/.git/hooks/pre-commit`, `write ${work}/README.md`, `read ${home}/.aws`, `connect 127.0.0.1:${port}`]) expect(all).toContain(what);
+    for (const what of [`write ${home}/.bashrc`, `write ${marker}`, `write ${join(sibling, "file")}`, `write ${work}/.git/hooks/pre-commit`, `write ${work}/README.md`, `read ${home}/.aws`, `connect 127.0.0.1:${port}`, "connect evil.example.com"]) expect(all).toContain(what);
     expect(ev.find((e) => e.type === "phase.started")).toMatchObject({ sandbox: true });
     expect(JSON.parse(readFileSync(join(runDir(work), "run.json"), "utf8")).sandbox).toMatchObject({ available: true, phases: { work: "on" } });
   }, 60_000);
@@ -196,11 +197,14 @@ stop: { max_iterations: 1 }
 });
 
 describe.skipIf(!probe.available)("a sandboxed run killed mid-phase", () => {
-  it("leaves nothing running (agent, sandbox, network bridges), and resumes in the sandbox to the end", async () => {
+  it.each([
+    ["may reach a host (the proxy's bridges and the relay run)", `, network: ["127.0.0.1:9"]`],
+    ["may reach no host (no proxy, no relay)", ""],
+  ])("leaves nothing running (agent, sandbox, network bridges) when the phase %s, and resumes in the sandbox to the end", async (_, network) => {
     const { home, work } = world();
     const tag = `${Date.now() % 100000}${process.pid}`;
     write(work, {
-      "p.yaml": escapePipeline(`test -f src/second || { touch src/second; sleep ${tag}; }; echo done > src/out.txt`),
+      "p.yaml": escapePipeline(`test -f src/second || { touch src/second; sleep ${tag}; }; echo done > src/out.txt`, network),
     });
     const preexisting = socats();
     const first = cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home });
@@ -208,10 +212,13 @@ describe.skipIf(!probe.available)("a sandboxed run killed mid-phase", () => {
     while (alive(tag).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(alive(tag).length).toBe(1);
     const ours = socats().filter((p) => !preexisting.includes(p));
-    expect(ours.length).toBeGreaterThan(0);
+    if (network) expect(ours.length).toBeGreaterThan(0);
+    else expect(ours).toEqual([]);
+    const fences = bwraps(work);
+    expect(fences.length).toBeGreaterThan(0);
     first.child.kill("SIGKILL");
     await first.done;
-    const left = () => [...alive(tag), ...socats().filter((p) => ours.includes(p))];
+    const left = () => [...alive(tag), ...socats().filter((p) => ours.includes(p)), ...bwraps(work)];
     const gone = Date.now() + 10_000;
     while (left().length > 0 && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
     expect(left()).toEqual([]);
@@ -220,6 +227,18 @@ describe.skipIf(!probe.available)("a sandboxed run killed mid-phase", () => {
     expect(readFileSync(join(work, "src", "out.txt"), "utf8")).toBe("done\n");
   }, 90_000);
 });
+
+/** The fences (bubblewrap) running now for phases in `work`, not yet reaped. */
+function bwraps(work: string): string[] {
+  return readdirSync("/proc").filter((pid) => {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      return /^\d+$/.test(pid) && /^(?:[^\0]*\/)?bwrap\0/.test(cmdline) && cmdline.includes(`\0${work}\0`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+    } catch {
+      return false;
+    }
+  });
+}
 
 /** The sandbox's network bridges running now (socat listening on a proxy socket). */
 function socats(): string[] {
