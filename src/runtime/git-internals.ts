@@ -33,7 +33,8 @@ const SHARED_ELSEWHERE = new Set(["worktrees", "refs", "logs", "packed-refs", "H
 
 function skipped(dirs: string[], dir: string, name: string): boolean {
   if (SKIP.has(name)) return true;
-  return dirs.length === 2 && dirs[0] !== dirs[1] && dir === dirs[1] && SHARED_ELSEWHERE.has(name);
+  // and the lock files git holds while another checkout changes them (`HEAD.lock` during a merge)
+  return dirs.length === 2 && dirs[0] !== dirs[1] && dir === dirs[1] && (SHARED_ELSEWHERE.has(name) || (name.endsWith(".lock") && SHARED_ELSEWHERE.has(name.slice(0, -5))));
 }
 
 /** Every file below `dirs` (each once, the skipped ones left out), with its directory entry. */
