@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /** A git repository of `files` files in nested folders (100 per folder), an ignored build folder, one commit. */
-function generateRepo(dir, files, git = true) {
+export function generateRepo(dir, files, git = true) {
   mkdirSync(dir, { recursive: true });
   for (let i = 0; i < files; i++) {
     const folder = join(dir, "src", `d${Math.floor(i / 1000)}`, `e${Math.floor(i / 100) % 10}`);

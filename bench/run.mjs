@@ -4,7 +4,7 @@
 //   node bench/run.mjs            measure and print
 //   node bench/run.mjs --check    also fail when a bar of the brief is missed
 //   node bench/run.mjs --quick    fewer repetitions, shorter runs
-//   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, long run, output, status, measure, sandbox, lanes)
+//   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, long run, output, status, measure, agent loop, sandbox, lanes)
 //   node bench/run.mjs --no-100k    measure without the 100,000-file repository (generated once, then kept
 //                                   under the OS temp dir as phaseloop-bench-repos/)
 import { spawn, spawnSync } from "node:child_process";
@@ -228,6 +228,10 @@ try {
     rmSync(data, { force: true });
   }
   if (wanted("measure")) (await import("./measure-changes.mjs")).benchMeasure({ work, quick, report, time, median, node, cli });
+  if (wanted("agent loop")) {
+    const { probeSandbox } = await import(join(root, "dist/runtime/probe-sandbox.js"));
+    (await import("./agent-loop.mjs")).benchAgentLoop({ work, quick, report, time, median, node, cli, sandboxAvailable: probeSandbox().available });
+  }
   if (wanted("sandbox")) {
     const r = await benchSandbox(work, quick ? 10 : 30, median);
     if (r === undefined) console.log("skip sandbox: no OS sandbox on this machine (bubblewrap, socat)");
