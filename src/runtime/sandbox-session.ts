@@ -97,10 +97,11 @@ export async function closeSandboxSession(): Promise<void> {
 
 /**
  * Wrap a command (argv, or a string for `sh -c`) so it runs inside `profile`. `exports` are
- * set inside the sandbox, after the library's own settings. Every connection goes through
- * the proxy, loopback too (the library exempts it, but inside the sandbox's network
- * namespace loopback is empty; through the proxy an allowed loopback host is reachable and
- * any other is refused and recorded).
+ * set inside, after the library's own settings; `search` is the PATH an argv's program is
+ * found on. A phase that may reach some host reaches it through the proxy, loopback too (the
+ * library exempts loopback, but inside the sandbox's network namespace loopback is empty;
+ * through the proxy an allowed loopback host is reachable and any other is refused and
+ * recorded). One that may reach none gets no proxy: nothing answers it at all.
  */
 export async function wrapInSandbox(profile: SandboxProfile, given: string[] | string, cwd: string, exports: Record<string, string> = {}, search?: string): Promise<WrappedCommand> {
   const command = insideFence(given);
