@@ -37,6 +37,12 @@ let opened: Promise<void> | undefined;
  */
 let bridgeDir: string | undefined;
 
+/** A directory of this process's own (mode 0700), removed when the session closes. */
+function ownDir(): string {
+  bridgeDir ??= mkdtempSync(join(tmpdir(), "phaseloop-bridge-"));
+  return bridgeDir;
+}
+
 function setprivPath(): string | undefined {
   return process.platform === "linux" ? ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p)) : undefined;
 }
@@ -44,9 +50,8 @@ function setprivPath(): string | undefined {
 function boundSocat(): string | undefined {
   const setpriv = setprivPath();
   if (setpriv === undefined) return undefined;
-  // in a directory of this process's own (mode 0700): nobody else can put a program there
-  bridgeDir ??= mkdtempSync(join(tmpdir(), "phaseloop-bridge-"));
-  const path = join(bridgeDir, "socat");
+  // nobody else can put a program in a directory of this process's own
+  const path = join(ownDir(), "socat");
   if (!existsSync(path)) writeFileSync(path, `#!/bin/sh\nexec ${setpriv} --pdeathsig KILL socat "$@"\n`, { mode: 0o755 });
   return path;
 }
@@ -73,11 +78,20 @@ function manager(): typeof Manager {
 export function openSandboxSession(): Promise<void> {
   opened ??= (async () => {
     sandboxManager ??= (await import("@anthropic-ai/sandbox-runtime")).SandboxManager;
-    await sandboxManager.initialize({
-      network: { allowedDomains: [], deniedDomains: [] },
-      filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
-      ...socatOption(),
-    });
+    const options = { network: { allowedDomains: [], deniedDomains: [] }, filesystem: { denyRead: [], allowWrite: [], denyWrite: [] }, ...socatOption() };
+    // The library makes its proxy's sockets in the temp dir, one named by this process's id
+    // (`srt-mux-PID-0.sock`). One that another user's process of the same id left there (a
+    // run killed before it could remove it) cannot be removed, and listening on it fails.
+    // Made in a directory of this process's own, they meet nothing; phases inherit the
+    // environment copied when the run started, so they do not see the change.
+    const temp = process.env.TMPDIR;
+    process.env.TMPDIR = ownDir();
+    try {
+      await sandboxManager.initialize(options);
+    } finally {
+      if (temp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = temp;
+    }
   })();
   return opened;
 }
