@@ -85,6 +85,17 @@ export function readRunInfo(dir: string, runId: string): Loaded<RunInfo> {
   return { ok: true, value: parsed.value as RunInfo };
 }
 
+/**
+ * A file replaced as the checkpoint is (see CheckpointFile): the file, or its complete
+ * replacement `.next` when a crash came between removing the one and renaming the other.
+ */
+function readReplacedText(path: string): { t: Text; file: string } {
+  const t = readStateText(path);
+  if (t.kind !== "missing") return { t, file: path };
+  const next = readStateText(`${path}.next`);
+  return next.kind === "text" && next.text.trim() !== "" ? { t: next, file: `${path}.next` } : { t, file: path };
+}
+
 export type CheckpointRead = { kind: "ok"; checkpoint: Checkpoint; file: string } | { kind: "missing" } | { kind: "invalid"; problem: StateProblem };
 
 /**
@@ -93,17 +104,8 @@ export type CheckpointRead = { kind: "ok"; checkpoint: Checkpoint; file: string 
  * CheckpointFile). With a machine, the names in it must be the pipeline's.
  */
 export function readCheckpoint(dir: string, runId: string, machine?: Machine, file?: string): CheckpointRead {
-  const path = join(dir, "state.json");
   const hint = forceHint(runId, "rebuilds the checkpoint from events.jsonl", file);
-  let t = readStateText(path);
-  let used = path;
-  if (t.kind === "missing") {
-    const next = readStateText(`${path}.next`);
-    if (next.kind === "text" && next.text.trim() !== "") {
-      t = next;
-      used = `${path}.next`;
-    }
-  }
+  const { t, file: used } = readReplacedText(join(dir, "state.json"));
   if (t.kind === "missing") return { kind: "missing" };
   if (t.kind === "unreadable") return { kind: "invalid", problem: { file: used, message: t.message, hint } };
   const parsed = parseJson(t.text);
@@ -243,15 +245,9 @@ export function scanIterationLog(dir: string, runId: string, lenient = false): L
 
 /** baseline.json, the measure of the open iteration's start. Missing is fine (the iteration measures from now). */
 export function checkBaselineFile(dir: string, runId: string): StateProblem | undefined {
-  let file = join(dir, "baseline.json");
   const hint = `\`phaseloop resume ${runId} --force\` measures this iteration's changes from now on, or ${startOverHint(runId)}`;
-  let t = readStateText(file);
-  if (t.kind === "missing") {
-    // replaced as state.json is: a crash between removing it and renaming its replacement leaves the latter
-    const next = readStateText(`${file}.next`);
-    if (next.kind !== "text" || next.text.trim() === "") return undefined;
-    [t, file] = [next, `${file}.next`];
-  }
+  const { t, file } = readReplacedText(join(dir, "baseline.json"));
+  if (t.kind === "missing") return undefined;
   if (t.kind === "unreadable") return { file, message: t.message, hint };
   const parsed = parseJson(t.text);
   if (!parsed.ok) return { file, message: parsed.message, hint };

@@ -6,12 +6,13 @@
  * library then wraps the phase.
  */
 import { Buffer } from "node:buffer";
-import { accessSync, constants, existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { absentProtected, bwrapArgs, type PathKind, type ProxyRoute } from "../sandbox/bwrap-args.ts";
 import { shellQuote } from "../expr/shell-context.ts";
+import { findProgram } from "./preflight-host.ts";
 import { isUnder, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 
 export interface LinuxWrap {
@@ -134,34 +135,14 @@ export function ownFenceAvailable(): boolean {
 }
 
 /**
- * A program named without a folder, found on `search` (a PATH) the way the shell would:
- * the fence starts it without a shell. Undefined when it is not there, so that a shell
- * starts it and says so in its own words ("sh: 1: exec: x: not found", exit 127).
+ * The command as the fence starts it without a proxy: an argv whose program is found on
+ * `search` (a PATH) starts directly, with no shell between the seccomp helper and it; else
+ * a shell starts it and says so in its own words ("sh: 1: exec: x: not found", exit 127).
  */
-export function onPath(name: string, search: string | undefined, cwd: string): string | undefined {
-  if (name.includes("/")) return name;
-  for (const dir of (search ?? "").split(":")) {
-    const path = join(dir === "" ? cwd : dir.startsWith("/") ? dir : join(cwd, dir), name);
-    try {
-      if (statSync(path).isFile()) {
-        accessSync(path, constants.X_OK);
-        return path;
-      }
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-/**
- * The command as the fence starts it: an argv whose program is found starts directly (no
- * shell between the seccomp helper and it); else through the shell.
- */
-function direct(command: string[] | string, search: string | undefined, cwd: string): string[] | string {
+export async function directCommand(command: string[] | string, search: string | undefined, cwd: string): Promise<string[] | string> {
   if (typeof command === "string" || command.length === 0) return command;
-  const program = onPath(command[0]!, search, cwd);
-  return program === undefined ? `exec ${command.map(shellQuote).join(" ")}` : [program, ...command.slice(1)];
+  const program = await findProgram(command[0]!, cwd, search ?? "");
+  return program === null ? `exec ${command.map(shellQuote).join(" ")}` : [program, ...command.slice(1)];
 }
 
 /** How a phase that may reach hosts reaches the library's proxy (undefined parts: it has none running). */
@@ -176,9 +157,9 @@ export interface ProxyWanted {
 /**
  * Wrap a command in this phase's fence, or undefined when the library must do it. Without
  * `proxy` (a phase that may reach no host) the network namespace stays empty and the command
- * starts under the seccomp helper directly; `search` is the PATH its program is found on.
+ * (see directCommand) starts under the seccomp helper directly.
  */
-export function wrapLinux(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string>, proxy: ProxyWanted | undefined, search?: string): LinuxWrap | undefined {
+export function wrapLinux(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string>, proxy: ProxyWanted | undefined): LinuxWrap | undefined {
   if (process.platform !== "linux") return undefined;
   const applySeccomp = applySeccompPath();
   if (applySeccomp === undefined) return undefined;
@@ -193,7 +174,7 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
   const { args, env } = bwrapArgs({
     profile,
     cwd,
-    command: route === undefined ? direct(command, search, cwd) : command,
+    command,
     exports,
     ...(route !== undefined ? { proxy: route } : {}),
     applySeccomp,

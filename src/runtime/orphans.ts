@@ -23,8 +23,8 @@ export interface PidMark {
 }
 
 let pidMax: number | undefined;
-/** The counter's file, kept open: read again at offset 0, it tells the counter now. */
-let counterFd: number | undefined;
+/** The counter's file, kept open: read again at offset 0, it tells the counter now (null: it cannot be opened here). */
+let counterFd: number | null | undefined;
 const counterText = Buffer.alloc(32);
 
 /** The counter now: the pid namespace's own (ns_last_pid), or the last field of /proc/loadavg where that cannot be read. */
@@ -33,9 +33,10 @@ function readCounter(): number {
     try {
       counterFd = openSync("/proc/sys/kernel/ns_last_pid", "r");
     } catch {
-      return Number(readFileSync("/proc/loadavg", "latin1").trim().split(" ").pop());
+      counterFd = null;
     }
   }
+  if (counterFd === null) return Number(readFileSync("/proc/loadavg", "latin1").trim().split(" ").pop());
   const n = readSync(counterFd, counterText, 0, counterText.length, 0);
   return Number(counterText.toString("latin1", 0, n).trim());
 }

@@ -13,7 +13,7 @@ import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { readRefusals, readStreamRefusals } from "../sandbox/read-refusals.ts";
 import { shellQuote } from "../expr/shell-context.ts";
 import { insideFence } from "../agents/inside-fence.ts";
-import { madeProtected, ownFenceAvailable, undoProtected, wrapLinux } from "./linux-fence.ts";
+import { directCommand, madeProtected, ownFenceAvailable, undoProtected, wrapLinux } from "./linux-fence.ts";
 
 export interface WrappedCommand {
   /** argv to spawn without a shell. */
@@ -123,7 +123,7 @@ export async function wrapInSandbox(profile: SandboxProfile, given: string[] | s
   // a phase that may reach no host needs neither the proxy nor a relay to it: its network
   // namespace stays empty (on Linux, where phaseloop builds the fence itself)
   if (profile.allowedHosts.length === 0 && ownFenceAvailable()) {
-    const own = wrapLinux(profile, command, cwd, { NO_PROXY: "", no_proxy: "", ...exports }, undefined, search);
+    const own = wrapLinux(profile, await directCommand(command, search, cwd), cwd, { NO_PROXY: "", no_proxy: "", ...exports }, undefined);
     if (own !== undefined) {
       const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, proxied: false };
       wraps.add(made);

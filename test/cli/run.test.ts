@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { findRunProcesses } from "../../src/runtime/orphans.ts";
@@ -152,12 +152,20 @@ describe("phaseloop run: outcomes, failures and limits", () => {
         "phases:\n  keep:\n    run: 'setsid sh -c \"echo \\$\\$ > kept.pid; exec sleep 30\" > /dev/null 2>&1 < /dev/null & while [ ! -s kept.pid ]; do sleep 0.01; done'\n  busy:\n    run: 'true; true; ls > /dev/null; setsid sh -c \"echo \\$\\$ > busy.pid; exec sleep 30\" > /dev/null 2>&1 < /dev/null & while [ ! -s busy.pid ]; do sleep 0.01; done'\n  check:\n    run: ['sh', '-c', 'for f in kept.pid busy.pid; do s=$(sed \"s/.*) //\" /proc/$(cat $f)/stat 2>/dev/null | cut -c1); [ -n \"$s\" ] && [ \"$s\" != Z ] && echo alive || echo gone; done']\n    next:\n      - stop: complete\nstop: { max_iterations: 1 }\n",
       ),
     });
-    const r = cli(["run", "t.yaml", "--reporter", "json"], dir);
-    expect(r.code).toBe(0);
-    const finished = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.type === "phase.finished" && e.phase === "check");
-    expect(finished).toHaveLength(1);
-    // by the time the next phase ran, both were gone
-    expect(readFileSync(join(runDir(dir), "phases", "0003-check", "stdout.log"), "utf8")).toBe("gone\ngone\n");
+    // a process of the same user that is not the run's
+    const outsider = spawn("sh", ["-c", "exec sleep 30"], { detached: true, stdio: "ignore" });
+    try {
+      const r = cli(["run", "t.yaml", "--reporter", "json"], dir);
+      expect(r.code).toBe(0);
+      const finished = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.type === "phase.finished" && e.phase === "check");
+      expect(finished).toHaveLength(1);
+      // by the time the next phase ran, both were gone
+      expect(readFileSync(join(runDir(dir), "phases", "0003-check", "stdout.log"), "utf8")).toBe("gone\ngone\n");
+      // and what was not the run's is left alone
+      expect(isProcessAlive(outsider.pid!)).toBe(true);
+    } finally {
+      outsider.kill("SIGKILL");
+    }
   });
 
   it("retries transient failures with backoff, and a stale output file is never read", () => {
