@@ -3,7 +3,7 @@
  * run.json, state.json (replaced atomically), append-only events.jsonl and
  * iterations.jsonl, phases/NNNN-PHASE/ artifacts, summary.md.
  */
-import { appendFileSync, closeSync, constants, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, constants, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 export function phaseloopDir(workdir: string): string {
@@ -72,6 +72,23 @@ export class CheckpointFile {
   constructor(path: string) {
     this.path = path;
     this.next = `${path}.next`;
+  }
+  /**
+   * After a crash between removing the old file and renaming the new one, the
+   * complete `.next` is the only copy, and the next `write` would start by
+   * truncating it: it is put in place first. A `.next` that is not whole JSON
+   * (prepared but unused, or torn while the very first file was written) stays
+   * where it is, for the readers to judge.
+   */
+  recover(): void {
+    if (lstatSync(this.path, { throwIfNoEntry: false })) return;
+    try {
+      if (!lstatSync(this.next).isFile()) return;
+      JSON.parse(readFileSync(this.next, "utf8"));
+    } catch {
+      return;
+    }
+    renameSync(this.next, this.path);
   }
   /** Create the (empty) next file now, so that `write` need not. */
   prepare(): void {
@@ -189,6 +206,8 @@ export class RunStore {
     this.iterations = new JsonlWriter(join(this.dir, "iterations.jsonl"));
     this.state = new CheckpointFile(join(this.dir, "state.json"));
     this.baseline = new CheckpointFile(join(this.dir, "baseline.json"));
+    this.state.recover();
+    this.baseline.recover();
   }
   /** The iterations iterations.jsonl already records (a torn line, or none yet, records nothing). */
   recordedIterations(): Set<number> {
