@@ -42,6 +42,8 @@ export function sandboxesRunning(): boolean {
   return running > 0;
 }
 let runTemp: string | undefined;
+/** Phases already said to run unsandboxed for want of the proxy. */
+const warnedNoProxy = new Set<string>();
 
 /** Stop the sandbox's proxies, if a phase of this run started them, and remove the phases' temp dirs. */
 export async function closeFences(): Promise<void> {
@@ -153,6 +155,12 @@ export function phaseProfile(machine: Machine, phase: CompiledPhase, write: read
   return compileSandbox({ workdir, home: env.HOME || homedir(), tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network, stateDirs, ...(artifacts !== undefined ? { artifacts } : {}) });
 }
 
+/** The hosts a phase may reach, as the pipeline and the environment say before it runs (its agent's API, tools.network, HTTP MCP servers). */
+export function phaseHosts(machine: Machine, phase: CompiledPhase, env: ProcessEnv, workdir: string): string[] {
+  const command = phase.agent !== undefined ? machine.agents[phase.agent]?.command : undefined;
+  return phaseProfile(machine, phase, undefined, env, workdir, workdir, command).allowedHosts;
+}
+
 /**
  * The fence of a phase, or undefined when it runs without one (sandbox off, or auto on a
  * machine that has none; `required` without one never gets here: preflight refused the run).
@@ -172,6 +180,16 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
   // phases of the same name run at once in parallel lanes: each has a dir of its own
   const tempDir = mkdtempSync(join(runTemp, `${phase.name}-`));
   const profile = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command, ensureArtifacts(ctx.info.workdir, ctx.info.run_id));
+  if (offer.noProxy && profile.allowedHosts.length > 0) {
+    // hosts preflight could not foresee (the agent is only known from the command it runs)
+    rmSync(tempDir, { recursive: true, force: true });
+    const why = `phase "${phase.name}" may reach ${profile.allowedHosts.join(", ")}, and the proxy to them cannot run here: ${offer.noProxy.reason}`;
+    if (plan.mode === "required") throw new Error(`${why}; ${offer.noProxy.fix}`);
+    // a phase preflight saw coming was named when the run started
+    if (!warnedNoProxy.has(phase.name) && ctx.info.sandbox?.phases[phase.name] !== "unavailable") ctx.emit({ type: "note", level: "warning", message: `${why}: it runs without an OS sandbox (sandbox: auto). ${offer.noProxy.fix}` });
+    warnedNoProxy.add(phase.name);
+    return undefined;
+  }
   prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine, command), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "") }));
   // the library loads only when a phase is sandboxed: runs without one start as fast as before
   const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");

@@ -93,7 +93,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   }
   const preflight = await preflightRun(machine, loaded, info.params, info.workdir, o.env);
   const sandboxFlag = o.sandbox ?? info.sandbox?.flag ?? undefined;
-  const sandbox = checkSandbox(machine, loaded.text, sandboxFlag);
+  const sandbox = checkSandbox(machine, loaded.text, sandboxFlag, o.env, info.workdir);
   const found = [...preflight.diagnostics, ...sandbox.diagnostics];
   if (hasErrors(found)) return { kind: "invalid", diagnostics: found, loaded };
   const read = readCheckpoint(dir, runId, machine, info.file);

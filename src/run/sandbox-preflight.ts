@@ -4,13 +4,13 @@
  * before anything is written. What was decided goes into run.json.
  */
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { Machine } from "../machine/types.ts";
+import type { CompiledPhase, Machine } from "../machine/types.ts";
 import { parsePipelineText, spanOfPointer } from "../pipeline/parse-pipeline-text.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { homedir } from "node:os";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
-import { phaseProfile } from "./phase-fence.ts";
-import { phaseSandbox, sandboxPreflight, unsandboxedPhases } from "../sandbox/sandbox-plan.ts";
+import { phaseHosts, phaseProfile } from "./phase-fence.ts";
+import { fenceable, phaseSandbox, sandboxPreflight, unsandboxedPhases, type SandboxOffer } from "../sandbox/sandbox-plan.ts";
 
 /** run.json's record of the sandbox: what was asked, what the machine offered, what each phase got. */
 export interface RunSandbox {
@@ -20,7 +20,9 @@ export interface RunSandbox {
   platform?: string;
   reason?: string;
   fix?: string;
-  /** Per phase: "on" (sandboxed), "off" (sandbox: off, or a run phase), "unavailable" (auto, and none here). */
+  /** The fence runs but not the proxy to allowed hosts (socat missing): why, and what to do. */
+  no_proxy?: { reason: string; fix: string };
+  /** Per phase: "on" (sandboxed), "off" (sandbox: off, or a run phase), "unavailable" (auto, and none here, or none for its hosts). */
   phases: Record<string, "on" | "off" | "unavailable">;
 }
 
@@ -31,35 +33,39 @@ export interface SandboxCheck {
   warning?: string;
 }
 
-export function checkSandbox(machine: Machine, text: string, flag: SandboxMode | undefined): SandboxCheck {
+/** `env` and `workdir`: the run's, which say which hosts each phase may reach. */
+export function checkSandbox(machine: Machine, text: string, flag: SandboxMode | undefined, env: Record<string, string | undefined>, workdir: string): SandboxCheck {
   const needed = machine.phases.some((p) => phaseSandbox(machine, p, flag).mode !== "off");
-  const offer = needed ? probeSandbox() : { available: false as const, reason: "no phase asks for one", fix: "" };
+  const offer: SandboxOffer = needed ? probeSandbox() : { available: false as const, reason: "no phase asks for one", fix: "" };
   let document: ReturnType<typeof parsePipelineText>["document"];
   const locate = (pointer: string) => {
     document ??= parsePipelineText(text, machine.file).document;
     return spanOfPointer(document, text, pointer);
   };
-  const diagnostics = needed ? sandboxPreflight(machine, flag, offer, locate) : [];
+  // only a machine without the proxy asks which phases may reach hosts
+  const reaches = (p: CompiledPhase): boolean => offer.available && offer.noProxy !== undefined && phaseHosts(machine, p, env, workdir).length > 0;
+  const diagnostics = needed ? sandboxPreflight(machine, flag, offer, locate, reaches) : [];
   const phases: RunSandbox["phases"] = {};
   for (const p of machine.phases) {
     const mode = phaseSandbox(machine, p, flag).mode;
-    phases[p.name] = mode === "off" ? "off" : offer.available ? "on" : "unavailable";
+    phases[p.name] = mode === "off" ? "off" : fenceable(offer, reaches(p)) ? "on" : "unavailable";
   }
   const record: RunSandbox = offer.available
-    ? { flag: flag ?? null, available: true, platform: offer.platform, phases }
+    ? { flag: flag ?? null, available: true, platform: offer.platform, ...(offer.noProxy ? { no_proxy: offer.noProxy } : {}), phases }
     : { flag: flag ?? null, available: false, reason: offer.reason, fix: offer.fix, phases };
-  const bare = needed ? unsandboxedPhases(machine, flag, offer) : [];
-  const warning = bare.length > 0 && !offer.available
-    ? `no OS sandbox here (${offer.reason}): ${bare.join(", ")} run${bare.length === 1 ? "s" : ""} without one (sandbox: auto). ${offer.fix}`
-    : undefined;
+  const bare = needed ? unsandboxedPhases(machine, flag, offer, reaches) : [];
+  const runs = `run${bare.length === 1 ? "s" : ""} without one (sandbox: auto)`;
+  const warning = bare.length === 0 ? undefined
+    : !offer.available ? `no OS sandbox here (${offer.reason}): ${bare.join(", ")} ${runs}. ${offer.fix}`
+    : `no proxy to allowed hosts here (${offer.noProxy!.reason}): ${bare.join(", ")}, which may reach hosts, ${runs}. ${offer.noProxy!.fix}`;
   return { diagnostics, record, warning };
 }
 
 /** What each phase gets from the OS sandbox, for --dry-run: writable places, hidden ones, reachable hosts. */
 export function sandboxLines(machine: Machine, workdir: string, flag: SandboxMode | undefined, env: Record<string, string | undefined>): string[] {
-  const check = checkSandbox(machine, "", flag);
+  const check = checkSandbox(machine, "", flag, env, workdir);
   const offer = check.record;
-  const lines = [`OS sandbox: ${offer.available ? `available (${offer.platform})` : `not available here: ${offer.reason}`}`];
+  const lines = [`OS sandbox: ${offer.available ? `available (${offer.platform})${offer.no_proxy ? `, but no proxy to allowed hosts: ${offer.no_proxy.reason}` : ""}` : `not available here: ${offer.reason}`}`];
   const home = env.HOME || homedir();
   const short = (p: string) => (p.startsWith(`${workdir}/`) ? `./${p.slice(workdir.length + 1)}` : p === workdir ? "./" : p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p);
   for (const p of machine.phases) {
@@ -70,7 +76,7 @@ export function sandboxLines(machine: Machine, workdir: string, flag: SandboxMod
     }
     const toolSet = p.tools ? machine.tools[p.tools] : undefined;
     const profile = phaseProfile(machine, p, toolSet?.write, env, workdir, "<temp dir>");
-    const state = offer.available ? "" : mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)";
+    const state = offer.phases[p.name] === "on" ? "" : mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)";
     lines.push(`  ${p.name}: ${mode}${state}; writes ${profile.allowWrite.map(short).join(", ")}; never ${profile.denyWrite.map(short).join(", ")}; hosts ${profile.allowedHosts.join(", ") || "none"}; hides ${profile.denyRead.length} secret paths of the home directory`);
   }
   return lines;

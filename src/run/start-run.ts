@@ -92,7 +92,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
   const resolved = resolveParams(machine, o.params);
   if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: resolved.diagnostics.map((d) => ({ ...d, file: loaded.file })), loaded };
   const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env);
-  const sandbox = checkSandbox(machine, loaded.text, o.sandbox);
+  const sandbox = checkSandbox(machine, loaded.text, o.sandbox, o.env, workdir);
   const found = [...preflight.diagnostics, ...sandbox.diagnostics];
   if (o.dryRun) return { kind: "dry-run", machine, loaded, params: resolved.params, diagnostics: found };
   if (hasErrors(found)) return { kind: "invalid", diagnostics: found, loaded };

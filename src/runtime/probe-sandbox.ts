@@ -1,12 +1,15 @@
 /**
  * Whether this machine can run phases in an OS sandbox, and if not, why and what to do.
- * Linux needs bubblewrap, socat and unprivileged user namespaces (or root); macOS has Seatbelt.
+ * Linux needs bubblewrap and unprivileged user namespaces (or root), and socat for the
+ * proxy through which a phase reaches its allowed hosts; without socat, phases that may
+ * reach no host are still fenced (`noProxy` says why the others cannot be). macOS has Seatbelt.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import process from "node:process";
+import { ownFenceAvailable } from "./linux-fence.ts";
 
-export type SandboxProbe = { available: true; platform: "linux" | "macos" } | { available: false; reason: string; fix: string };
+export type SandboxProbe = { available: true; platform: "linux" | "macos"; noProxy?: { reason: string; fix: string } } | { available: false; reason: string; fix: string };
 
 function onPath(program: string): boolean {
   return spawnSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" }).status === 0;
@@ -53,7 +56,8 @@ function probe(): SandboxProbe {
     return { available: false, reason: `no OS sandbox on ${process.platform}`, fix: "run on Linux (bubblewrap) or macOS, or set sandbox: off" };
   }
   const missing = ["bwrap", "socat"].filter((p) => !onPath(p));
-  if (missing.length > 0) {
+  // phaseloop's own fence (it needs no socat) is what fences a phase without a proxy
+  if (missing.includes("bwrap") || (missing.includes("socat") && !ownFenceAvailable())) {
     return {
       available: false,
       reason: `${missing.join(" and ")} not found on PATH`,
@@ -61,7 +65,10 @@ function probe(): SandboxProbe {
     };
   }
   const trial = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--die-with-parent", "true"], { encoding: "utf8" });
-  if (trial.status === 0) return { available: true, platform: "linux" };
+  if (trial.status === 0) {
+    if (!missing.includes("socat")) return { available: true, platform: "linux" };
+    return { available: true, platform: "linux", noProxy: { reason: "socat, which runs the proxy to a phase's allowed hosts, is not found on PATH", fix: "install it: apt-get install socat (Debian/Ubuntu), dnf install socat (Fedora)" } };
+  }
   const stderr = (trial.stderr ?? "").trim();
   if (readSysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") === "1") {
     return {

@@ -16,8 +16,17 @@ export interface PhaseSandbox {
   pointer?: string;
 }
 
-/** What the machine offers: a sandbox, or why not and how to get one. */
-export type SandboxOffer = { available: true; platform: string } | { available: false; reason: string; fix: string };
+/**
+ * What the machine offers: a sandbox, or why not and how to get one. `noProxy`: the fence
+ * runs, but not the proxy through which a phase reaches its allowed hosts, so only phases
+ * that may reach no host can be fenced.
+ */
+export type SandboxOffer = { available: true; platform: string; noProxy?: { reason: string; fix: string } } | { available: false; reason: string; fix: string };
+
+/** Whether a phase can be fenced on what the machine offers; `reachesHosts`: it may reach some host. */
+export function fenceable(offer: SandboxOffer, reachesHosts: boolean): boolean {
+  return offer.available && !(reachesHosts && offer.noProxy !== undefined);
+}
 
 export function phaseSandbox(machine: Pick<Machine, "sandbox">, phase: Pick<CompiledPhase, "name" | "kind" | "sandbox">, flag?: SandboxMode): PhaseSandbox {
   const own = phase.sandbox === undefined ? undefined : { mode: phase.sandbox, pointer: `/phases/${phase.name}/sandbox` };
@@ -37,43 +46,46 @@ export function sandboxed(plan: PhaseSandbox, offer: SandboxOffer): boolean {
 }
 
 /**
- * Preflight: every phase that requires a sandbox on a machine without one is an error at the
- * setting that asked for it (or at the command line's flag), saying why and what to do.
- * `locate` turns a pointer into a span of the pipeline file.
+ * Preflight: every phase that requires a sandbox on a machine without one (or, for a phase
+ * that may reach some host, without the proxy) is an error at the setting that asked for it
+ * (or at the command line's flag), saying why and what to do. `locate` turns a pointer into
+ * a span of the pipeline file; `reachesHosts` says whether a phase may reach some host.
  */
 export function sandboxPreflight(
   machine: Pick<Machine, "sandbox" | "phases" | "file">,
   flag: SandboxMode | undefined,
   offer: SandboxOffer,
   locate: (pointer: string) => { start: number; end: number },
+  reachesHosts: (phase: CompiledPhase) => boolean = () => false,
 ): Diagnostic[] {
-  if (offer.available) return [];
   const out: Diagnostic[] = [];
   const seen = new Set<string>();
   for (const phase of machine.phases) {
     const plan = phaseSandbox(machine, phase, flag);
-    if (plan.mode !== "required") continue;
+    if (plan.mode !== "required" || fenceable(offer, reachesHosts(phase))) continue;
     const key = plan.pointer ?? "--sandbox";
     if (seen.has(key)) continue;
     seen.add(key);
     const asked = plan.pointer === undefined ? "--sandbox required" : plan.pointer === "/sandbox" ? "sandbox: required" : `phase "${phase.name}" has sandbox: required`;
+    const [why, fix] = offer.available
+      ? [`phase "${phase.name}" may reach hosts, and the proxy to them cannot run here: ${offer.noProxy!.reason}`, offer.noProxy!.fix]
+      : [`no OS sandbox can run here: ${offer.reason}`, offer.fix];
     out.push({
       code: "SANDBOX_UNAVAILABLE",
       severity: "error",
-      message: `${asked}, but no OS sandbox can run here: ${offer.reason}`,
+      message: `${asked}, but ${why}`,
       file: machine.file,
       ...(plan.pointer === undefined ? { start: 0, end: 0 } : locate(plan.pointer)),
       pointer: plan.pointer,
-      hint: `${offer.fix}; or set sandbox: auto to run unsandboxed where none is available`,
+      hint: `${fix}; or set sandbox: auto to run unsandboxed where none is available`,
     });
   }
   return out;
 }
 
-/** The phases that would run sandboxed but cannot, because the machine has no sandbox (mode auto). */
-export function unsandboxedPhases(machine: Pick<Machine, "sandbox" | "phases">, flag: SandboxMode | undefined, offer: SandboxOffer): string[] {
-  if (offer.available) return [];
-  return machine.phases.filter((p) => phaseSandbox(machine, p, flag).mode === "auto").map((p) => p.name);
+/** The phases that would run sandboxed but cannot, because the machine has no sandbox, or no proxy for their hosts (mode auto). */
+export function unsandboxedPhases(machine: Pick<Machine, "sandbox" | "phases">, flag: SandboxMode | undefined, offer: SandboxOffer, reachesHosts: (phase: CompiledPhase) => boolean = () => false): string[] {
+  return machine.phases.filter((p) => phaseSandbox(machine, p, flag).mode === "auto" && !fenceable(offer, reachesHosts(p))).map((p) => p.name);
 }
 
 /** Each phase's sandbox mode, read from the document (for `validate`). */

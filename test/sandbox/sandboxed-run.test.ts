@@ -293,3 +293,68 @@ describe("preflight", () => {
     expect(info.sandbox).toMatchObject({ available: false, reason: "bwrap and socat not found on PATH", phases: { work: "unavailable" } });
   }, 60_000);
 });
+
+describe.skipIf(!probe.available)("without socat, the fence runs for phases that may reach no host", () => {
+  /** A PATH with bubblewrap and what the phases use, but no socat; and a fake `claude`. */
+  function pathWithoutSocat(root: string): string {
+    const bin = join(root, "bin");
+    mkdirSync(bin);
+    for (const [name, target] of [["node", process.execPath], ["sh", "/bin/sh"], ["git", "/usr/bin/git"], ["cat", "/bin/cat"], ["true", "/bin/true"], ["bwrap", "/usr/bin/bwrap"]] as const) if (existsSync(target)) symlinkSync(target, join(bin, name));
+    writeFileSync(join(bin, "claude"), "#!/bin/sh\necho done\n", { mode: 0o755 });
+    return bin;
+  }
+
+  it("a phase that may reach no host is fenced: it writes its scope and nothing outside it", async () => {
+    const { root, work, home } = world();
+    const outside = join(root, "outside.txt");
+    write(work, { "p.yaml": escapePipeline(`echo ok > src/ok.txt; echo evil > ${outside}; true`) });
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home, PATH: pathWithoutSocat(root) }).done;
+    expect(r.stderr).not.toMatch(/SANDBOX_UNAVAILABLE/);
+    expect(readFileSync(join(work, "src", "ok.txt"), "utf8")).toBe("ok\n");
+    expect(existsSync(outside)).toBe(false);
+    expect(events(work).find((e) => e.type === "phase.started")).toMatchObject({ sandbox: true });
+    const info = JSON.parse(readFileSync(join(runDir(work), "run.json"), "utf8"));
+    expect(info.sandbox).toMatchObject({ available: true, no_proxy: { reason: expect.stringMatching(/socat/) }, phases: { work: "on" } });
+  }, 60_000);
+
+  it("sandbox: required on a phase that may reach hosts is exit 2 at the setting, naming socat, and no run folder", async () => {
+    const { root, work, home } = world();
+    write(work, { "p.yaml": escapePipeline("echo hi", `, network: ["127.0.0.1:${port}"]`) });
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home, PATH: pathWithoutSocat(root) }).done;
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/p\.yaml:3:10: error SANDBOX_UNAVAILABLE sandbox: required, but phase "work" may reach hosts, and the proxy to them cannot run here: socat, which runs the proxy to a phase's allowed hosts, is not found on PATH/);
+    expect(r.stderr).toMatch(/hint: install it: apt-get install socat/);
+    expect(existsSync(join(work, ".phaseloop", "runs"))).toBe(false);
+  }, 60_000);
+
+  it("sandbox: auto runs a phase that may reach hosts without the sandbox, and says so at the start and in run.json", async () => {
+    const { root, work, home } = world();
+    write(work, { "p.yaml": escapePipeline("echo hi > src/hi.txt", `, network: ["127.0.0.1:${port}"]`).replace("sandbox: required", "sandbox: auto") });
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home, PATH: pathWithoutSocat(root) }).done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/no proxy to allowed hosts here \(socat, which runs the proxy to a phase's allowed hosts, is not found on PATH\): work, which may reach hosts, runs without one \(sandbox: auto\)/);
+    expect(events(work).find((e) => e.type === "phase.started")).toMatchObject({ sandbox: false });
+    expect(JSON.parse(readFileSync(join(runDir(work), "run.json"), "utf8")).sandbox).toMatchObject({ available: true, phases: { work: "unavailable" } });
+  }, 60_000);
+
+  it("an agent CLI known only from the command it runs is found out when the phase starts: auto says so, required fails the phase", async () => {
+    const { root, work, home } = world();
+    const PATH = pathWithoutSocat(root);
+    const pipeline = (mode: string): string => escapePipeline("unused").replace("sandbox: required", `sandbox: ${mode}`).replace(/command: \[sh, -c, [^\]]*\]/, 'command: ["{{ params.cli }}", "-p"]').replace("name: escape\n", 'name: escape\nparams:\n  cli: { type: string, default: claude }\n');
+    write(work, { "p.yaml": pipeline("auto") });
+    const auto = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home, PATH }).done;
+    expect(auto.code, auto.stdout + auto.stderr).toBe(0);
+    expect(auto.stdout).toMatch(/phase "work" may reach api\.anthropic\.com, and the proxy to them cannot run here: socat[^\n]*: it runs without an OS sandbox \(sandbox: auto\)/);
+    expect(events(work).find((e) => e.type === "phase.started")).toMatchObject({ sandbox: false });
+
+    // a workdir of its own: two runs in one second need not list in the order they ran
+    const other = world();
+    write(other.work, { "p.yaml": pipeline("required") });
+    const required = await cliAsync(["run", "p.yaml", "--reporter", "plain"], other.work, { HOME: other.home, PATH }).done;
+    expect(required.stderr).not.toMatch(/SANDBOX_UNAVAILABLE/);
+    // the phase never started, fenced or not: it failed as a start failure (the pipeline's own rules then end the run)
+    expect(events(other.work).some((e) => e.type === "phase.started")).toBe(false);
+    const finished = events(other.work).filter((e) => e.type === "phase.finished").pop();
+    expect(finished).toMatchObject({ error: "spawn_error", message: expect.stringMatching(/phase "work" may reach api\.anthropic\.com, and the proxy to them cannot run here: socat/) });
+  }, 60_000);
+});
