@@ -1,8 +1,9 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
+import { afterAll } from "vitest";
 
 export const ROOT = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../..");
 export const CLI = join(ROOT, "dist/cli.cjs");
@@ -40,8 +41,33 @@ export function cliAsync(args: string[], cwd: string, env: Record<string, string
   return { child, done, output: () => stdout };
 }
 
+const made: string[] = [];
+
+/** A temp dir of the test file's own, removed when the file's tests have run. */
 export function tempDir(prefix = "phaseloop-e2e-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
+// each test file loads this module afresh, so this runs at the end of every file that made dirs,
+// after the file's own afterAll hooks
+afterAll(() => {
+  for (const dir of made.splice(0)) removeTree(dir);
+});
+
+/** Remove a tree, folders a test made unwritable too; whatever cannot go (a process still writing) stays. */
+function removeTree(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
+  } catch {
+    spawnSync("chmod", ["-R", "u+rwx", dir]);
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
+    } catch {
+      // left for the OS's temp cleaning
+    }
+  }
 }
 
 export function write(dir: string, files: Record<string, string>): void {
