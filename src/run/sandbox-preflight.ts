@@ -42,8 +42,9 @@ export function checkSandbox(machine: Machine, text: string, flag: SandboxMode |
     document ??= parsePipelineText(text, machine.file).document;
     return spanOfPointer(document, text, pointer);
   };
-  // only a machine without the proxy asks which phases may reach hosts
-  const reaches = (p: CompiledPhase): boolean => offer.available && offer.noProxy !== undefined && phaseHosts(machine, p, env, workdir).length > 0;
+  // only a machine without the proxy asks which phases may reach hosts, once each
+  const hosted = new Set(offer.available && offer.noProxy ? machine.phases.filter((p) => phaseHosts(machine, p, env, workdir).length > 0).map((p) => p.name) : []);
+  const reaches = (p: CompiledPhase): boolean => hosted.has(p.name);
   const diagnostics = needed ? sandboxPreflight(machine, flag, offer, locate, reaches) : [];
   const phases: RunSandbox["phases"] = {};
   for (const p of machine.phases) {
