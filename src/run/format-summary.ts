@@ -2,16 +2,16 @@
  * summary.md: the report of a run a person reads, on GitHub or in an editor.
  * Built from the snapshot, iterations.jsonl and the event log: the outcome and
  * why in words, the figures that matter, a Mermaid picture of the path the
- * run took (the phases visited, with counts), one row per iteration, and what
- * went wrong (failures, retries, policy violations). Sections and columns
- * with nothing to say are left out. Pure.
+ * run took (the phases visited, with counts), one row per iteration (a long
+ * run's first and last ones), and what went wrong (failures, retries, policy
+ * violations). Sections and columns with nothing to say are left out. Pure.
  */
 import type { HistoryEntry } from "../pipeline/context.ts";
 import type { Snapshot } from "../machine/types.ts";
 import type { RunEvent } from "./run-events.ts";
 import type { RunInfo } from "./run-info.ts";
 
-type IterationRecord = HistoryEntry & { at?: string };
+export type IterationRecord = HistoryEntry & { at?: string };
 
 /** `1,200`, whatever the locale. */
 function count(n: number): string {
@@ -144,7 +144,11 @@ function pathDiagram(facts: PathFacts, end: string | null): string[] {
 }
 
 /** summary.md of a run, as it stands (finished, or interrupted). */
-export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationRecord[], events: readonly RunEvent[] = [], artifacts: readonly { path: string; bytes: number }[] = []): string {
+/**
+ * `hidden`: iterations left out of the table, after the first `after` rows of
+ * `iterations` (a long run's table shows its first and last ones).
+ */
+export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationRecord[], events: readonly RunEvent[] = [], artifacts: readonly { path: string; bytes: number }[] = [], hidden?: { after: number; count: number }): string {
   const state = s.status === "interrupted" ? "interrupted" : s.outcome ? s.outcome.outcome : s.awaiting?.kind === "answer" ? "awaiting answer" : "running";
   const end = s.outcome ? s.outcome.outcome : null;
   const facts = pathFacts(events, end);
@@ -179,7 +183,8 @@ export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationR
     const withTime = iterations.some((it) => facts.iterationMs.has(it.iteration));
     const head = ["#", ...(withTask ? ["task"] : []), "phases", "files changed", ...(withTime ? ["time"] : [])];
     out.push("## Iterations", "", `| ${head.join(" | ")} |`, `|${head.map((h) => (h === "#" || h === "time" ? "--:" : "---")).join("|")}|`);
-    for (const it of iterations) {
+    for (const [i, it] of iterations.entries()) {
+      if (hidden && i === hidden.after) out.push(`| … | ${[`${plural(hidden.count, "more iteration")}, in \`iterations.jsonl\``, ...head.slice(2).map(() => "")].join(" | ")} |`);
       const phases = Object.entries(it.phases)
         .map(([name, p]) => (p.status === "failed" ? `❌ ${name}: ${failureWords(p)}` : p.status === "skipped" ? `⏭️ ${name}` : `✅ ${name}`))
         .join("<br>");

@@ -58,4 +58,37 @@ describe("summary.md", () => {
     // every section has something in it, and no table has an empty column
     for (const section of md.split(/^## /m).slice(1)) expect(section.trim().split("\n").length).toBeGreaterThan(2);
   });
+
+  it("shows a long run's first and last 50 iterations, says how many are left out, and still counts every phase run", () => {
+    const dir = tempDir();
+    write(dir, {
+      "long.yaml": `phaseloop: 1
+name: long
+phases:
+  tick:
+    run: "true"
+    next:
+      - if: iteration >= 130
+        stop: complete
+      - goto: tick
+stop: { max_iterations: 130 }
+`,
+    });
+    const r = cli(["run", "long.yaml", "--reporter", "json", "--sandbox", "off"], dir);
+    expect(r.code).toBe(0);
+    const md = readFileSync(join(runDir(dir), "summary.md"), "utf8");
+    expect(md).toMatch(/\| Iterations \| 130 of 130 \|/);
+    expect(md).toMatch(/\| Phases run \| 130 \|/);
+    expect(md).toContain('p_tick["tick ×130"]');
+    const rows = md.split("\n").filter((l) => /^\| (\d+|…) \|/.test(l)).map((l) => l.split(" | ")[0]!.slice(2));
+    expect(rows).toEqual([...Array.from({ length: 50 }, (_, i) => String(i + 1)), "…", ...Array.from({ length: 50 }, (_, i) => String(i + 81))]);
+    // the row that stands for the rest has as many cells as the others
+    const cells = (l: string) => l.split(" | ").length;
+    const table = md.split("\n").filter((l) => /^\| (\d+|…) \|/.test(l));
+    expect(table.find((l) => l.startsWith("| … |"))).toMatch(/^\| … \| 30 more iterations, in `iterations\.jsonl` \|/);
+    expect(new Set(table.map(cells)).size).toBe(1);
+    // the rows shown keep their times, read from the iterations' events alone
+    expect(md).toMatch(/\n\| 1 \| ✅ tick \| none \| \d+ ms \|\n/);
+    expect(md).toMatch(/\n\| 130 \| ✅ tick \| none \| \d+ ms \|\n/);
+  });
 });
