@@ -143,9 +143,9 @@ function pathDiagram(facts: PathFacts, end: string | null): string[] {
   return lines;
 }
 
-/** summary.md of a run, as it stands (finished, or interrupted). */
 /**
- * `hidden`: iterations left out of the table, after the first `after` rows of
+ * summary.md of a run, as it stands (finished, or interrupted). `hidden`:
+ * iterations left out of the table, after the first `after` rows of
  * `iterations` (a long run's table shows its first and last ones).
  */
 export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationRecord[], events: readonly RunEvent[] = [], artifacts: readonly { path: string; bytes: number }[] = [], hidden?: { after: number; count: number }): string {

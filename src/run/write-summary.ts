@@ -9,8 +9,8 @@ import type { RunEvent } from "./run-events.ts";
 import type { RunInfo } from "./run-info.ts";
 
 /** A long run's table shows its first and last iterations; iterations.jsonl has every one. */
-export const SHOWN_FIRST = 50;
-export const SHOWN_LAST = 50;
+const SHOWN_FIRST = 50;
+const SHOWN_LAST = 50;
 
 /** The events the summary reads: the rest of a long log is not parsed at all. */
 const READ = new Set(["phase.finished", "phase.retry", "policy.violation", "phase.skipped", "iteration.started", "iteration.finished"]);
