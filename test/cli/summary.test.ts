@@ -80,13 +80,12 @@ stop: { max_iterations: 130 }
     expect(md).toMatch(/\| Iterations \| 130 of 130 \|/);
     expect(md).toMatch(/\| Phases run \| 130 \|/);
     expect(md).toContain('p_tick["tick ×130"]');
-    const rows = md.split("\n").filter((l) => /^\| (\d+|…) \|/.test(l)).map((l) => l.split(" | ")[0]!.slice(2));
+    const table = md.split("\n").filter((l) => /^\| (\d+|…) \|/.test(l));
+    const rows = table.map((l) => l.split(" | ")[0]!.slice(2));
     expect(rows).toEqual([...Array.from({ length: 50 }, (_, i) => String(i + 1)), "…", ...Array.from({ length: 50 }, (_, i) => String(i + 81))]);
     // the row that stands for the rest has as many cells as the others
-    const cells = (l: string) => l.split(" | ").length;
-    const table = md.split("\n").filter((l) => /^\| (\d+|…) \|/.test(l));
-    expect(table.find((l) => l.startsWith("| … |"))).toMatch(/^\| … \| 30 more iterations, in `iterations\.jsonl` \|/);
-    expect(new Set(table.map(cells)).size).toBe(1);
+    expect(table[50]).toMatch(/^\| … \| 30 more iterations, in `iterations\.jsonl` \|/);
+    expect(new Set(table.map((l) => l.split(" | ").length)).size).toBe(1);
     // the rows shown keep their times, read from the iterations' events alone
     expect(md).toMatch(/\n\| 1 \| ✅ tick \| none \| \d+ ms \|\n/);
     expect(md).toMatch(/\n\| 130 \| ✅ tick \| none \| \d+ ms \|\n/);
