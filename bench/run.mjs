@@ -4,7 +4,7 @@
 //   node bench/run.mjs            measure and print
 //   node bench/run.mjs --check    also fail when a bar of the brief is missed
 //   node bench/run.mjs --quick    fewer repetitions, shorter runs
-//   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, long run, output, status, measure, agent loop, sandbox, lanes)
+//   node bench/run.mjs --only=NAME  the cases whose name contains NAME (startup, scale, loop, live view, long run, output, status, measure, agent loop, sandbox, lanes)
 //   node bench/run.mjs --no-100k    measure without the 100,000-file repository (generated once, then kept
 //                                   under the OS temp dir as phaseloop-bench-repos/)
 import { spawn, spawnSync } from "node:child_process";
@@ -115,6 +115,28 @@ try {
     report(`loop overhead: ${iterations} iterations of \`true\`, durable state included`, median(loopTimes), median(plainTimes), 1.3);
 
   
+  }
+
+  if (wanted("live view") && spawnSync("script", ["--version"]).status === 0) {
+    // 3b. the live view keeps up with a quick loop: the same loop drawn in a terminal (a
+    //     pseudo-terminal of 120x40 made by script(1)) against the same with --reporter plain in
+    //     one, so that both pay for the terminal; an iteration too quick to follow is written as it ended
+    const iterations = quick ? 500 : 2000;
+    const dir = join(work, "live");
+    mkdirSync(dir);
+    const yaml = join(work, "live.yaml");
+    writeFileSync(yaml, `phaseloop: 1\nname: live\nphases:\n  tick:\n    run: ['true']\n    next:\n      - if: iteration >= ${iterations}\n        stop: complete\n      - goto: tick\nstop: { max_iterations: ${iterations} }\n`);
+    const { CI: _ci, GITHUB_ACTIONS: _gha, ...terminalEnv } = env;
+    const inTerminal = (reporter) => {
+      rmSync(join(dir, ".phaseloop"), { recursive: true, force: true });
+      return time(["script", "-qefc", `stty cols 120 rows 40; exec '${node}' '${cli}' run '${yaml}' --workdir '${dir}' --reporter ${reporter}`, "/dev/null"], { env: terminalEnv });
+    };
+    const live = [], plainLines = [];
+    for (let i = 0; i < (quick ? 1 : 3); i++) {
+      plainLines.push(inTerminal("plain"));
+      live.push(inTerminal("tty"));
+    }
+    report(`live view: ${iterations} iterations of \`true\` drawn in a terminal, against plain lines in the same terminal`, median(live), median(plainLines), 1.2);
   }
 
   if (wanted("status")) {

@@ -36,6 +36,9 @@ export interface LanesView {
   readonly drawn: Promise<void>;
 }
 
+/** How often at most the lanes are redrawn for what happened in them. */
+const FRAME_MS = 50;
+
 export function createLanesView(io: ReporterIo, paint: Paint, now: () => number, tickMs: number): LanesView {
   const rows: LaneRow[] = [];
   const byTask = new Map<string, LaneRow>();
@@ -54,9 +57,27 @@ export function createLanesView(io: ReporterIo, paint: Paint, now: () => number,
     r.settle?.resolve();
   };
 
+  // every change to a drawn line redraws the whole list: lanes that move fast are redrawn
+  // at most every FRAME_MS, with what they show by then
+  const changed = new Set<LaneRow>();
+  let frame: ReturnType<typeof setTimeout> | null = null;
+  const drawFrame = (): void => {
+    if (frame !== null) clearTimeout(frame);
+    frame = null;
+    for (const r of changed) {
+      if (r.end !== null || r.wrapper === null) continue;
+      r.wrapper.title = title(r);
+      if (r.output !== null) r.wrapper.output = r.output;
+    }
+    changed.clear();
+  };
+  const redraw = (r: LaneRow): void => {
+    changed.add(r);
+    frame ??= setTimeout(drawFrame, FRAME_MS);
+  };
+
   const setOutput = (r: LaneRow, text: string): void => {
     r.output = text;
-    if (r.wrapper !== null) r.wrapper.output = text;
   };
 
   async function runRow(r: LaneRow, task: Wrapper): Promise<void> {
@@ -151,12 +172,13 @@ export function createLanesView(io: ReporterIo, paint: Paint, now: () => number,
         default:
           break;
       }
-      if (r.end === null && r.wrapper !== null) r.wrapper.title = title(r);
+      if (r.end === null) redraw(r);
       return true;
     },
     close(): void {
       if (closed) return;
       closed = true;
+      drawFrame();
       for (const r of rows) end(r, "skipped", "ended");
       notify();
     },

@@ -12,7 +12,8 @@ import type { Paint } from "./format-event-line.ts";
 import { formatFailure, formatReason } from "./format-reason.ts";
 import type { ReporterIo } from "./reporter-io.ts";
 import { runFolderLines } from "./run-folder.ts";
-import { addStep, cleanLine, endStep, endView, instantStep, newIterationView, openPhaseStep, type IterationView, type Step, type StepEnd } from "./tty-iteration.ts";
+import { addStep, cleanLine, deferred, endStep, endView, instantStep, newIterationView, openPhaseStep, type IterationView, type Step, type StepEnd } from "./tty-iteration.ts";
+import { endedIterationLines, fitLine } from "./tty-lines.ts";
 import { runIterationList } from "./tty-list.ts";
 import { createLanesView, type LanesView } from "./tty-lanes.ts";
 
@@ -23,31 +24,16 @@ export interface TtyReporterOptions {
   tickMs?: number;
   /** The clock for live timers (default Date.now). */
   now?: () => number;
+  /**
+   * How long an iteration runs before it is drawn live, in ms (default 100).
+   * One that ends sooner is written as it ended: a loop of quick iterations
+   * is never slowed down by drawing them, nor left behind.
+   */
+  revealMs?: number;
 }
 
 type PhaseStarted = Extract<RunEvent, { type: "phase.started" }>;
 type PhaseFinished = Extract<RunEvent, { type: "phase.finished" }>;
-
-/** A line cut to the terminal's width with an ellipsis (colour codes kept, not counted), never wrapped. */
-export function fitLine(text: string, width: number): string {
-  // eslint-disable-next-line no-control-regex
-  const sgr = /(\u001b\[[0-9;]*m)/;
-  if ([...text.split(sgr).filter((p) => !sgr.test(p)).join("")].length <= width) return text;
-  let shown = 0;
-  let out = "";
-  for (const part of text.split(sgr)) {
-    if (sgr.test(part)) {
-      out += part;
-      continue;
-    }
-    for (const ch of part) {
-      if (shown === width - 1) return `${out}…${text.includes("\u001b[") ? "\u001b[0m" : ""}`;
-      out += ch;
-      shown += 1;
-    }
-  }
-  return out;
-}
 
 /** Events that belong to the iteration a resumed run continues (notes before them stay plain lines). */
 const RESUMED_STEP: ReadonlySet<RunEvent["type"]> = new Set(["phase.started", "phase.finished", "phase.skipped", "phase.retry", "policy.violation"]);
@@ -58,10 +44,21 @@ const SINGLE_LOOP_TASK: ReadonlySet<RunEvent["type"]> = new Set(["iteration.star
 /** How often at most a phase's latest output line is redrawn. */
 const OUTPUT_MS = 50;
 
+/** Resolves when `promise` does or after `ms`, whichever comes first. */
+function settledWithin(promise: Promise<void>, ms: number): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise, elapsed]).finally(() => clearTimeout(timer));
+}
+
 export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = {}): Reporter {
   const maxSteps = Math.max(2, options.maxSteps ?? 500);
   const tickMs = options.tickMs ?? 1000;
   const now = options.now ?? Date.now;
+  const revealMs = options.revealMs ?? 100;
   const paint: Paint = paintFor(io.color);
 
   let maxIterations: number | null = null;
@@ -80,12 +77,11 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     });
   };
 
-  const writeLine = (text: string): void => {
-    enqueue(() => {
-      const width = io.terminal?.size().columns ?? io.columns ?? 0;
-      io.stdout.write(`${width > 0 ? fitLine(text, width) : text}\n`);
-    });
+  const writeLines = (lines: string[]): void => {
+    const width = io.terminal?.size().columns ?? io.columns ?? 0;
+    io.stdout.write(lines.map((line) => `${width > 0 ? fitLine(line, width) : line}\n`).join(""));
   };
+  const writeLine = (text: string): void => enqueue(() => writeLines([text]));
 
   const iterationTitle = (view: IterationView): string => {
     const of = maxIterations === null ? "" : `/${maxIterations}`;
@@ -124,16 +120,30 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     ticker = null;
   };
 
+  /** Wakes the view waiting to be drawn when its iteration ends first. */
+  const whenEnded = new Map<IterationView, () => void>();
+
   const closeView = (view: IterationView, reason: string): void => {
     endView(view, reason, now());
     if (view.group) view.group.title = iterationTitle(view);
+    whenEnded.get(view)?.();
+    whenEnded.delete(view);
   };
 
   const openView = (iteration: number, task: string | null): IterationView => {
     const view = newIterationView(iteration, task, now());
     current = view;
     resumedIteration = null;
+    const ended = deferred();
+    whenEnded.set(view, ended.resolve);
+    const revealAt = Date.now() + revealMs;
     enqueue(async () => {
+      if (!view.ended) await settledWithin(ended.promise, revealAt - Date.now());
+      whenEnded.delete(view);
+      if (view.ended) {
+        writeLines(endedIterationLines(view, iterationTitle(view), paint, maxSteps));
+        return;
+      }
       startTicker();
       try {
         await runIterationList(view, { io, paint, maxSteps, title: iterationTitle });

@@ -76,7 +76,7 @@ describe("createTtyReporter", () => {
 
   it("shows the agent's last output line while the phase runs", async () => {
     const terminal = fakeTerminal();
-    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 10 });
+    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 10, revealMs: 0 });
     const events = sampleRun();
     for (const event of events.slice(0, 4)) reporter.onEvent(event);
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -93,7 +93,7 @@ describe("createTtyReporter", () => {
       ...lines,
     ]);
     const terminal = fakeTerminal();
-    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 10 });
+    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 10, revealMs: 0 });
     for (const event of events) reporter.onEvent(event);
     await new Promise((resolve) => setTimeout(resolve, 150));
     const text = stripAnsi(terminal.text());
@@ -109,7 +109,7 @@ describe("createTtyReporter", () => {
       { type: "phase.output", phase: "a", stream: "stdout", line: "\u001b[2J\u001b[Hhello\u0007 world" },
     ]);
     const terminal = fakeTerminal();
-    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 10 });
+    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 10, revealMs: 0 });
     for (const event of events) reporter.onEvent(event);
     await new Promise((resolve) => setTimeout(resolve, 100));
     await reporter.close();
@@ -161,6 +161,66 @@ describe("createTtyReporter", () => {
   });
 });
 
+/** A loop of `n` quick iterations of one phase `tick`, the `failing` ones failed. */
+function quickLoop(n: number, failing: ReadonlySet<number> = new Set()): RunEvent[] {
+  const bodies = [];
+  for (let i = 1; i <= n; i++) {
+    const failed = failing.has(i);
+    bodies.push(
+      { type: "iteration.started" as const, iteration: i, task: null },
+      { type: "phase.started" as const, iteration: i, phase: "tick", attempt: 1, kind: "run" as const, dir: `${String(i).padStart(4, "0")}-tick`, command: "true" },
+      { type: "phase.finished" as const, iteration: i, phase: "tick", attempt: 1, status: failed ? ("failed" as const) : ("succeeded" as const), error: failed ? ("exit_nonzero" as const) : null, message: null, exit_code: failed ? 1 : 0, duration_ms: 2, tokens: 0, cost_usd: 0, output: {}, changes: [] },
+      { type: "iteration.finished" as const, iteration: i, changes: [], task: null },
+    );
+  }
+  return buildEvents([
+    { type: "run.started", pipeline: "quick", file: "q.yaml", hash: "h", workdir: "/w", params: {}, max_iterations: n, phases: ["tick"], version: "0.1.0" },
+    ...bodies,
+    { type: "run.finished", outcome: "complete", reason: { code: "transition", message: "done" }, exit_code: 0, iterations: n, tokens: 0, cost_usd: 0, elapsed_ms: 3000 },
+  ]);
+}
+
+describe("iterations too quick to draw", () => {
+  it("are written as their lists would have left them, and nothing is drawn live", async () => {
+    const text = await play(quickLoop(300, new Set([7])), { columns: 100 });
+    // a live frame is erased line by line before the next one: a quick loop draws none
+    expect(text).not.toContain("\u001b[1A");
+    expect(text).not.toContain("❯");
+    expect(text).toMatch(/^✔ iteration 1\/300 · no files changed · [\d.]+s · run [\d.]+s\n {2}✔ tick · 0\.0s$/m);
+    expect(text).toMatch(/^✖ iteration 7\/300 · no files changed · 1 failed phase · [\d.]+s · run [\d.]+s\n {2}✖ tick failed in 0\.0s: exit code 1$/m);
+    expect(text).toMatch(/^✔ iteration 300\/300 · /m);
+    // in order, each once, then the outcome
+    const at = (i: number) => text.indexOf(`iteration ${i}/300 ·`);
+    for (let i = 2; i <= 300; i++) expect(at(i)).toBeGreaterThan(at(i - 1));
+    expect(text.match(/iteration 150\/300 ·/g)).toHaveLength(1);
+    expect(text.indexOf("✔ complete: done")).toBeGreaterThan(at(300));
+  });
+
+  it("sums up the steps past the cap in one line, as a drawn list does", async () => {
+    const phases = Array.from({ length: 7 }, (_unused, i) => [
+      { type: "phase.started" as const, iteration: 1, phase: `p${i}`, attempt: 1, kind: "run" as const, dir: `000${i}-p${i}`, command: "true" },
+      { type: "phase.finished" as const, iteration: 1, phase: `p${i}`, attempt: 1, status: "succeeded" as const, error: null, message: null, exit_code: 0, duration_ms: 10, tokens: 0, cost_usd: 0, output: {}, changes: [] },
+    ]).flat();
+    const text = await play(buildEvents([{ type: "iteration.started", iteration: 1, task: null }, ...phases, { type: "iteration.finished", iteration: 1, changes: [], task: null }]), { maxSteps: 5 });
+    expect(text).toContain("  ✔ p3 · 0.0s\n  ✔ 3 more steps\n");
+    expect(text).not.toContain("p4 · 0.0s");
+  });
+
+  it("an iteration still running after revealMs is drawn live, with its phase as it runs", async () => {
+    const terminal = fakeTerminal();
+    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 10, revealMs: 40 });
+    const events = quickLoop(1);
+    for (const event of events.slice(0, 3)) reporter.onEvent(event);
+    expect(stripAnsi(terminal.text())).not.toContain("iteration 1/1");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(stripAnsi(terminal.text())).toMatch(/❯ iteration 1\/1 · [\d.]+s/);
+    expect(stripAnsi(terminal.text())).toMatch(/tick · [\d.]+s/);
+    for (const event of events.slice(3)) reporter.onEvent(event);
+    await reporter.close();
+    expect(finalScreen(stripAnsi(terminal.text()), "✔ iteration 1/1")).toMatch(/^✔ iteration 1\/1 · no files changed · [\d.]+s · run [\d.]+s\n {2}✔ tick · 0\.0s\n/);
+  });
+});
+
 describe("a resumed run", () => {
   it("gets the same view as a fresh one: header, iteration N/M and its steps, then the next iterations", async () => {
     const events = buildEvents([
@@ -199,9 +259,34 @@ describe("the lanes of a run with parallel tasks", () => {
       { type: "phase.output", phase: "execute", stream: "stdout", line: "writing b.txt", task: "b" },
     ] as never);
 
+  it("redraws lanes that move fast at most once a frame, showing where they are", async () => {
+    const terminal = fakeTerminal();
+    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 0 });
+    for (const event of laneRun()) reporter.onEvent(event);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const before = terminal.text().length;
+    const burst = [];
+    for (let i = 2; i <= 500; i++) {
+      burst.push(
+        { type: "iteration.started" as const, iteration: i, task: "a" },
+        { type: "phase.started" as const, iteration: i, phase: "execute", attempt: 1, kind: "agent" as const, dir: `${i}-execute`, command: ["x"], task: "a" },
+        { type: "phase.output" as const, phase: "execute", stream: "stdout" as const, line: `step ${i}`, task: "a" },
+      );
+    }
+    for (const event of buildEvents(burst as never)) reporter.onEvent(event);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const frames = stripAnsi(terminal.text().slice(before));
+    // each frame draws both lanes: 1,500 events make a few frames, not 1,500
+    expect(frames.match(/b · iteration 1 · execute/g)!.length).toBeLessThan(20);
+    expect(frames).toMatch(/a · iteration 500 · execute · \d/);
+    expect(frames).toContain("step 500");
+    reporter.onEvent(buildEvents([{ type: "run.finished", outcome: "stopped", reason: { code: "interrupted", message: "stop" }, exit_code: 3, iterations: 500, tokens: 0, cost_usd: 0, elapsed_ms: 1000 }] as never)[0]!);
+    await reporter.close();
+  });
+
   it("draws every running lane at once, each with its task, iteration, phase, timer and the agent's last line", async () => {
     const terminal = fakeTerminal();
-    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 10 });
+    const reporter = createTtyReporter({ stdout: terminal.stream, stderr: terminal.stream, isTTY: true, color: false, env: {} }, { tickMs: 10, revealMs: 0 });
     for (const event of laneRun()) reporter.onEvent(event);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const frame = stripAnsi(terminal.text());

@@ -76,4 +76,32 @@ describe.skipIf(!hasTmux)("the live view in a terminal (tmux)", () => {
     expect(end).toContain("EXIT=3");
     tmux("kill-session", "-t", session);
   }, 90_000);
+
+  it("keeps up with a loop of quick iterations: each written as it ended, in order, then the outcome", async () => {
+    const dir = tempDir();
+    write(dir, { "q.yaml": QUICK });
+    const node = "Deno" in globalThis ? "node" : process.execPath;
+    expect(tmux("new-session", "-d", "-s", "quick", "-x", "100", "-y", "30", `cd ${dir} && env -u CI NO_COLOR=1 ${node} ${CLI} run q.yaml; echo EXIT=$?; sleep 60`).status).toBe(0);
+    await screenUntil("quick", (s) => s.includes("EXIT="));
+    // the whole scrollback, as the person at the terminal can scroll back through it
+    const all = tmux("capture-pane", "-t", "quick", "-p", "-S", "-2000").stdout;
+    expect(all).toContain("EXIT=0");
+    const at = (i: number) => all.indexOf(`iteration ${i}/300 ·`);
+    for (let i = 2; i <= 300; i++) expect(at(i)).toBeGreaterThan(at(i - 1));
+    expect(all).toMatch(/✔ iteration 300\/300 · no files changed · [\d.]+s · run [\d.]+s\n {2}✔ tick · [\d.]+s/);
+    expect(all).toContain("✔ complete: phase \"tick\" ended the run: complete (iteration >= 300)");
+    tmux("kill-session", "-t", "quick");
+  }, 90_000);
 });
+
+const QUICK = `phaseloop: 1
+name: quick
+phases:
+  tick:
+    run: ["true"]
+    next:
+      - if: iteration >= 300
+        stop: complete
+      - goto: tick
+stop: { max_iterations: 300 }
+`;
