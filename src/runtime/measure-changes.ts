@@ -130,11 +130,12 @@ const OVERLAY_LIMIT = 64;
  * git, its snapshot outside. With `overlay` false (a baseline that must be an
  * index file of its own, for a write scope to restore from) the index is
  * brought up to date. Undefined when it cannot be done (the caller then
- * takes a baseline).
+ * takes a baseline): in git, also when an ignore file changed, since the old
+ * index still holds the files it now ignores, which a fresh baseline leaves out.
  */
 export function advanceBaseline(workdir: string, baseline: Baseline, look: { tree?: string[]; files?: Record<string, string> }, slot = "iteration", overlay = true): Baseline | undefined {
   if (baseline.kind === "snapshot") return look.files && { kind: "snapshot", files: look.files };
-  if (!look.tree) return undefined;
+  if (!look.tree || look.tree.some((p) => p === ".gitignore" || p.endsWith("/.gitignore"))) return undefined;
   const { overlay: _, ...base } = baseline;
   if (look.tree.length === 0) return base;
   if (overlay && look.tree.length <= OVERLAY_LIMIT) return { ...base, overlay: Object.fromEntries(look.tree.map((p) => [p, pathState(join(workdir, p))])) };

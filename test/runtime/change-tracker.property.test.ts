@@ -88,6 +88,15 @@ for (const kind of ["git", "plain"] as const) {
       ]);
     });
 
+    it("a file the ignore rules came to ignore in the last phase of the previous iteration is no change when it is written", () => {
+      runSteps(kind, [{ op: "write", path: "build/out", content: "2" }], [{ op: "ignore", rules: "*.log\n" }], [
+        { kind: "phase", scoped: false, ops: [{ op: "ignore", rules: "*.log\nbuild/\n" }] },
+        { kind: "iteration" },
+        { kind: "phase", scoped: false, ops: [{ op: "write", path: "build/out", content: "" }] },
+        { kind: "iteration" },
+      ]);
+    });
+
     it("a file made again where the iteration began without it, and that the ignore rules now ignore, is no change", () => {
       runSteps(kind, [{ op: "write", path: "b.txt", content: "" }], [], [
         { kind: "phase", scoped: false, ops: [{ op: "rename", from: "b.txt", to: "a" }] },
