@@ -77,7 +77,7 @@ describe.skipIf(!hasTmux)("the live view in a terminal (tmux)", () => {
     tmux("kill-session", "-t", session);
   }, 90_000);
 
-  it("keeps up with a loop of quick iterations: each written as it ended, in order, then the outcome", async () => {
+  it("writes a loop of quick iterations in a terminal: each as it ended, in order, then the outcome", async () => {
     const dir = tempDir();
     write(dir, { "q.yaml": QUICK });
     const node = "Deno" in globalThis ? "node" : process.execPath;
