@@ -12,7 +12,7 @@ import { openAiBaseUrl } from "../agents/openai-agent.ts";
 import { parseTemplate, renderTemplate } from "../expr/index.ts";
 import type { CompiledPhase, Effect } from "../machine/types.ts";
 import { phaseMcpServers, type McpServer } from "../mcp/mcp-server.ts";
-import type { AgentSpec, ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
+import type { AgentSpec, ErrorClass, JsonValue, ToolSetSpec } from "../pipeline/spec.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts, withArtifacts } from "./run-artifacts.ts";
 
@@ -42,6 +42,22 @@ export interface PhaseInvocation {
 
 export type PreparedPhase = { ok: true; invocation: PhaseInvocation } | { ok: false; error: ErrorClass; message: string };
 
+/**
+ * Parsed templates of the pipeline's agent commands, tool globs and MCP
+ * arguments, which every phase of the agent renders again: parsed once.
+ * Bounded, though a pipeline has few.
+ */
+const parsed = new Map<string, ReturnType<typeof parseTemplate>>();
+function parsedTemplate(text: string): ReturnType<typeof parseTemplate> {
+  let t = parsed.get(text);
+  if (t === undefined) {
+    if (parsed.size >= 1000) parsed.clear();
+    t = parseTemplate(text);
+    parsed.set(text, t);
+  }
+  return t;
+}
+
 /** Prepare a phase's invocation; `dir` is its artifact directory (phases/NNNN-PHASE/). */
 export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: string, ctx: RunContext): PreparedPhase {
   const { machine, info } = ctx;
@@ -62,13 +78,15 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
     writeFileSync(promptFile, e.prompt ?? "");
     const extra = { prompt: e.prompt ?? "", prompt_file: promptFile };
     let renderError: string | undefined;
+    let context: Record<string, JsonValue> | undefined;
     const render = (text: string): string => {
-      const t = parseTemplate(text);
+      const t = parsedTemplate(text);
       if (!t.template) {
         renderError ??= t.diagnostics[0]?.message;
         return text;
       }
-      const r = renderTemplate(t.template, { ...e.context, ...extra });
+      if (t.template.parts.every((p) => p.kind === "text")) return t.template.parts.map((p) => (p.kind === "text" ? p.text : "")).join("");
+      const r = renderTemplate(t.template, (context ??= { ...e.context, ...extra }));
       if (!r.ok) renderError ??= r.error;
       return r.ok ? r.value : "";
     };

@@ -138,8 +138,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   };
   // the extracted output, when there is any to keep
   if (Object.keys(phase.output).length > 0 || failure || report.tokens > 0 || phase.kind === "agent" || r.wroteLogs) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "output.json"), JSON.stringify({ status: failure ? "failed" : "succeeded", error: result.error, message: result.message, exit_code: r.exitCode, output: result.output, tokens: result.tokens, cost_usd: result.cost_usd, ...agentChoices(phase, e), session_id: report.sessionId ?? null, permission_denials: report.permissionDenials }, null, 2) + "\n");
+    writeInPhaseDir(dir, "output.json", JSON.stringify({ status: failure ? "failed" : "succeeded", error: result.error, message: result.message, exit_code: r.exitCode, output: result.output, tokens: result.tokens, cost_usd: result.cost_usd, ...agentChoices(phase, e), session_id: report.sessionId ?? null, permission_denials: report.permissionDenials }, null, 2) + "\n");
   }
   ctx.emit(finishedEvent(e, result, changes));
   return result;
@@ -194,10 +193,20 @@ function lastStderrLine(tail: string): string | undefined {
   return line === undefined ? undefined : line.length > 400 ? `${line.slice(0, 399)}…` : line;
 }
 
+/** Write a file of the phase's folder, made first only when it is not there (an agent phase's is, since its prompt). */
+function writeInPhaseDir(dir: string, name: string, text: string): void {
+  try {
+    writeFileSync(join(dir, name), text);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+}
+
 function writeTranscript(dir: string, transcript: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "transcript.md"), transcript.endsWith("\n") ? transcript : `${transcript}\n`);
+    writeInPhaseDir(dir, "transcript.md", transcript.endsWith("\n") ? transcript : `${transcript}\n`);
   } catch {
     // the transcript is a convenience: the stdout log has everything
   }

@@ -152,12 +152,33 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
  * Run a process in its own process group and wait for it. Timeouts, idle
  * timeouts and aborts kill the whole group (SIGTERM, then SIGKILL).
  */
+type Env = Record<string, string | undefined>;
+
+/**
+ * The inherited environments (the prototype a phase's variables sit on) found
+ * free of NUL bytes: each is read once, not on every phase. A phase's own
+ * variables are read every time.
+ */
+const cleanPrototypes = new WeakSet<object>();
+
 /** Which argument or variable holds a NUL byte, if any: spawning with one throws. */
-function nulCarrier(argv: string[], env: Record<string, string | undefined> | undefined): string | undefined {
+function nulCarrier(argv: string[], env: Env | undefined): string | undefined {
   const i = argv.findIndex((a) => a.includes("\0"));
   if (i >= 0) return i === 0 ? "the program name" : `argument ${i}`;
+  if (!env) return undefined;
+  const carrier = (k: string) => `environment variable ${k.replace(/\0/g, "\\0")}`;
+  for (const k of Object.keys(env)) if (k.includes("\0") || env[k]?.includes("\0")) return carrier(k);
   // inherited variables too: phases inherit the environment through a prototype
-  for (const k in env ?? {}) if (k.includes("\0") || env![k]?.includes("\0")) return `environment variable ${k.replace(/\0/g, "\\0")}`;
+  const proto = Object.getPrototypeOf(env) as Env | null;
+  if (!proto || proto === Object.prototype || cleanPrototypes.has(proto)) return undefined;
+  let clean = true;
+  for (const k in proto) {
+    if (!k.includes("\0") && !proto[k]?.includes("\0")) continue;
+    clean = false;
+    // a variable the phase sets itself hides the inherited one
+    if (!Object.hasOwn(env, k)) return carrier(k);
+  }
+  if (clean) cleanPrototypes.add(proto);
   return undefined;
 }
 

@@ -20,6 +20,22 @@ describe("runProcess", () => {
     const b = await runProcess({ command: "printf '%s' \"$X\"", cwd: dir, env: { ...env, X: "y" } });
     expect(b.stdout).toBe("y");
   });
+  it("refuses a NUL byte in an inherited variable on every run, unless the phase's own variable hides it", async () => {
+    const clean = { PATH: process.env.PATH, KEEP: "k" };
+    const dirty = { PATH: process.env.PATH, BAD: "a\0b" };
+    const on = (proto: Record<string, string | undefined>, own: Record<string, string> = {}) => Object.assign(Object.create(proto) as Record<string, string>, own);
+    for (let i = 0; i < 2; i++) {
+      const r = await runProcess({ command: ["printf", "%s", "ok"], cwd: dir, env: on(dirty, { OWN: String(i) }) });
+      expect(r.spawnError).toMatch(/environment variable BAD holds a NUL byte/);
+    }
+    const hidden = await runProcess({ command: "printf '%s' \"$BAD\"", cwd: dir, env: on(dirty, { BAD: "fine" }) });
+    expect(hidden.spawnError).toBeUndefined();
+    expect(hidden.stdout).toBe("fine");
+    // a clean inheritance, read once, still lets a phase's own bad variable be seen
+    expect((await runProcess({ command: "printf '%s' \"$KEEP\"", cwd: dir, env: on(clean) })).stdout).toBe("k");
+    expect((await runProcess({ command: ["true"], cwd: dir, env: on(clean, { OWN: "x\0" }) })).spawnError).toMatch(/environment variable OWN holds a NUL byte/);
+    expect((await runProcess({ command: ["true"], cwd: dir, env: on(clean, { "K\0": "x" }) })).spawnError).toMatch(/environment variable K\\0 holds/);
+  });
   it("writes the prompt to stdin and closes it; stdin is closed otherwise", async () => {
     const a = await runProcess({ command: ["cat"], cwd: dir, env, stdin: "prompt text" });
     expect(a.stdout).toBe("prompt text");
