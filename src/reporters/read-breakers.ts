@@ -7,6 +7,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 
 export interface Breaker {
   count: number | null;
@@ -54,9 +55,17 @@ async function readJson(path: string): Promise<unknown> {
   }
 }
 
-/** Reads state.json (counts) and run.json (limits, if the runner keeps them there) of a run directory. */
+function parseOrNull(text: string | undefined): unknown {
+  try {
+    return text === undefined ? null : (JSON.parse(text) as unknown);
+  } catch {
+    return null;
+  }
+}
+
+/** Reads the checkpoint (counts) and run.json (limits, if the runner keeps them there) of a run directory. */
 export async function readBreakers(dir: string): Promise<{ breakers: Breakers; hasState: boolean }> {
-  const state = await readJson(join(dir, "state.json"));
+  const state = parseOrNull(readCheckpointFile(join(dir, "state.json")));
   const run = await readJson(join(dir, "run.json"));
   return { breakers: findBreakers(state, run), hasState: state !== null };
 }

@@ -1,9 +1,10 @@
 /**
  * The run's events on their way to events.jsonl, the checkpoint and the
- * reporter. Only the checkpoint must be on disk before the next effect starts:
- * it carries the last transition's events as `pending`, so appending them to
- * events.jsonl and reporting them can wait until the next phase is running
- * (resume re-appends what a crash lost).
+ * reporter. Only the checkpoint must be on disk before the next effect starts,
+ * and only as a line of the journal (see CheckpointFile): it carries the last
+ * transition's events as `pending`, so appending them to events.jsonl,
+ * reporting them and replacing state.json can wait until the next phase is
+ * running (resume re-appends what a crash lost).
  */
 import type { Snapshot } from "../machine/types.ts";
 import type { RunStore } from "../runtime/run-store.ts";
@@ -59,7 +60,7 @@ export class EventLog {
     this.flushEvents();
     const cp: Checkpoint = { snapshot, seq: this.seq, pending, updated_at: new Date().toISOString() };
     if (iterations.length > 0) cp.pending_iterations = iterations;
-    this.store.writeStateText(checkpointJson(cp));
+    this.store.recordStateText(checkpointJson(cp));
     for (const e of pending) this.unlogged.push(e);
     for (const r of iterations) this.unloggedIterations.push(r);
     this.scheduleFlush();
@@ -70,6 +71,7 @@ export class EventLog {
     this.flushScheduled = false;
     this.flushEvents();
     for (const event of this.reports.splice(0)) this.reporter.onEvent(event);
+    this.store.state.settle();
     if (!this.done) this.store.state.prepare();
   }
 

@@ -8,6 +8,7 @@ import { appendFileSync, lstatSync, readFileSync, truncateSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Machine } from "../machine/types.ts";
 import type { Check } from "../runtime/check-shape.ts";
+import { journalPath, lastJournalLine } from "../runtime/checkpoint-file.ts";
 import { checkCheckpoint, checkCheckpointShape, checkEvent, checkIterationRecord, checkRunInfo, checkSavedBaseline } from "./check-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import type { RunInfo } from "./run-info.ts";
@@ -90,6 +91,10 @@ export function readRunInfo(dir: string, runId: string): Loaded<RunInfo> {
  * replacement `.next` when a crash came between removing the one and renaming the other.
  */
 function readReplacedText(path: string): { t: Text; file: string } {
+  // a checkpoint recorded in the journal and not yet in the file is the newest (see CheckpointFile)
+  const journal = journalPath(path);
+  const recorded = lastJournalLine(journal);
+  if (recorded !== undefined) return { t: { kind: "text", text: recorded }, file: journal };
   const t = readStateText(path);
   if (t.kind !== "missing") return { t, file: path };
   const next = readStateText(`${path}.next`);

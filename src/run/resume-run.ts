@@ -146,7 +146,8 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
       if (!infoRead.ok && infoRead.problem.message !== "is missing: the run stopped before it was set up") setAside(join(dir, "run.json"));
       store.writeRunInfo(info);
     }
-    if (read.kind === "invalid") setAside(read.problem.file);
+    // an unusable line of the journal was put in state.json as the store opened: that is what is kept aside
+    if (read.kind === "invalid") setAside(read.problem.file === join(dir, "state.journal") ? join(dir, "state.json") : read.problem.file);
     if (read.kind !== "ok") store.writeState(cp); // a rebuilt or first checkpoint replaces the unusable one before anything runs
     replayPending(store, cp, events.value, iterations.value);
     if (baselineProblem) setAside(baselineProblem.file); // measured from now on
@@ -207,7 +208,8 @@ function openStore(workdir: string, runId: string, events: JsonlScan, iterations
   try {
     repairTornTail(join(dir, "events.jsonl"), events);
     repairTornTail(join(dir, "iterations.jsonl"), iterations);
-    if (checkpointFile !== undefined && checkpointFile !== join(dir, "state.json")) renameSync(checkpointFile, join(dir, "state.json"));
+    // (one found only in the journal is put in place by the store itself)
+    if (checkpointFile === join(dir, "state.json.next")) renameSync(checkpointFile, join(dir, "state.json"));
     return new RunStore(workdir, runId);
   } catch (error) {
     return stateProblem({ file: dir, message: `cannot be written: ${(error as Error).message}`, hint: startOverHint(runId) });

@@ -1,10 +1,13 @@
 /**
  * The durable state of a run, under `<workdir>/.phaseloop/runs/RUN_ID/`:
- * run.json, state.json (replaced atomically), append-only events.jsonl and
+ * run.json, state.json (replaced atomically; its journal state.journal), append-only events.jsonl and
  * iterations.jsonl, phases/NNNN-PHASE/ artifacts, summary.md.
  */
-import { appendFileSync, closeSync, constants, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { CheckpointFile, readCheckpointFile } from "./checkpoint-file.ts";
+
+export { CheckpointFile, readCheckpointFile };
 
 export function phaseloopDir(workdir: string): string {
   return join(workdir, ".phaseloop");
@@ -50,105 +53,6 @@ export function writeFileAtomic(path: string, data: string, durable = false): vo
   const tmp = `${path}.tmp-${process.pid}`;
   writeTmp(tmp, data, durable);
   renameSync(tmp, path);
-}
-
-/**
- * The checkpoint file, replaced on every transition, on the hot path of the
- * loop. Readers see the old or the new content, never a torn one: the new
- * content goes to `state.json.next`, then replaces the old file by rename.
- *
- * Renaming over an existing file makes ext4 flush the new data first (its
- * replace-via-rename safeguard), which costs more than the rest of a
- * transition; removing the old file first avoids that. At every instant
- * either the checkpoint or its complete `.next` file exists, and
- * `readCheckpointFile` falls back to the latter, so a crash at any point
- * still leaves a whole checkpoint. Creating a file is the slowest part of the
- * write, so `prepare()` creates the next one ahead of time, while a phase runs.
- */
-export class CheckpointFile {
-  readonly path: string;
-  private readonly next: string;
-  private nextFd: number | undefined;
-  constructor(path: string) {
-    this.path = path;
-    this.next = `${path}.next`;
-  }
-  /**
-   * After a crash between removing the old file and renaming the new one, the
-   * complete `.next` is the only copy, and the next `write` would start by
-   * truncating it: it is put in place first. A `.next` that is not whole JSON
-   * (prepared but unused, or torn while the very first file was written) stays
-   * where it is, for the readers to judge.
-   */
-  recover(): void {
-    if (lstatSync(this.path, { throwIfNoEntry: false })) return;
-    try {
-      if (!lstatSync(this.next).isFile()) return;
-      JSON.parse(readFileSync(this.next, "utf8"));
-    } catch {
-      return;
-    }
-    renameSync(this.next, this.path);
-  }
-  /** Create the (empty) next file now, so that `write` need not. */
-  prepare(): void {
-    if (this.nextFd !== undefined) return;
-    try {
-      this.nextFd = this.openNext();
-    } catch {
-      // `write` tries again, where a failure is reported
-    }
-  }
-  /**
-   * The next file is phaseloop's own scratch file: never followed through a
-   * link (which could point at anything), and whatever is in its place that
-   * is not a plain file (a link, a directory) is removed first.
-   */
-  private openNext(): number {
-    try {
-      return openSync(this.next, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW);
-    } catch {
-      rmSync(this.next, { recursive: true, force: true });
-      return openSync(this.next, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW);
-    }
-  }
-  write(data: string): void {
-    const fd = this.nextFd ?? this.openNext();
-    this.nextFd = undefined;
-    try {
-      writeSync(fd, data);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      unlinkSync(this.path);
-    } catch {
-      // the first checkpoint: nothing to remove
-    }
-    renameSync(this.next, this.path);
-  }
-  /** Remove a prepared, unused next file. */
-  close(): void {
-    if (this.nextFd === undefined) return;
-    closeSync(this.nextFd);
-    this.nextFd = undefined;
-    try {
-      unlinkSync(this.next);
-    } catch {
-      // already gone
-    }
-  }
-}
-
-export function readCheckpointFile(path: string): string | undefined {
-  for (const p of [path, `${path}.next`]) {
-    try {
-      return readFileSync(p, "utf8");
-    } catch {
-      // try the next
-    }
-  }
-  return undefined;
 }
 
 function writeTmp(tmp: string, data: string, durable: boolean): void {
@@ -204,7 +108,7 @@ export class RunStore {
     mkdirSync(join(this.dir, "phases"), { recursive: true });
     this.events = new JsonlWriter(join(this.dir, "events.jsonl"));
     this.iterations = new JsonlWriter(join(this.dir, "iterations.jsonl"));
-    this.state = new CheckpointFile(join(this.dir, "state.json"));
+    this.state = new CheckpointFile(join(this.dir, "state.json"), { journal: true });
     this.baseline = new CheckpointFile(join(this.dir, "baseline.json"));
     this.state.recover();
     this.baseline.recover();
@@ -251,9 +155,9 @@ export class RunStore {
   writeState(state: unknown): void {
     this.state.write(JSON.stringify(state));
   }
-  /** The checkpoint given as its JSON text. */
-  writeStateText(json: string): void {
-    this.state.write(json);
+  /** The checkpoint given as its JSON text, recorded in the journal; state.json follows at `state.settle()`. */
+  recordStateText(json: string): void {
+    this.state.record(json);
   }
   readState<T>(): T | undefined {
     const text = readCheckpointFile(join(this.dir, "state.json"));

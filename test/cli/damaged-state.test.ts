@@ -38,7 +38,7 @@ stop:
   no_progress: 3
 `;
 
-const STATE_FILES = ["run.json", "state.json", "events.jsonl", "iterations.jsonl", "baseline.json", "phases", "summary.md", "state.json.next"] as const;
+const STATE_FILES = ["run.json", "state.json", "events.jsonl", "iterations.jsonl", "baseline.json", "phases", "summary.md", "state.json.next", "state.journal"] as const;
 type Target = (typeof STATE_FILES)[number] | "lock";
 
 /** A workdir holding one run interrupted in its second iteration. */
@@ -115,7 +115,7 @@ function applyDamage(path: string, d: Damage): void {
   // a directory (phases/) damaged as a file becomes one
   if (existsSync(path) && lstatSync(path).isDirectory() && !["directory", "symlink", "remove"].includes(d.kind)) rmSync(path, { recursive: true });
   const text = existsSync(path) && lstatSync(path).isFile() ? readFileSync(path, "utf8") : "";
-  const jsonl = path.endsWith(".jsonl");
+  const jsonl = path.endsWith(".jsonl") || path.endsWith(".journal");
   const lines = text.split("\n").filter((l) => l !== "");
   switch (d.kind) {
     case "truncate":
@@ -219,6 +219,8 @@ function copyTemplate(): string {
 async function checkAll(target: Target, d: Damage, withRun = target === "lock"): Promise<void> {
   const dir = copyTemplate();
   try {
+    // the journal is damaged while it holds the newest checkpoint (a crash before state.json was replaced with it)
+    if (target === "state.journal") writeFileSync(pathOf(dir, target), `${readFileSync(pathOf(dir, "state.json"), "utf8")}\n`);
     applyDamage(pathOf(dir, target), d);
     const status = await invoke(statusMain as never, ["--workdir", dir], dir);
     expect([0, 2]).toContain(status.code);
@@ -266,6 +268,9 @@ describe("damaged run state", () => {
     ["run.json", { kind: "remove" }],
     ["events.jsonl", { kind: "directory" }],
     ["baseline.json", { kind: "edit", line: 0, edit: { picks: [1, 0], value: 3, remove: false } }],
+    ["state.journal", { kind: "edit", line: 0, edit: { picks: [0, 7], value: { kind: "phase", phase: "nope", attempt: 1, seq: 1 }, remove: false } }],
+    ["state.journal", { kind: "truncate", at: 0.5 }],
+    ["state.journal", { kind: "lines", op: "garbage", line: 0, other: 0 }],
   ];
   it.each(known)("%s damaged as %j is reported, not a crash", async (target, d) => {
     await checkAll(target, d, true);
@@ -291,6 +296,50 @@ describe("damaged run state", () => {
       expect(readFileSync(join(dir, "work.txt"), "utf8")).toBe("1 x2\n2 x2\n3 x2\n");
       expect(files.events.some((e) => e.type === "note" && /rebuilt from events\.jsonl/.test(String(e.message)))).toBe(true);
       expect(existsSync(`${pathOf(dir, "state.json")}.damaged`)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the newest checkpoint only in the journal, unusable, is reported there; resume --force keeps it aside as state.json.damaged", async () => {
+    const dir = copyTemplate();
+    try {
+      const cp = JSON.parse(readFileSync(pathOf(dir, "state.json"), "utf8")) as { snapshot: { awaiting: unknown } };
+      cp.snapshot.awaiting = { kind: "phase", phase: "nope", attempt: 1, seq: 1 };
+      writeFileSync(pathOf(dir, "state.journal"), `${JSON.stringify(cp)}\n`);
+      const before = treeOf(dir);
+      const refused = await invoke(resumeMain, ["--workdir", dir], dir);
+      expect(refused.code).toBe(2);
+      expect(refused.err).toMatch(/state\.journal: error RUN_STATE_INVALID .*nope/);
+      expect(treeOf(dir)).toEqual(before);
+      const forced = await invoke(resumeMain, ["--force", "--workdir", dir, "--reporter", "plain"], dir);
+      expect(forced.code).toBe(0);
+      expect(logViolations(readRunFiles(dir)!)).toEqual([]);
+      expect(readFileSync(join(dir, "work.txt"), "utf8")).toBe("1 x2\n2 x2\n3 x2\n");
+      expect(readFileSync(`${pathOf(dir, "state.json")}.damaged`, "utf8")).toContain('"phase":"nope"');
+      expect(readFileSync(pathOf(dir, "state.journal"), "utf8")).toBe("");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a checkpoint only in the journal (a crash before state.json was replaced) is where resume continues from", async () => {
+    const dir = copyTemplate();
+    try {
+      // the journal holds the checkpoint; state.json is an older one that would run a finished phase again
+      const state = readFileSync(pathOf(dir, "state.json"), "utf8");
+      writeFileSync(pathOf(dir, "state.journal"), `${state}\n`);
+      const cp = JSON.parse(state) as { snapshot: { iteration: number; awaiting: { phase?: string } | null } };
+      const older = structuredClone(cp);
+      older.snapshot.awaiting = { ...older.snapshot.awaiting, phase: "change" };
+      writeFileSync(pathOf(dir, "state.json"), JSON.stringify(older));
+      const status = await invoke(statusMain as never, ["--json", "--workdir", dir], dir);
+      expect(status.code).toBe(0);
+      const resumed = await invoke(resumeMain, ["--workdir", dir, "--reporter", "plain"], dir);
+      expect(resumed.code).toBe(0);
+      expect(logViolations(readRunFiles(dir)!)).toEqual([]);
+      // the change phase of iteration 2 ran once: the journal's checkpoint, not the older state.json, was continued
+      expect(readFileSync(join(dir, "work.txt"), "utf8")).toBe("1 x2\n2 x2\n3 x2\n");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,0 +1,199 @@
+/**
+ * The checkpoint file, replaced on every transition. Readers see the old or
+ * the new content, never a torn one: the new content goes to
+ * `state.json.next`, then replaces the old file by rename.
+ *
+ * Renaming over an existing file makes ext4 flush the new data first (its
+ * replace-via-rename safeguard), which costs more than the rest of a
+ * transition; removing the old file first avoids that. At every instant
+ * either the checkpoint or its complete `.next` file exists, and
+ * `readCheckpointFile` falls back to the latter, so a crash at any point
+ * still leaves a whole checkpoint. Creating a file is the slowest part of the
+ * write, so `prepare()` creates the next one ahead of time, while a phase runs.
+ *
+ * With a journal (`state.journal`, the run's checkpoint), replacing the file
+ * is taken off the loop's path altogether: `record` appends the checkpoint to
+ * the journal as one line, one write, which is all that must be on disk
+ * before the next phase starts; `settle`, called while that phase runs,
+ * replaces the file with it and empties the journal. The journal's last
+ * whole line is therefore always the newest checkpoint there is, and readers
+ * take it before the file; a line torn by a crash is not whole and is passed
+ * over, as a torn `.next` is.
+ */
+import { closeSync, constants, ftruncateSync, lstatSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
+
+/** The journal that goes with a checkpoint file: `state.json` → `state.journal`. */
+export function journalPath(path: string): string {
+  return `${path.replace(/\.json$/, "")}.journal`;
+}
+
+export class CheckpointFile {
+  readonly path: string;
+  private readonly next: string;
+  private nextFd: number | undefined;
+  private readonly journal: string | undefined;
+  private journalFd: number | undefined;
+  /** The checkpoint recorded in the journal and not yet in the file. */
+  private unsettled: string | undefined;
+  constructor(path: string, options: { journal?: boolean } = {}) {
+    this.path = path;
+    this.next = `${path}.next`;
+    this.journal = options.journal ? journalPath(path) : undefined;
+  }
+  /**
+   * After a crash, the newest checkpoint may be only in the journal, or only
+   * in the complete `.next` (a crash between removing the old file and
+   * renaming the new one): it is put in place first, before the next `write`
+   * truncates `.next`. A `.next` that is not whole JSON (prepared but unused,
+   * or torn while the very first file was written) stays where it is, for the
+   * readers to judge.
+   */
+  recover(): void {
+    const recorded = this.journal ? lastJournalLine(this.journal) : undefined;
+    if (recorded !== undefined) return this.write(recorded);
+    if (lstatSync(this.path, { throwIfNoEntry: false })) return;
+    try {
+      if (!lstatSync(this.next).isFile()) return;
+      JSON.parse(readFileSync(this.next, "utf8"));
+    } catch {
+      return;
+    }
+    renameSync(this.next, this.path);
+  }
+  /** Create the (empty) next file now, so that `write` need not. */
+  prepare(): void {
+    if (this.nextFd !== undefined) return;
+    try {
+      this.nextFd = this.openNext();
+    } catch {
+      // `write` tries again, where a failure is reported
+    }
+  }
+  /**
+   * The next file is phaseloop's own scratch file: never followed through a
+   * link (which could point at anything), and whatever is in its place that
+   * is not a plain file (a link, a directory) is removed first.
+   */
+  private openNext(): number {
+    try {
+      return openSync(this.next, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW);
+    } catch {
+      rmSync(this.next, { recursive: true, force: true });
+      return openSync(this.next, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW);
+    }
+  }
+  /** Replace the file with `data` now (and empty the journal, which it makes stale). */
+  write(data: string): void {
+    const fd = this.nextFd ?? this.openNext();
+    this.nextFd = undefined;
+    try {
+      writeSync(fd, data);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      unlinkSync(this.path);
+    } catch {
+      // the first checkpoint: nothing to remove
+    }
+    renameSync(this.next, this.path);
+    this.unsettled = undefined;
+    this.emptyJournal();
+  }
+  /**
+   * Make `data` the checkpoint: appended to the journal where there is one
+   * (the file follows at `settle`), else written to the file at once. `data`
+   * is JSON text, which holds no raw newline.
+   */
+  record(data: string): void {
+    if (this.journal === undefined) return this.write(data);
+    this.journalFd ??= openJournal(this.journal, true)!;
+    writeSync(this.journalFd, `${data}\n`);
+    this.unsettled = data;
+  }
+  /** Bring the file up to the last recorded checkpoint. */
+  settle(): void {
+    if (this.unsettled !== undefined) this.write(this.unsettled);
+  }
+  private emptyJournal(): void {
+    if (this.journal === undefined) return;
+    this.journalFd ??= openJournal(this.journal, false);
+    if (this.journalFd !== undefined) ftruncateSync(this.journalFd, 0);
+  }
+  /** Settle what was recorded, and remove a prepared, unused next file. */
+  close(): void {
+    this.settle();
+    if (this.journalFd !== undefined) {
+      closeSync(this.journalFd);
+      this.journalFd = undefined;
+    }
+    if (this.nextFd === undefined) return;
+    closeSync(this.nextFd);
+    this.nextFd = undefined;
+    try {
+      unlinkSync(this.next);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** The journal opened for appending (`create`: made if missing; else undefined when there is none). Never through a link. */
+function openJournal(path: string, create: boolean): number | undefined {
+  const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW;
+  try {
+    return openSync(path, create ? flags | constants.O_CREAT : flags);
+  } catch (error) {
+    if (!create && (error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    if (!create) throw error;
+    // something not a plain file in its place
+    rmSync(path, { recursive: true, force: true });
+    return openSync(path, flags | constants.O_CREAT);
+  }
+}
+
+/** The last whole line of a journal (ended by its newline, and JSON), or undefined. */
+export function lastJournalLine(path: string): string | undefined {
+  let text: string;
+  try {
+    if (!lstatSync(path).isFile()) return undefined;
+    text = readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  let end = text.lastIndexOf("\n");
+  while (end > 0) {
+    const start = text.lastIndexOf("\n", end - 1) + 1;
+    const line = text.slice(start, end);
+    try {
+      JSON.parse(line);
+      return line;
+    } catch {
+      // not whole: the line before it
+    }
+    end = start - 1;
+  }
+  return undefined;
+}
+
+/**
+ * The newest checkpoint text there is for `path`, and the file it came from:
+ * the journal's last whole line, else the file, else its complete `.next`.
+ */
+export function readCheckpointSource(path: string): { text: string; file: string } | undefined {
+  const journal = journalPath(path);
+  const recorded = lastJournalLine(journal);
+  if (recorded !== undefined) return { text: recorded, file: journal };
+  for (const p of [path, `${path}.next`]) {
+    try {
+      return { text: readFileSync(p, "utf8"), file: p };
+    } catch {
+      // try the next
+    }
+  }
+  return undefined;
+}
+
+export function readCheckpointFile(path: string): string | undefined {
+  return readCheckpointSource(path)?.text;
+}
