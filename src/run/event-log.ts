@@ -66,12 +66,17 @@ export class EventLog {
     this.scheduleFlush();
   }
 
-  /** Append the events not yet in the log, then report the events not yet reported. */
+  /**
+   * Replace state.json with the checkpoint recorded in the journal, append the
+   * events not yet in the log, then report the events not yet reported. The
+   * order keeps state.json at or ahead of the log, as it was when state.json
+   * itself was the first thing written.
+   */
   flush(): void {
     this.flushScheduled = false;
+    this.store.state.settle();
     this.flushEvents();
     for (const event of this.reports.splice(0)) this.reporter.onEvent(event);
-    this.store.state.settle();
     if (!this.done) this.store.state.prepare();
   }
 
