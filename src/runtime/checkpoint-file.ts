@@ -107,7 +107,7 @@ export class CheckpointFile {
    */
   record(data: string): void {
     if (this.journal === undefined) return this.write(data);
-    this.journalFd ??= openJournal(this.journal, true)!;
+    this.journalFd ??= openJournal(this.journal);
     writeSync(this.journalFd, `${data}\n`);
     this.unsettled = data;
   }
@@ -117,8 +117,8 @@ export class CheckpointFile {
   }
   private emptyJournal(): void {
     if (this.journal === undefined) return;
-    this.journalFd ??= openJournal(this.journal, false);
-    if (this.journalFd !== undefined) ftruncateSync(this.journalFd, 0);
+    this.journalFd ??= openJournal(this.journal);
+    ftruncateSync(this.journalFd, 0);
   }
   /** Settle what was recorded, and remove a prepared, unused next file. */
   close(): void {
@@ -138,17 +138,14 @@ export class CheckpointFile {
   }
 }
 
-/** The journal opened for appending (`create`: made if missing; else undefined when there is none). Never through a link. */
-function openJournal(path: string, create: boolean): number | undefined {
-  const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW;
+/** The journal opened for appending, made if missing. Never through a link: whatever is in its place that is not a plain file is removed first. */
+function openJournal(path: string): number {
+  const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
   try {
-    return openSync(path, create ? flags | constants.O_CREAT : flags);
-  } catch (error) {
-    if (!create && (error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    if (!create) throw error;
-    // something not a plain file in its place
+    return openSync(path, flags);
+  } catch {
     rmSync(path, { recursive: true, force: true });
-    return openSync(path, flags | constants.O_CREAT);
+    return openSync(path, flags);
   }
 }
 

@@ -163,6 +163,18 @@ describe("the checkpoint's journal", () => {
     again.close();
   });
 
+  it("is made a plain file again, whatever was in its place, when state.json is written outright", () => {
+    const dir = fresh();
+    mkdirSync(join(dir, "state.journal"));
+    writeFileSync(join(dir, "state.journal", "inside"), "x");
+    const file = journaled(dir);
+    file.recover();
+    file.write('{"seq":1}');
+    expect(journal(dir)).toBe("");
+    expect(readCheckpointFile(join(dir, "state.json"))).toBe('{"seq":1}');
+    file.close();
+  });
+
   it("is never written through a link", () => {
     const dir = fresh();
     writeFileSync(join(dir, "elsewhere"), "keep\n");
