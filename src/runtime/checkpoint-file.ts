@@ -44,13 +44,15 @@ export class CheckpointFile {
    * After a crash, the newest checkpoint may be only in the journal, or only
    * in the complete `.next` (a crash between removing the old file and
    * renaming the new one): it is put in place first, before the next `write`
-   * truncates `.next`. A `.next` that is not whole JSON (prepared but unused,
+   * truncates `.next`. A journal holding only a torn line is emptied. A `.next` that is not whole JSON (prepared but unused,
    * or torn while the very first file was written) stays where it is, for the
    * readers to judge.
    */
   recover(): void {
     const recorded = this.journal ? lastJournalLine(this.journal) : undefined;
     if (recorded !== undefined) return this.write(recorded);
+    // a journal holding only a torn line: emptied, or the next line appended would be glued to it and unreadable
+    if (this.journal && (lstatSync(this.journal, { throwIfNoEntry: false })?.size ?? 0) > 0) this.emptyJournal();
     if (lstatSync(this.path, { throwIfNoEntry: false })) return;
     try {
       if (!lstatSync(this.next).isFile()) return;

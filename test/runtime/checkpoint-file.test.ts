@@ -125,10 +125,15 @@ describe("the checkpoint's journal", () => {
     // a whole line is one that ends with its newline, even if what precedes it parses
     writeFileSync(join(dir, "state.journal"), "{}");
     expect(readCheckpointFile(join(dir, "state.json"))).toBe('{"seq":1}');
-    // recovering leaves state.json as it is and the torn bytes where they are, for the next record to follow a newline
+    // recovering leaves state.json as it is and empties a journal of torn bytes, so that the next line is not glued to them
     writeFileSync(join(dir, "state.journal"), '{"seq":2,"sn');
-    journaled(dir).recover();
+    const file = journaled(dir);
+    file.recover();
     expect(readFileSync(join(dir, "state.json"), "utf8")).toBe('{"seq":1}');
+    expect(journal(dir)).toBe("");
+    file.record('{"seq":3}');
+    expect(readCheckpointFile(join(dir, "state.json"))).toBe('{"seq":3}');
+    file.close();
   });
 
   it("is put in place by recover when a crash left the newest checkpoint only there, before state.json or .next is written again", () => {
