@@ -22,7 +22,7 @@ import { loadPipeline } from "../pipeline/load-pipeline.ts";
 import { resolveSpecifier } from "../pipeline/resolve-specifier.ts";
 import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
 import { formatEventText, paintFor } from "../reporters/format-event-line.ts";
-import { lastJournalLine } from "../runtime/checkpoint-file.ts";
+import { journalPath, lastJournalLine } from "../runtime/checkpoint-file.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
 import { checkCheckpoint } from "./check-run-state.ts";
@@ -191,11 +191,11 @@ function freeFolder(subRoot: string, seq: number, phase: string): string {
 }
 
 function readChild(dir: string): Checkpoint | undefined {
+  const state = join(dir, "state.json");
   // the journal's last whole line is the newest checkpoint, when there is one (see CheckpointFile)
-  const recorded = lastJournalLine(join(dir, "state.journal"));
-  for (const read of [() => recorded ?? "", () => readFileSync(join(dir, "state.json"), "utf8"), () => readFileSync(join(dir, "state.json.next"), "utf8")]) {
+  for (const text of [() => lastJournalLine(journalPath(state)), () => readFileSync(state, "utf8"), () => readFileSync(`${state}.next`, "utf8")]) {
     try {
-      const cp = JSON.parse(read()) as Checkpoint;
+      const cp = JSON.parse(text() ?? "") as Checkpoint;
       if (cp && typeof cp === "object" && cp.snapshot && typeof cp.snapshot === "object" && Array.isArray(cp.pending)) return cp;
     } catch {
       // try the next
