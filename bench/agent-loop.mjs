@@ -4,11 +4,11 @@
 // N, for both). The agent is a command agent (a scripted stand-in: it rewrites one file);
 // outside the OS sandbox the loop's overhead has the bar, inside it (the default where the
 // machine has one) the figure is the fence's cost per phase on top. Called by run.mjs.
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateRepo } from "./measure-changes.mjs";
 
-export function benchAgentLoop({ work, quick, report, time, median, node, cli, sandboxAvailable }) {
+export function benchAgentLoop({ work, quick, report, time, median, node, cli, putAside, sandboxAvailable }) {
   const dir = join(work, "agent-loop");
   mkdirSync(dir);
   generateRepo(dir, 50);
@@ -33,14 +33,9 @@ export function benchAgentLoop({ work, quick, report, time, median, node, cli, s
   };
   const long = { yaml: pipeline(iterations), floor: floorScript(iterations) };
   const brief = { yaml: pipeline(short), floor: floorScript(short) };
-  // a run's files are put aside, not removed, until the end: on a disk that will not hand out
-  // an inode freed in the last seconds (ext4 without a journal), removing them would make
-  // every file the next run creates slower, a cost of the bench rather than of phaseloop
-  const aside = join(work, "agent-loop-aside");
-  mkdirSync(aside);
-  let runs = 0;
+  // a run's files are put aside (see run.mjs), not removed, before the next run
   const loop = (yaml, sandbox) => {
-    if (existsSync(join(dir, ".phaseloop"))) renameSync(join(dir, ".phaseloop"), join(aside, String(runs++)));
+    putAside(join(dir, ".phaseloop"));
     return time([node, cli, "run", yaml, "--workdir", dir, "--reporter", "plain", "--sandbox", sandbox]);
   };
   loop(brief.yaml, "off");
@@ -56,6 +51,5 @@ export function benchAgentLoop({ work, quick, report, time, median, node, cli, s
   if (sandboxAvailable) for (let r = 0; r < rounds; r++) on.push(perIteration(loop(long.yaml, "required"), loop(brief.yaml, "required")));
   report(`agent loop: per iteration (startup excluded), an agent step and a verify phase, git repo of 50 files, --sandbox off, against a Node script spawning the same processes`, median(off), median(floor), 1.2);
   if (sandboxAvailable) report(`agent loop: the same with the agent step in the OS sandbox (the default where there is one)`, median(on), median(floor));
-  rmSync(dir, { recursive: true, force: true });
-  rmSync(aside, { recursive: true, force: true });
+  putAside(dir);
 }

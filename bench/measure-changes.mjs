@@ -31,7 +31,7 @@ export function generateRepo(dir, files, git = true) {
  * machine. What a loop leaves behind (its step file, `.phaseloop/`) is removed
  * before use.
  */
-function cachedRepo(files, git) {
+function cachedRepo(files, git, putAside) {
   const dir = join(tmpdir(), "phaseloop-bench-repos", `${git ? "git" : "plain"}-${files}-v1`);
   const ready = `${dir}.ready`;
   if (!existsSync(ready)) {
@@ -42,7 +42,7 @@ function cachedRepo(files, git) {
     console.log(`     (generated ${dir} in ${((Date.now() - started) / 1000).toFixed(1)} s; kept for the next runs)`);
   }
   rmSync(join(dir, "src", "step.txt"), { force: true });
-  rmSync(join(dir, ".phaseloop"), { recursive: true, force: true });
+  putAside(join(dir, ".phaseloop"));
   return dir;
 }
 
@@ -57,20 +57,20 @@ function objectFiles(dir) {
  * difference divided by the iterations. The agent step rewrites one file, so
  * every iteration has a change to find.
  */
-export function benchMeasure({ work, quick, report, time, median, node, cli }) {
+export function benchMeasure({ work, quick, report, time, median, node, cli, putAside }) {
   const loop = (dir, iterations, measure) => {
     const yaml = join(work, `loop-${measure ? "m" : "p"}-${iterations}.yaml`);
     writeFileSync(
       yaml,
       `phaseloop: 1\nname: loop\nphases:\n  step:\n    run: ['sh', '-c', 'echo $PHASELOOP_ITERATION > src/step.txt']\n  verify:\n    run: ['true']\n    next:\n      - if: iteration >= ${iterations}\n        stop: complete\n      - goto: step\nstop: { max_iterations: ${iterations}${measure ? `, no_progress: ${iterations + 1}` : ""} }\n`,
     );
-    rmSync(join(dir, ".phaseloop", "runs"), { recursive: true, force: true });
+    putAside(join(dir, ".phaseloop", "runs"));
     return time([node, cli, "run", yaml, "--workdir", dir, "--reporter", "plain"]);
   };
 
   const sizes = process.argv.includes("--no-100k") ? [10_000] : [10_000, 100_000];
   for (const files of sizes) {
-    const dir = cachedRepo(files, true);
+    const dir = cachedRepo(files, true, putAside);
     const iterations = files >= 100_000 ? (quick ? 5 : 10) : quick ? 10 : 30;
     const objectsBefore = objectFiles(dir);
     loop(dir, 2, true); // the first baseline reads every file once
@@ -83,11 +83,11 @@ export function benchMeasure({ work, quick, report, time, median, node, cli }) {
     const perIteration = Math.max(0, (median(withM) - median(without)) / iterations);
     report(`measure: changes per iteration, git repo of ${files.toLocaleString("en")} files, against git status --porcelain=v2 -uall`, perIteration, median(status), 2);
     report(`measure: objects written into the user's .git/objects (${files.toLocaleString("en")} files)`, objectFiles(dir) === objectsBefore ? 0 : 1, undefined, { max: 0 }, "");
-    rmSync(join(dir, ".phaseloop"), { recursive: true, force: true });
+    putAside(join(dir, ".phaseloop"));
 
     // outside git: the file snapshot against find-and-stat of the same tree
     if (files === 10_000 || !quick) {
-      const plain = cachedRepo(files, false);
+      const plain = cachedRepo(files, false, putAside);
       loop(plain, 2, true);
       const find = [], withP = [], withoutP = [];
       for (let r = 0; r < 3; r++) {
@@ -96,7 +96,7 @@ export function benchMeasure({ work, quick, report, time, median, node, cli }) {
         withP.push(loop(plain, iterations, true));
       }
       report(`measure: changes per iteration, plain folder of ${files.toLocaleString("en")} files, against find-and-stat`, Math.max(0, (median(withP) - median(withoutP)) / iterations), median(find), 3);
-      rmSync(join(plain, ".phaseloop"), { recursive: true, force: true });
+      putAside(join(plain, ".phaseloop"));
     }
   }
 

@@ -8,7 +8,7 @@
 //   node bench/run.mjs --no-100k    measure without the 100,000-file repository (generated once, then kept
 //                                   under the OS temp dir as phaseloop-bench-repos/)
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync, mkdirSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -58,6 +58,14 @@ const sampledRun = (argv) =>
     });
   });
 
+/**
+ * Each timed case starts once what the cases before it wrote is on disk: the kernel
+ * writing back a previous case's files (the 100,000-file repository's index, its
+ * removed runs) takes CPU and disk from the next case, and more from phaseloop, which
+ * writes files at every phase, than from a baseline that writes none.
+ */
+const settleDisk = () => spawnSync("sync");
+
 const results = [];
 const report = (name, value, baseline, bar, unit = "ms") => {
   const ratio = baseline ? value / baseline : undefined;
@@ -68,6 +76,15 @@ const report = (name, value, baseline, bar, unit = "ms") => {
 };
 
 const work = mkdtempSync(join(tmpdir(), "phaseloop-bench-"));
+// What a case is done with is put aside, not removed, until the end: on a disk that will
+// not hand out an inode freed in the last seconds (ext4 without a journal), a removal makes
+// every file created after it nearby slower, a cost of the bench rather than of what comes next.
+const aside = join(work, "aside");
+mkdirSync(aside);
+let asideCount = 0;
+const putAside = (path) => {
+  if (existsSync(path)) renameSync(path, join(aside, String(asideCount++)));
+};
 try {
   if (wanted("startup") || wanted("scale")) {
     // 1. startup: --version and validate against node -e 0, interleaved
@@ -98,6 +115,7 @@ try {
   }
 
   if (wanted("loop")) {
+    settleDisk();
     // 3. loop overhead: 1,000 iterations of `true` against a plain Node loop spawning `true`
     const iterations = quick ? 300 : 1000;
     const loopDir = join(work, "loop");
@@ -108,7 +126,7 @@ try {
     writeFileSync(plain, `import { spawn } from "node:child_process";\nfor (let i = 0; i < ${iterations}; i++) await new Promise((r) => spawn("true", [], { stdio: ["ignore", "pipe", "pipe"] }).on("close", r));\n`);
     const loopTimes = [], plainTimes = [];
     for (let i = 0; i < (quick ? 1 : 3); i++) {
-      rmSync(join(loopDir, ".phaseloop"), { recursive: true, force: true });
+      putAside(join(loopDir, ".phaseloop"));
       plainTimes.push(time([node, plain]));
       loopTimes.push(time([node, cli, "run", loopYaml, "--workdir", loopDir, "--reporter", "plain"], { stdio: ["ignore", "ignore", "pipe"] }));
     }
@@ -128,7 +146,7 @@ try {
     writeFileSync(yaml, `phaseloop: 1\nname: live\nphases:\n  tick:\n    run: ['true']\n    next:\n      - if: iteration >= ${iterations}\n        stop: complete\n      - goto: tick\nstop: { max_iterations: ${iterations} }\n`);
     const { CI: _ci, GITHUB_ACTIONS: _gha, ...terminalEnv } = env;
     const inTerminal = (reporter) => {
-      rmSync(join(dir, ".phaseloop"), { recursive: true, force: true });
+      putAside(join(dir, ".phaseloop"));
       return time(["script", "-qefc", `stty cols 120 rows 40; exec '${node}' '${cli}' run '${yaml}' --workdir '${dir}' --reporter ${reporter}`, "/dev/null"], { env: terminalEnv });
     };
     const live = [], plainLines = [];
@@ -168,6 +186,7 @@ try {
   // 5. a long run stays flat: RSS and the time per iteration near the end against near the start,
   //    and the loop's overhead over the Node spawn floor with durable state included
   if (wanted("long run")) {
+    settleDisk();
     const n = quick ? 3000 : 10_000;
     const dir = join(work, "long");
     mkdirSync(dir);
@@ -202,6 +221,7 @@ try {
 
   // 6. output at disk speed: a phase printing 100 MB of lines, read, logged and reported, against `cat > file`
   if (wanted("output")) {
+    settleDisk();
     const dir = join(work, "output");
     mkdirSync(dir);
     const data = join(work, "lines.txt");
@@ -220,7 +240,7 @@ try {
     const loud = pipeline("loud", ["cat", data]);
     const quiet = pipeline("quiet", ["true"]);
     const runIt = (file) => {
-      rmSync(join(dir, ".phaseloop"), { recursive: true, force: true });
+      putAside(join(dir, ".phaseloop"));
       const t = process.hrtime.bigint();
       const r = spawnSync("/usr/bin/time", ["-f", "%M", node, cli, "run", file, "--workdir", dir, "--reporter", "plain"], { stdio: ["ignore", "ignore", "pipe"], env, encoding: "utf8" });
       const ms = Number(process.hrtime.bigint() - t) / 1e6;
@@ -251,12 +271,15 @@ try {
     rmSync(copy, { force: true });
     rmSync(data, { force: true });
   }
-  if (wanted("measure")) (await import("./measure-changes.mjs")).benchMeasure({ work, quick, report, time, median, node, cli });
+  if (wanted("measure")) settleDisk();
+  if (wanted("measure")) (await import("./measure-changes.mjs")).benchMeasure({ work, quick, report, time, median, node, cli, putAside });
   if (wanted("agent loop")) {
+    settleDisk();
     const { probeSandbox } = await import(join(root, "dist/runtime/probe-sandbox.js"));
-    (await import("./agent-loop.mjs")).benchAgentLoop({ work, quick, report, time, median, node, cli, sandboxAvailable: probeSandbox().available });
+    (await import("./agent-loop.mjs")).benchAgentLoop({ work, quick, report, time, median, node, cli, putAside, sandboxAvailable: probeSandbox().available });
   }
   if (wanted("sandbox")) {
+    settleDisk();
     const r = await benchSandbox(work, quick ? 10 : 30, median);
     if (r === undefined) console.log("skip sandbox: no OS sandbox on this machine (bubblewrap, socat)");
     else {
@@ -276,6 +299,7 @@ try {
       report(`sandbox: per-phase overhead through phaseloop (${n} phases, required minus off)`, (median(on) - median(off)) / n, undefined, { max: 50 });
     }
   }
+  if (wanted("lanes")) settleDisk();
   if (wanted("lanes")) await (await import("./lanes.mjs")).benchLanes({ work, quick, report, median, node, cli, env });
 } finally {
   rmSync(work, { recursive: true, force: true });
