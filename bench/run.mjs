@@ -59,10 +59,11 @@ const sampledRun = (argv) =>
   });
 
 /**
- * Each timed case starts once what the cases before it wrote is on disk: the kernel
- * writing back a previous case's files (the 100,000-file repository's index, its
- * removed runs) takes CPU and disk from the next case, and more from phaseloop, which
- * writes files at every phase, than from a baseline that writes none.
+ * Each timed case starts once what the cases before it wrote is on disk: writeback of a
+ * previous case's files would take CPU and disk from it, and ext4 without a journal keeps
+ * an inode freed nearby from being handed out again for 35 s while its table block is
+ * unwritten (5 s once written), making every file created meanwhile slower. Both cost
+ * phaseloop, which makes files at every phase, more than a baseline that makes none.
  */
 const settleDisk = () => spawnSync("sync");
 
