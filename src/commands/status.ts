@@ -19,7 +19,7 @@ import { runStateProblems, type StateProblem } from "../run/read-run-state.ts";
 import type { RunEvent } from "../run/run-events.ts";
 import { formatLane, formatLanesHeading, lanesOf } from "../lanes/format-lanes.ts";
 import type { LanesState } from "../machine/types.ts";
-import { readCheckpointFile } from "../runtime/run-store.ts";
+import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 
 const USAGE = "usage: phaseloop status [RUN_ID] [--json] [--workdir DIR]";
 

@@ -7,7 +7,7 @@
 import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RunEvent, RunOutcome } from "../run/run-events.ts";
-import { readCheckpointFile } from "../runtime/run-store.ts";
+import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { isRunLive, listRunIds, runDir } from "./run-log.ts";
 

@@ -5,7 +5,8 @@
 import { join } from "node:path";
 import type { Snapshot } from "../machine/types.ts";
 import type { Baseline } from "../runtime/measure-changes.ts";
-import { readCheckpointFile, type RunStore } from "../runtime/run-store.ts";
+import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
+import type { RunStore } from "../runtime/run-store.ts";
 import type { RunEvent } from "./run-events.ts";
 
 /** What state.json holds: the machine snapshot and the bookkeeping of the log. */

@@ -44,9 +44,9 @@ export class CheckpointFile {
    * After a crash, the newest checkpoint may be only in the journal, or only
    * in the complete `.next` (a crash between removing the old file and
    * renaming the new one): it is put in place first, before the next `write`
-   * truncates `.next`. A journal holding only a torn line is emptied. A `.next` that is not whole JSON (prepared but unused,
-   * or torn while the very first file was written) stays where it is, for the
-   * readers to judge.
+   * truncates `.next`. A journal holding only a torn line is emptied. A
+   * `.next` that is not whole JSON (prepared but unused, or torn while the
+   * very first file was written) stays where it is, for the readers to judge.
    */
   recover(): void {
     const recorded = this.journal ? lastJournalLine(this.journal) : undefined;

@@ -7,8 +7,6 @@ import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, 
 import { join } from "node:path";
 import { CheckpointFile, readCheckpointFile } from "./checkpoint-file.ts";
 
-export { CheckpointFile, readCheckpointFile };
-
 export function phaseloopDir(workdir: string): string {
   return join(workdir, ".phaseloop");
 }

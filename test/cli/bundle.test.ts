@@ -18,10 +18,9 @@ describe("the CLI bundle", () => {
   it("still prints the characters it escaped", () => {
     ensureBuilt();
     const dir = tempDir();
-    const r = cli(["validate", join(ROOT, "pipelines/hailstone.yaml")], dir);
-    expect(r.code).toBe(0);
     // the plain lines join their parts with a middle dot
     const run = cli(["run", join(ROOT, "pipelines/hailstone.yaml"), "--param", "start=3", "--reporter", "plain", "--workdir", dir, "--sandbox", "off"], dir);
+    expect(run.code).toBe(0);
     expect(run.stdout).toContain(" \u00b7 ");
   });
 });

@@ -2,7 +2,8 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CheckpointFile, readCheckpointFile, RunStore } from "../../src/runtime/run-store.ts";
+import { CheckpointFile, readCheckpointFile } from "../../src/runtime/checkpoint-file.ts";
+import { RunStore } from "../../src/runtime/run-store.ts";
 
 const root = mkdtempSync(join(tmpdir(), "phaseloop-checkpoint-file-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
