@@ -49,7 +49,7 @@ export function benchAgentLoop({ work, quick, report, time, median, node, cli, p
     off.push(perIteration(loop(long.yaml, "off"), loop(brief.yaml, "off")));
   }
   // after the loops outside it: each sandboxed phase makes and removes a temp folder, and
-  // inodes freed in the last seconds make every file created nearby slower (see above)
+  // inodes freed in the last seconds make every file created nearby slower (see run.mjs)
   if (sandboxAvailable) for (let r = 0; r < Math.min(rounds, 3); r++) on.push(perIteration(loop(long.yaml, "required"), loop(brief.yaml, "required")));
   report(`agent loop: per iteration (startup excluded), an agent step and a verify phase, git repo of 50 files, --sandbox off, against a Node script spawning the same processes`, median(off), median(floor), 1.2);
   if (sandboxAvailable) report(`agent loop: the same with the agent step in the OS sandbox (the default where there is one)`, median(on), median(floor));

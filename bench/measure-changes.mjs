@@ -28,8 +28,8 @@ export function generateRepo(dir, files, git = true) {
 /**
  * A generated repository (or plain folder) kept under the OS temp dir between
  * bench runs: 100,000 files take minutes to write, add and pack on a small
- * machine. What a loop leaves behind (its step file, `.phaseloop/`) is removed
- * before use.
+ * machine. What a loop leaves behind is cleared before use: its step file
+ * removed, `.phaseloop/` put aside (see run.mjs).
  */
 function cachedRepo(files, git, putAside) {
   const dir = join(tmpdir(), "phaseloop-bench-repos", `${git ? "git" : "plain"}-${files}-v1`);

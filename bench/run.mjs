@@ -272,8 +272,10 @@ try {
     rmSync(copy, { force: true });
     rmSync(data, { force: true });
   }
-  if (wanted("measure")) settleDisk();
-  if (wanted("measure")) (await import("./measure-changes.mjs")).benchMeasure({ work, quick, report, time, median, node, cli, putAside });
+  if (wanted("measure")) {
+    settleDisk();
+    (await import("./measure-changes.mjs")).benchMeasure({ work, quick, report, time, median, node, cli, putAside });
+  }
   if (wanted("agent loop")) {
     settleDisk();
     const { probeSandbox } = await import(join(root, "dist/runtime/probe-sandbox.js"));
@@ -300,8 +302,10 @@ try {
       report(`sandbox: per-phase overhead through phaseloop (${n} phases, required minus off)`, (median(on) - median(off)) / n, undefined, { max: 50 });
     }
   }
-  if (wanted("lanes")) settleDisk();
-  if (wanted("lanes")) await (await import("./lanes.mjs")).benchLanes({ work, quick, report, median, node, cli, env });
+  if (wanted("lanes")) {
+    settleDisk();
+    await (await import("./lanes.mjs")).benchLanes({ work, quick, report, median, node, cli, env });
+  }
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
