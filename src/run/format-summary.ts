@@ -13,6 +13,16 @@ import type { RunInfo } from "./run-info.ts";
 
 export type IterationRecord = HistoryEntry & { at?: string };
 
+/** Why the table's "files changed" says what it says, when that may surprise: not measured at all, or measured as none. */
+function measureNote(info: RunInfo, iterations: readonly IterationRecord[]): string | undefined {
+  if (info.measure === "off") {
+    return "Changed files were not measured: nothing in this pipeline reads them (no `stop.no_progress`, no tool set with `write` globs, no `changes` in a template, a condition or a prompt).";
+  }
+  if (!iterations.some((it) => it.changes.length === 0)) return undefined;
+  const where = info.measure === "git" ? "with git: a file git ignores counts only where the write globs of the phase that changed it name it, and" : "by file snapshots:";
+  return `Where an iteration says "none", no file changed as phaseloop measures it (${where} phaseloop's own \`.phaseloop/\` and its own output, such as \`phaseloop run … > run.out\`, never count).`;
+}
+
 /** `1,200`, whatever the locale. */
 function count(n: number): string {
   return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
@@ -188,12 +198,14 @@ export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationR
       const phases = Object.entries(it.phases)
         .map(([name, p]) => (p.status === "failed" ? `❌ ${name}: ${failureWords(p)}` : p.status === "skipped" ? `⏭️ ${name}` : `✅ ${name}`))
         .join("<br>");
-      const changes = it.changes.length === 0 ? "none" : `${count(it.changes.length)}: ${list(it.changes.map((c) => `\`${c}\``), 3)}`;
+      const changes = info.measure === "off" ? "not measured" : it.changes.length === 0 ? "none" : `${count(it.changes.length)}: ${list(it.changes.map((c) => `\`${c}\``), 3)}`;
       const time = facts.iterationMs.get(it.iteration);
       const row = [String(it.iteration), ...(withTask ? [it.task ?? ""] : []), phases, changes, ...(withTime ? [time === undefined ? "" : duration(time)] : [])];
       out.push(`| ${row.map(cell).join(" | ")} |`);
     }
     out.push("");
+    const note = measureNote(info, iterations);
+    if (note) out.push(note, "");
   }
 
   if (s.tasks?.length) {

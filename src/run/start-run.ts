@@ -15,6 +15,7 @@ import { resolveParams } from "../machine/resolve-params.ts";
 import type { Machine, TaskItem } from "../machine/types.ts";
 import { loadPipeline, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
+import { gitRootOf } from "../runtime/measure-changes.ts";
 import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
 import { stopRunProcesses } from "../runtime/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
@@ -161,6 +162,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       files: runFiles(loaded),
       sandbox: sandbox.record,
       ...runModels(machine, runId),
+      measure: machine.measuresChanges ? (gitRootOf(workdir) ? "git" : "files") : "off",
       ...(o.task !== undefined ? { task: o.task } : {}),
     };
     // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
