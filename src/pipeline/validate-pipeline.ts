@@ -6,6 +6,7 @@ import { checkExpressionsAndTemplates } from "./check-expressions.ts";
 import { checkGroups } from "./check-groups.ts";
 import { checkAgentPhases } from "./check-agent-phases.ts";
 import { checkMcp } from "./check-mcp.ts";
+import { checkOutputFiles } from "./check-output-files.ts";
 import { emptyCommand } from "./empty-command.ts";
 import { isPromptPath } from "./paths.ts";
 import { checkReachability, checkStopPath } from "./phase-graph.ts";
@@ -43,6 +44,7 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
     checkGroups,
     checkAgentPhases,
     checkMcp,
+    checkOutputFiles,
   ];
   const out: Diagnostic[] = [];
   for (const rule of rules) {

@@ -95,7 +95,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
   const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env);
   const sandbox = checkSandbox(machine, loaded.text, o.sandbox, o.env, workdir);
   const found = [...preflight.diagnostics, ...sandbox.diagnostics];
-  if (o.dryRun) return { kind: "dry-run", machine, loaded, params: resolved.params, diagnostics: found };
+  // a dry run is a check: the validator's warnings too (an output file the phase cannot write, …)
+  if (o.dryRun) return { kind: "dry-run", machine, loaded, params: resolved.params, diagnostics: [...diagnostics, ...found] };
   if (hasErrors(found)) return { kind: "invalid", diagnostics: found, loaded };
 
   // read the task queue before anything is written: a bad source is an input error
