@@ -15,6 +15,9 @@ import { SourceMap, sortDiagnostics, toJsonDiagnostic } from "../diagnostics/for
 
 const USAGE = `Usage: phaseloop run PIPELINE [options]
 
+Validates the pipeline, checks that its agents can start, and runs it in the
+workdir, its state, logs and report in .phaseloop/runs/RUN_ID/.
+
 Options:
   --param k=v          set a param (repeatable); typed by the pipeline's params
   --workdir DIR        where the loop works and keeps .phaseloop/ (default: .)
@@ -30,9 +33,11 @@ Options:
   --sandbox MODE       auto | required | off: the OS sandbox of agent phases,
                        over the pipeline's and the phases' own settings
   --dry-run            print what the run will do and run nothing: the machine,
-                       and each phase as it will start (argv, the variables it
-                       gets, by name, its OS sandbox, outputs, timeouts, retries)
+                       and each phase as it will start (argv, the variables
+                       it gets, by name, its OS sandbox, outputs, timeouts,
+                       retries)
   --json               with --dry-run: the same as one JSON document
+  -h, --help           this text
 
 Exit: 0 complete, 1 failed, 2 invalid input, 3 stopped without completing,
 130 interrupted (resume with phaseloop resume).
