@@ -29,7 +29,8 @@ const HELP = `phaseloop ${VERSION}: agentic coding loops from versioned YAML pip
 Usage:
   phaseloop run PIPELINE [--param k=v]... [--workdir DIR] [--max-iterations N]
                 [--parallel N] [--into BRANCH] [--task ID]
-                [--reporter auto|tty|plain|json] [--sandbox auto|required|off] [--dry-run]
+                [--reporter auto|tty|plain|json] [--sandbox auto|required|off]
+                [--dry-run [--json]]
   phaseloop resume [RUN_ID] [--force] [--answer TEXT | --answer-file F] [--workdir DIR]
                 [--reporter auto|tty|plain|json] [--sandbox auto|required|off]
   phaseloop status [RUN_ID] [--json] [--workdir DIR]
@@ -39,7 +40,7 @@ Usage:
   phaseloop validate PIPELINE... [--json] [--print]
   phaseloop graph PIPELINE [--format mermaid|dot] [--expand]
   phaseloop init [[PACKAGE/]RECIPE] [--extends [PACKAGE/]RECIPE] [--dir DIR] [--force]
-  phaseloop recipes
+  phaseloop recipes [--json]
   phaseloop schema
 
 Commands:
@@ -47,7 +48,7 @@ ${Object.entries(COMMANDS)
   .map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`)
   .join("\n")}
 
-Every command: --help (its own options), --no-color. phaseloop --version.
+Every command: --help (its options), --no-color. phaseloop --version.
 
 Exit codes: 0 complete, 1 failed, 2 invalid input or usage, 3 stopped without
 completing (blocked, limit, breaker, budget), 130 interrupted (resumable).

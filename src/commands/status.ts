@@ -21,7 +21,19 @@ import { formatLane, formatLanesHeading, lanesOf } from "../lanes/format-lanes.t
 import type { LanesState } from "../machine/types.ts";
 import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 
-const USAGE = "usage: phaseloop status [RUN_ID] [--json] [--workdir DIR]";
+const USAGE = "Usage: phaseloop status [RUN_ID] [options]";
+
+const HELP = `${USAGE}
+
+Shows where a run stands: its outcome, or the iteration and phase it is at and
+how long that phase has run; phase counts, breakers, tokens and cost, and the
+last error. The latest run unless RUN_ID (or a unique prefix of it) is given.
+
+Options:
+  --json          the same as one JSON object
+  --workdir DIR   where the run's .phaseloop/ is (default: .)
+  -h, --help      this text
+`;
 
 export interface RunStatus {
   run: string;
@@ -274,7 +286,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   }
   const { args } = parsed;
   if (args.flags.has("--help") || args.flags.has("-h")) {
-    out(`${USAGE}\n\nShows where a run stands: its outcome, or the iteration and phase it is at;\nphase counts, breakers, tokens and cost, and the last error. The latest run\nunless RUN_ID (or a unique prefix of it) is given.\n`);
+    out(HELP);
     return 0;
   }
   if (args.positionals.length > 1) {
