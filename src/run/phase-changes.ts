@@ -9,6 +9,8 @@ import type { ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
 import { settleTreeWatch } from "../runtime/tree-watch.ts";
 import { revertScope, type ScopeBaseline } from "../runtime/write-scope-baseline.ts";
 import type { RunContext } from "./run-context.ts";
+import { join } from "node:path";
+import { isUnder } from "../sandbox/compile-sandbox.ts";
 
 /** A write scope opened before the phase runs: its globs, rendered, and the workdir as it was. */
 export interface WriteScope {
@@ -33,10 +35,12 @@ export interface PhaseChanges {
   changes: string[];
   /** Files changed outside the write scope, when the tool set fails the phase for it. */
   violation?: { error: ErrorClass; message: string };
+  /** Files the OS sandbox let the phase write (inside a folder it binds) though no write glob matches them: undone, and refusals. */
+  undone?: string[];
 }
 
 /** Measure after the phase ran: the iteration's changes, and what left the write scope. */
-export async function measurePhaseChanges(phaseName: string, scope: WriteScope | undefined, ctx: RunContext, ignore?: (path: string) => boolean): Promise<PhaseChanges> {
+export async function measurePhaseChanges(phaseName: string, scope: WriteScope | undefined, ctx: RunContext, ignore?: (path: string) => boolean, fenceWritable?: readonly string[]): Promise<PhaseChanges> {
   const workdir = ctx.info.workdir;
   const keep = (paths: string[]) => (ignore ? paths.filter((p) => !ignore(p)) : paths);
   const tracker = ctx.changes;
@@ -51,8 +55,24 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
   const globs = scope.globs.filter((g) => g !== "");
   const allowed = picomatch(globs.length ? globs : ["\0"], { dot: true });
   // the repository's own files (hooks, config, refs, the index) are outside every write scope
-  const outside = [...phaseChanges.paths.filter((p) => !allowed(p)), ...phaseChanges.internals].sort();
+  let outside = [...phaseChanges.paths.filter((p) => !allowed(p)), ...phaseChanges.internals].sort();
   if (outside.length === 0) return { changes };
+  // where the kernel could not tell a glob apart (it binds the folder `docs/*.md` names, and
+  // `docs/run.sh` is in it), what the phase wrote outside the globs is undone now, before
+  // anything reads it, whatever the tool set's on_violation says: the sandbox's refusal
+  let undone: string[] | undefined;
+  if (fenceWritable !== undefined) {
+    const inBound = outside.filter((p) => fenceWritable.some((dir) => isUnder(join(workdir, p), dir)));
+    if (inBound.length > 0) {
+      tracker.touched();
+      const stuck = revertScope(workdir, scope.baseline, inBound);
+      await settleTreeWatch(workdir);
+      changes = keep(tracker.remeasure());
+      undone = inBound.filter((p) => !stuck.includes(p));
+      outside = outside.filter((p) => !undone!.includes(p));
+      if (outside.length === 0) return { changes, undone };
+    }
+  }
   const action = scope.toolSet.on_violation ?? "fail";
   ctx.emit({ type: "policy.violation", phase: phaseName, paths: outside, action });
   if (action === "revert") {
@@ -60,10 +80,10 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
     const stuck = revertScope(workdir, scope.baseline, outside);
     await settleTreeWatch(workdir); // the revert's writes too
     changes = keep(tracker.remeasure());
-    return { changes, violation: { error: "policy_violation", message: `changed files outside the write scope (reverted${stuck.length ? `, except ${stuck.join(", ")}` : ""}): ${outside.join(", ")}` } };
+    return { changes, undone, violation: { error: "policy_violation", message: `changed files outside the write scope (reverted${stuck.length ? `, except ${stuck.join(", ")}` : ""}): ${outside.join(", ")}` } };
   }
-  if (action === "fail") return { changes, violation: { error: "policy_violation", message: `changed files outside the write scope: ${outside.join(", ")}` } };
-  return { changes };
+  if (action === "fail") return { changes, undone, violation: { error: "policy_violation", message: `changed files outside the write scope: ${outside.join(", ")}` } };
+  return { changes, undone };
 }
 
 function renderGlob(glob: string, context: Record<string, JsonValue>): string {
