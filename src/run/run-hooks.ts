@@ -34,7 +34,7 @@ export async function runHook(e: Extract<Effect, { type: "hook.run" }>, ctx: Run
       const r = await runProcess({
         command: fenced?.argv ?? e.command,
         cwd: ctx.info.workdir,
-        env: fenced ? { ...env, ...fenced.env } : env,
+        env: fenced ? Object.assign(Object.create(env) as typeof env, fenced.env) : env,
         timeoutMs: e.timeoutMs,
         signal: e.blocking ? ctx.signal : undefined,
       });
