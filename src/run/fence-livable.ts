@@ -11,8 +11,11 @@
  * costs one mkdir, keeps the kernel's own check exact at the folder, and what the kernel
  * cannot tell apart inside it (`docs/run.sh` under `docs/*.md`) is undone after the phase.
  */
-import { lstatSync, mkdirSync, readdirSync, rmdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, lstatSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { findProgram } from "../runtime/preflight-host.ts";
+import { shellQuote } from "../expr/shell-context.ts";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { isUnder } from "../sandbox/compile-sandbox.ts";
 
@@ -98,4 +101,53 @@ export function livableEnv(profile: SandboxProfile, workdir: string, cacheHome: 
   // a variable the pipeline or the user set is theirs (a cache the user points elsewhere stays theirs only if it is writable)
   for (const name of Object.keys(QUIET_ENV)) if (user[name] !== undefined) delete env[name];
   return env;
+}
+
+/**
+ * codex as it runs inside phaseloop's fence: every `-s`/`--sandbox` of `codex exec` becomes
+ * `danger-full-access`, and codex is told so in its config too. Codex's own sandbox is
+ * bubblewrap (or Landlock) in a new user namespace, which the fence refuses (a nested one could
+ * undo its read-only binds): inside it, each of codex's commands failed and each patch was
+ * refused, and the phase looked done. Here phaseloop's fence is the sandbox, on purpose: it is
+ * as strict or stricter (only the write globs' folders writable, `.git` never, home secrets
+ * hidden, only the agent's hosts). Outside the fence (`sandbox: off`) codex keeps its own.
+ */
+const CODEX_SHIM = (real: string) => `#!/bin/sh
+# phaseloop: inside phaseloop's OS sandbox, codex leaves the sandboxing to it
+if [ "$1" = exec ] || [ "$1" = e ]; then
+  _pl_n=0 _pl_prev=
+  for _pl_a do
+    [ "$_pl_n" -eq 0 ] && set --
+    _pl_n=$((_pl_n + 1))
+    case "$_pl_prev" in -s|--sandbox) _pl_a=danger-full-access ;; esac
+    case "$_pl_a" in
+      --sandbox=*) _pl_a=--sandbox=danger-full-access ;;
+      --full-auto) _pl_a=--sandbox; _pl_prev=; set -- "$@" "$_pl_a"; _pl_a=danger-full-access ;;
+    esac
+    _pl_prev=$_pl_a
+    set -- "$@" "$_pl_a"
+    [ "$_pl_n" -eq 1 ] && set -- "$@" -c 'sandbox_mode="danger-full-access"'
+  done
+  unset _pl_n _pl_prev _pl_a
+fi
+exec ${shellQuote(real)} "$@"
+`;
+
+const shimDirs = new Map<string, string | null>();
+
+/** A folder holding the codex shim for the codex `search` finds (undefined when there is none). */
+export async function codexShim(runTemp: string, search: string, cwd: string): Promise<string | undefined> {
+  const known = shimDirs.get(`${runTemp}\0${search}`);
+  if (known !== undefined) return known ?? undefined;
+  const real = await findProgram("codex", cwd, search);
+  let dir: string | null = null;
+  if (real !== null) {
+    dir = join(runTemp, `codex-shim-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
+    if (!existsSync(join(dir, "codex"))) {
+      mkdirSync(dir, { recursive: true, mode: 0o755 });
+      writeFileSync(join(dir, "codex"), CODEX_SHIM(real), { mode: 0o755 });
+    }
+  }
+  shimDirs.set(`${runTemp}\0${search}`, dir);
+  return dir ?? undefined;
 }

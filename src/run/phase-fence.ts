@@ -15,7 +15,7 @@ import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
-import { livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
+import { codexShim, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
 import type { CompiledHook } from "../machine/types.ts";
 import { hookSandbox } from "../sandbox/sandbox-plan.ts";
 
@@ -227,8 +227,12 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
     profile,
     refused,
     async wrap(command, env) {
-      const inside = { ...livableEnv(profile, ctx.info.workdir, cache, env), TMPDIR: tempDir };
-      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, inside, env.PATH);
+      const inside: Record<string, string> = { ...livableEnv(profile, ctx.info.workdir, cache, env), TMPDIR: tempDir };
+      // codex started any way at all (a command agent's `sh -c "codex exec -s workspace-write"`)
+      // meets phaseloop's fence as its sandbox, not its own, which cannot start inside it
+      const shims = await codexShim(runTemp!, env.PATH ?? "", ctx.info.workdir);
+      if (shims !== undefined) inside.PATH = `${shims}:${env.PATH ?? ""}`;
+      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, inside, inside.PATH ?? env.PATH);
       running++;
       let ended = false;
       return {

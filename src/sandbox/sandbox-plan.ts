@@ -101,5 +101,9 @@ export function documentSandboxModes(doc: PipelineDoc): Record<string, SandboxMo
     const kind: CompiledPhase["kind"] = spec.run !== undefined ? "run" : spec.agent !== undefined ? "agent" : "ask";
     out[name] = phaseSandbox(doc, { name, kind, sandbox: spec.sandbox }).mode;
   }
+  for (const [name, spec] of Object.entries(doc.hooks ?? {})) {
+    const own = typeof spec === "object" && !Array.isArray(spec) ? spec.sandbox : undefined;
+    out[`hook ${name}`] = hookSandbox(doc, { name, sandbox: own }).mode;
+  }
   return out;
 }
