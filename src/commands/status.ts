@@ -61,6 +61,7 @@ export interface RunStatus {
     skipped: number;
     retries: number;
     policy_violations: number;
+    sandbox_refusals: number;
     hook_failures: number;
     warnings: number;
     resumes: number;
@@ -139,6 +140,7 @@ export async function readRunStatus(workdir: string, runId: string, now = Date.n
       skipped: summary.skipped,
       retries: summary.retries,
       policy_violations: summary.policy_violations,
+      sandbox_refusals: summary.sandbox_refusals,
       hook_failures: summary.hook_failures,
       warnings: summary.warnings,
       resumes: summary.resumes,
@@ -256,6 +258,7 @@ function formatStatus(status: RunStatus, color: boolean): string {
   if (breakerText.length > 0) row("breakers", breakerText.join(" · "));
   const extras: string[] = [];
   if (c.policy_violations > 0) extras.push(paint.red(plural(c.policy_violations, "policy violation")));
+  if (c.sandbox_refusals > 0) extras.push(paint.red(plural(c.sandbox_refusals, "sandbox refusal")));
   if (c.hook_failures > 0) extras.push(paint.red(plural(c.hook_failures, "failed hook")));
   if (c.warnings > 0) extras.push(paint.yellow(plural(c.warnings, "warning")));
   if (c.resumes > 0) extras.push(plural(c.resumes, "resume"));

@@ -1,5 +1,5 @@
 import { limitWords, machineGraph, nextOutsideGroups, type GraphEdge, type GraphNode, type MachineGraph } from "./machine-graph.ts";
-import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
+import { hookSandbox, phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import { subgraphLines, type Expansion } from "./expand-graph.ts";
 import type { Machine } from "./types.ts";
 
@@ -114,7 +114,7 @@ export function describeMachine(machine: Machine): string {
     if (p.kind === "group") out.push(`     runs ${(p.members ?? []).join(", ")} at once; succeeded per join ${p.join}`);
     if (p.memberOf) out.push(`     runs only in group ${p.memberOf}`);
     const sandbox = phaseSandbox(machine, p);
-    if (p.kind === "agent" || p.kind === "run") out.push(`     OS sandbox: ${sandbox.mode}${sandbox.pointer ? ` (${sandbox.pointer.slice(1).replaceAll("/", ".")})` : p.kind === "run" ? " (a run phase is sandboxed only when it says so)" : " (the default)"}`);
+    if (p.kind === "agent" || p.kind === "run") out.push(`     OS sandbox: ${sandbox.mode}${sandbox.pointer ? ` (${sandbox.pointer.slice(1).replaceAll("/", ".")})` : " (the default)"}${sandbox.mode === "off" ? ": runs with your rights" : ""}`);
     if (p.whenText) out.push(`     runs only when ${p.whenText}`);
     if (p.exhausted) out.push(`     at most ${p.maxVisits} visit${p.maxVisits === 1 ? "" : "s"} per iteration, then ${p.exhausted.goto ? `go to ${p.exhausted.goto}` : `stop: ${p.exhausted.stop}`}`);
     if (p.memberOf) continue;
@@ -130,6 +130,6 @@ export function describeMachine(machine: Machine): string {
     for (const r of machine.stopRules) out.push(`  if ${r.ifText} → ${r.outcome}`);
   }
   const hooks = Object.keys(machine.hooks);
-  if (hooks.length) out.push("", `hooks: ${hooks.join(", ")}`);
+  if (hooks.length) out.push("", `hooks: ${hooks.map((name) => `${name} (OS sandbox: ${hookSandbox(machine, machine.hooks[name as keyof typeof machine.hooks]!).mode})`).join(", ")}`);
   return out.join("\n") + "\n";
 }

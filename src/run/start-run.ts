@@ -191,6 +191,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       },
     ];
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);
+    if (sandbox.unfenced) preface.push({ type: "note", level: "warning", message: sandbox.unfenced } as never);
     if (lock.tookOver) {
       preface.push({ type: "note", level: "warning", message: `took over the lock of run ${lock.tookOver.run_id} (pid ${lock.tookOver.pid} is gone)` } as never);
       const left = await stopRunProcesses(lock.tookOver.run_id);
