@@ -9,7 +9,7 @@ import type { StreamParser } from "../agents/agent-adapter.ts";
 import { parserFor } from "../agents/command-agent.ts";
 import { getAdapter } from "../agents/get-adapter.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
-import { parseTemplate, renderTemplate } from "../expr/index.ts";
+import { parseTemplate, renderArgv, renderTemplate, type Template } from "../expr/index.ts";
 import type { CompiledPhase, Effect } from "../machine/types.ts";
 import { phaseMcpServers, type McpServer } from "../mcp/mcp-server.ts";
 import type { AgentSpec, ErrorClass, JsonValue, ToolSetSpec } from "../pipeline/spec.ts";
@@ -104,6 +104,17 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       if (!r.ok) renderError ??= r.error;
       return r.ok ? r.value : "";
     };
+    const renderArgvList = (texts: string[], into: Record<string, string>): string[] => {
+      const templates = texts.map((x) => parsedTemplate(x).template);
+      if (templates.some((x) => !x)) return texts.map(render);
+      const r = renderArgv(templates as Template[], (context ??= { ...e.context, ...extra }));
+      if (!r.ok) {
+        renderError ??= r.error.replace(/^run\[/, "command[");
+        return [];
+      }
+      Object.assign(into, r.env);
+      return r.argv;
+    };
     const tools = toolSet ? { ...toolSet, write: toolSet.write?.map(render), read: toolSet.read?.map(render), bash: toolSet.bash?.map(render) } : undefined;
     const structured = Object.values(phase.output).filter((o) => o.json === true && o.schema);
     const outputSchema = structured.length === 1 ? (structured[0]!.schema as Record<string, unknown>) : undefined;
@@ -124,7 +135,7 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       try {
         const outputSchemaFile = outputSchema ? join(dir, "output-schema.json") : undefined;
         if (outputSchemaFile) files.write(outputSchemaFile, JSON.stringify(outputSchema, null, 2) + "\n");
-        inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, outputSchemaFile, session: e.session, workdir: info.workdir, render, mcp });
+        inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, outputSchemaFile, session: e.session, workdir: info.workdir, render, renderArgv: renderArgvList, mcp });
       } catch (error) {
         // a preset that cannot write its private configuration
         return { ok: false, error: "spawn_error", message: `cannot start agent "${phase.agent}": ${(error as Error).message}` };
