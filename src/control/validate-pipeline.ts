@@ -3,10 +3,10 @@
  * text (as if it were a file at the workdir's root, so its relative paths
  * resolve there). The answer is the record `phaseloop validate --json`
  * prints for one file: valid or not, and every diagnostic with its code,
- * message, file, line, column and hint.
+ * message, file, line, column and hint; paths relative to the workdir.
  */
 import { realpathSync } from "node:fs";
-import { dirname, join, sep } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import type { JsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
 import { PACKAGE_ROOT } from "../commands/package-recipes.ts";
@@ -48,10 +48,12 @@ export async function validatePipeline(workdir: string, source: { path: string }
     host = { readFile: async (path) => (path === file ? text : readInside(dir, path)), cwd: dir };
   }
   const loaded = await loadPipeline(file, host);
+  // paths as the caller named them: relative to the workdir
+  const shown = (path: string | null): string | null => (path !== null && isInside(dir, path) ? relative(dir, path) : path);
   return {
-    file: loaded.file,
+    file: shown(loaded.file)!,
     valid: !hasErrors(loaded.diagnostics),
-    diagnostics: jsonDiagnostics(loaded.diagnostics, loaded),
+    diagnostics: jsonDiagnostics(loaded.diagnostics, loaded).map((d) => ({ ...d, file: shown(d.file), ...(d.related ? { related: d.related.map((r) => ({ ...r, file: shown(r.file) })) } : {}) })),
     ...(loaded.doc ? { sandbox: documentSandboxModes(loaded.doc) } : {}),
   };
 }
