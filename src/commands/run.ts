@@ -1,8 +1,9 @@
 import { shellQuote } from "../expr/index.ts";
 import { describeMachine } from "../machine/format-graph.ts";
 import type { Machine } from "../machine/types.ts";
-import { startRun } from "../run/start-run.ts";
 import { PLAN_RUN_ID, planRun, type PhasePlan, type RunPlan } from "../run/plan-run.ts";
+import { runInForeground, takeControlFlags } from "../control/run-in-foreground.ts";
+import type { JsonValue } from "../pipeline/spec.ts";
 import { resolve, dirname } from "node:path";
 import type { CliIo } from "./cli-io.ts";
 import { askerFor, finish, interruptSignal, isSandboxMode, parseReporter, reporterFactory } from "./run-common.ts";
@@ -55,6 +56,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let task: string | undefined;
   let parallel: number | undefined;
   let into: string | undefined;
+  // what the control layer passes a run it starts in a process of its own
+  const control = takeControlFlags(argv);
+  if (!control.ok) return usage(io, control.message);
+  const { runId, startedVia } = control;
+  argv = control.rest;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.startsWith("--") && arg.includes("=") && !arg.startsWith("--param=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
@@ -132,7 +138,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   keepHeapSteady();
   optimizeHotCodeOnly();
   try {
-    const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, parallel, into, task, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
+    const outcome = await runInForeground({ pipeline, params, runId, startedVia, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, parallel, into, task, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
     if (outcome.kind === "dry-run") {
       const file = resolve(outcome.machine.file);
       const plan = planRun({ machine: outcome.machine, params: outcome.params, workdir: resolve(io.cwd, workdir), env: io.env, maxIterations, sandbox, file, dir: dirname(file) });
