@@ -107,11 +107,16 @@ export function runPage(key: string, options: RunPageOptions): RunPage {
     if (s.finished) facts.append(h("p", { class: "reason" }, `${s.finished.outcome}: ${s.finished.reason.message || s.finished.reason.code}`));
   }
 
+  /** Controls are drawn again only when what they offer changes: a click or a half-typed answer is never lost to a redraw. */
+  let controlsFor = "";
   function renderControls(): void {
-    clear(controls);
     if (!view || !options.control || key.includes("/")) return;
     const st = state();
     const q = view.summary.question;
+    const sig = JSON.stringify([st, q?.phase, q?.question, q?.iteration]);
+    if (sig === controlsFor) return;
+    controlsFor = sig;
+    clear(controls);
     if (q !== null && (st === "awaiting answer" || st === "running")) {
       const input = h("input", { type: "text", name: "answer", placeholder: "your answer", "aria-label": "answer", autocomplete: "off" });
       const form = h("form", { class: "answer" }, h("p", { class: "question" }, h("strong", {}, `${q.phase} asks: `), q.question), input, h("button", { type: "submit", class: "primary" }, "Answer"));

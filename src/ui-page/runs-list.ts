@@ -34,37 +34,62 @@ export function runsList(open: (key: string) => void): RunsListView {
     });
   }
 
+  /** Rows stay the same elements from one update to the next (a click is never lost to a redraw); only their cells change. */
+  const trs = new Map<string, { tr: HTMLTableRowElement; cells: HTMLTableCellElement[]; sig: string }>();
+
   function update(next: RunRow[]): void {
     rows = next;
     shownAt = Date.now();
     empty.hidden = rows.length > 0;
     table.hidden = rows.length === 0;
-    clear(body);
-    for (const r of rows) {
-      const link = h("a", { href: `/run/${r.key}`, class: "run-link" }, r.depth === 0 ? r.key : r.key.split("/").slice(-2).join(" "));
-      link.addEventListener("click", (e) => {
-        if ((e as MouseEvent).ctrlKey || (e as MouseEvent).metaKey) return;
-        e.preventDefault();
-        open(r.key);
-      });
-      const iteration = r.iteration === null ? "–" : `${r.iteration}${r.max_iterations ? ` / ${r.max_iterations}` : ""}`;
-      const duration = h("td", { class: "num" }, formatDuration(r.duration_ms));
-      if (r.state === "running" && r.duration_ms !== null) duration.dataset.running = String(r.duration_ms);
-      const outcome = h("td", {}, badge(r.state), r.reason ? h("span", { class: "reason" }, ` ${r.reason}`) : null, r.question && r.state === "awaiting answer" ? h("span", { class: "reason" }, ` asks: ${r.question}`) : null);
-      const tr = h(
-        "tr",
-        { class: `depth-${Math.min(r.depth, 3)}`, "data-key": r.key, "data-state": r.state },
-        h("td", {}, r.depth > 0 ? h("span", { class: "kind" }, r.kind === "lane" ? "lane " : "sub ") : null, link),
-        h("td", {}, r.pipeline ?? "–"),
-        outcome,
-        h("td", { class: "iteration" }, iteration),
-        h("td", { class: "phase" }, r.phase ?? ""),
-        duration,
-        h("td", { class: "num" }, formatCount(r.tokens)),
-        h("td", { class: "num" }, formatCost(r.cost_usd)),
-      );
-      body.append(tr);
+    const keys = new Set(rows.map((r) => r.key));
+    for (const [key, entry] of trs) {
+      if (!keys.has(key)) {
+        entry.tr.remove();
+        trs.delete(key);
+      }
     }
+    rows.forEach((r, i) => {
+      let entry = trs.get(r.key);
+      if (!entry) {
+        const link = h("a", { href: `/run/${r.key}`, class: "run-link" }, r.depth === 0 ? r.key : r.key.split("/").slice(-2).join(" "));
+        link.addEventListener("click", (e) => {
+          if ((e as MouseEvent).ctrlKey || (e as MouseEvent).metaKey) return;
+          e.preventDefault();
+          open(r.key);
+        });
+        const cells = Array.from({ length: 7 }, () => h("td"));
+        cells[4]!.className = "num";
+        cells[5]!.className = "num";
+        cells[6]!.className = "num";
+        const tr = h("tr", { class: `depth-${Math.min(r.depth, 3)}`, "data-key": r.key }, h("td", {}, r.depth > 0 ? h("span", { class: "kind" }, r.kind === "lane" ? "lane " : "sub ") : null, link), ...cells);
+        entry = { tr, cells, sig: "" };
+        trs.set(r.key, entry);
+      }
+      const sig = JSON.stringify(r);
+      if (sig !== entry.sig) {
+        entry.sig = sig;
+        fill(entry.tr, entry.cells, r);
+      }
+      if (body.children[i] !== entry.tr) body.insertBefore(entry.tr, body.children[i] ?? null);
+    });
+  }
+
+  function fill(tr: HTMLTableRowElement, cells: HTMLTableCellElement[], r: RunRow): void {
+    tr.dataset.state = r.state;
+    const [pipeline, outcome, iteration, phase, duration, tokens, cost] = cells as [HTMLTableCellElement, HTMLTableCellElement, HTMLTableCellElement, HTMLTableCellElement, HTMLTableCellElement, HTMLTableCellElement, HTMLTableCellElement];
+    pipeline.textContent = r.pipeline ?? "–";
+    clear(outcome);
+    outcome.append(badge(r.state));
+    if (r.reason) outcome.append(h("span", { class: "reason" }, ` ${r.reason}`));
+    if (r.question && r.state === "awaiting answer") outcome.append(h("span", { class: "reason" }, ` asks: ${r.question}`));
+    iteration.textContent = r.iteration === null ? "–" : `${r.iteration}${r.max_iterations ? ` / ${r.max_iterations}` : ""}`;
+    phase.textContent = r.phase ?? "";
+    duration.textContent = formatDuration(r.duration_ms);
+    if (r.state === "running" && r.duration_ms !== null) duration.dataset.running = String(r.duration_ms);
+    else delete duration.dataset.running;
+    tokens.textContent = formatCount(r.tokens);
+    cost.textContent = formatCost(r.cost_usd);
   }
 
   return { el, update, dispose: () => clearInterval(ticker) };

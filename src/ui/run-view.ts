@@ -205,7 +205,14 @@ export function addToRunView(view: RunView, event: RunEvent): RunView {
       break;
     }
     case "phase.skipped": {
-      const run: PhaseRun = { n: view.runs.length, iteration: event.iteration, phase: event.phase, attempt: 0, kind: "skip", dir: "", task: event.task ?? null, group: null, start: t, ms: 0, status: "skipped", error: null, message: event.reason, exit_code: null, tokens: 0, cost_usd: 0, model: null };
+      // a skipped phase is on the path too: control passed through it (the graph's dashed edge)
+      const skippedIn = c.members.get(lane)?.names.has(event.phase) ? c.members.get(lane)!.group : null;
+      if (skippedIn === null) {
+        const from = c.last.get(lane);
+        if (from !== undefined) bump(view.edges, `${from}>${event.phase}`);
+        c.last.set(lane, event.phase);
+      }
+      const run: PhaseRun = { n: view.runs.length, iteration: event.iteration, phase: event.phase, attempt: 0, kind: "skip", dir: "", task: event.task ?? null, group: skippedIn, start: t, ms: 0, status: "skipped", error: null, message: event.reason, exit_code: null, tokens: 0, cost_usd: 0, model: null };
       view.runs.push(run);
       c.row.get(lane)?.runs.push(run.n);
       break;
