@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { resumeRun } from "../run/resume-run.ts";
+import { resumeInForeground } from "../control/run-in-foreground.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { askerFor, finish, interruptSignal, isSandboxMode, parseReporter, reporterFactory } from "./run-common.ts";
 import { optimizeHotCodeOnly } from "../runtime/hot-code-only.ts";
@@ -61,7 +61,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   keepHeapSteady();
   optimizeHotCodeOnly();
   try {
-    const outcome = await resumeRun({
+    const outcome = await resumeInForeground({
       runId: parsed.args.positionals[0],
       workdir: resolve(io.cwd, parsed.args.values.get("--workdir") ?? "."),
       force: parsed.args.flags.has("--force"),

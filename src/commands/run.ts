@@ -5,7 +5,7 @@ import { buildContext } from "../machine/build-context.ts";
 import { describeMachine } from "../machine/format-graph.ts";
 import { initialSnapshot } from "../machine/transition.ts";
 import type { Machine } from "../machine/types.ts";
-import { startRun } from "../run/start-run.ts";
+import { runInForeground, takeControlFlags } from "../control/run-in-foreground.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
 import { resolve, dirname } from "node:path";
 import type { CliIo } from "./cli-io.ts";
@@ -50,6 +50,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let task: string | undefined;
   let parallel: number | undefined;
   let into: string | undefined;
+  // what the control layer passes a run it starts in a process of its own
+  const control = takeControlFlags(argv);
+  if (!control.ok) return usage(io, control.message);
+  const { runId, startedVia } = control;
+  argv = control.rest;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.startsWith("--") && arg.includes("=") && !arg.startsWith("--param=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
@@ -123,7 +128,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   keepHeapSteady();
   optimizeHotCodeOnly();
   try {
-    const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, parallel, into, task, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
+    const outcome = await runInForeground({ pipeline, params, runId, startedVia, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, parallel, into, task, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
     if (outcome.kind === "dry-run") {
       io.stdout(dryRunText(outcome.machine, outcome.params, resolve(io.cwd, workdir), maxIterations, sandbox, io.env));
       // what preflight found, as a run would report it before starting
