@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { RunControls } from "./controls.ts";
+import type { ControlResult, RunControls } from "./controls.ts";
 import { allowedHosts, judgeRequest, withoutToken, type GuardConfig } from "./guard.ts";
 import { LiveFeed } from "./live-feed.ts";
 import { LIVE_CSP, livePageHtml, loadPageAsset } from "./page-html.ts";
@@ -112,11 +112,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (parts === undefined || parts.length !== 1) return sendJson(res, 400, { ok: false, message: "controls act on a run, not on one of its lanes or sub-pipelines" });
     const runId = parts[0]!;
     const c = options.controls;
-    if (path === "/api/stop") return sendJson(res, 200, await c.stopRun(runId));
-    if (path === "/api/resume") return sendJson(res, 200, await c.resumeRun(runId));
+    const reply = (r: ControlResult) => sendJson(res, r.ok ? 200 : 409, r);
+    if (path === "/api/stop") return reply(await c.stopRun(runId));
+    if (path === "/api/resume") return reply(await c.resumeRun(runId));
     if (path === "/api/answer") {
       if (typeof body.answer !== "string" || body.answer.trim() === "") return sendJson(res, 400, { ok: false, message: "the answer is empty" });
-      return sendJson(res, 200, await c.answerQuestion(runId, body.answer));
+      return reply(await c.answerQuestion(runId, body.answer));
     }
     return sendText(res, 404, "not found");
   }
