@@ -6,7 +6,7 @@
 import { collectReferences, evaluateExpression, isTruthy, usesFunction, type Expr, type JsonValue, type Template } from "../expr/index.ts";
 import { emptyCommand } from "../pipeline/empty-command.ts";
 import { pendingPhase } from "./build-context.ts";
-import { cap, CAPS, capValue, contextOf, phaseNamed, renderIn, type Draft } from "./draft.ts";
+import { cap, CAPS, capValue, contextOf, phaseNamed, renderCommand, renderIn, type Draft } from "./draft.ts";
 import { nextIteration } from "./iteration.ts";
 import { checkBudgetAndDuration, checkStopRules, stop } from "./stop-logic.ts";
 import { gateFinished, markTask } from "./task-queue.ts";
@@ -95,7 +95,7 @@ export function renderFailure(d: Draft, message: string): PhaseResult {
 export function phaseRunEffect(d: Draft, phase: CompiledPhase, attempt: number, seq: number, ctx: Record<string, JsonValue>): PhaseRunEffect | { error: string } {
   const s = d.s;
   let problem: string | undefined;
-  const text = (t: Template | undefined, mode: "text" | "shell" | "process", where: string) => {
+  const text = (t: Template | undefined, mode: "text" | "process", where: string) => {
     const r = renderIn(d, t, ctx, mode);
     if (!r.ok) problem ??= `${where}: ${r.error}`;
     return r.ok ? r.value : "";
@@ -103,13 +103,17 @@ export function phaseRunEffect(d: Draft, phase: CompiledPhase, attempt: number, 
   // a prompt that reads files (file()) is rendered by the runner, which may read them
   const promptReadsFiles = phase.kind === "agent" && phase.prompt !== undefined && usesFunction(phase.prompt, "file");
   const prompt = phase.kind === "agent" && !promptReadsFiles ? text(phase.prompt, "text", "prompt") : undefined;
-  const command = phase.run ? ("shell" in phase.run ? text(phase.run.shell, "shell", "run") : phase.run.argv.map((a, i) => text(a, "process", `run[${i}]`))) : undefined;
+  const rendered = phase.run ? renderCommand(d, phase.run, ctx) : undefined;
+  if (rendered && !rendered.ok) problem ??= "shell" in phase.run! ? `run: ${rendered.error}` : rendered.error;
+  const command = rendered?.ok ? rendered.value : phase.run ? ("shell" in phase.run ? "" : []) : undefined;
   // a command that renders blank would pass without checking anything
   const empty = command !== undefined && problem === undefined ? emptyCommand(command) : undefined;
   if (empty) problem = `run: ${empty.message} once rendered`;
+  // a shell command's values, each in a variable of its own (the pipeline's own env wins no name of them)
   const env: Record<string, string> = {};
   for (const [k, t] of Object.entries(d.m.env)) env[k] = text(t, "process", `env.${k}`);
   for (const [k, t] of Object.entries(phase.env)) env[k] = text(t, "process", `env.${k}`);
+  if (rendered?.ok) Object.assign(env, rendered.env);
   const outputFiles: Record<string, string> = {};
   for (const [k, t] of Object.entries(phase.outputFiles)) outputFiles[k] = text(t, "process", `output.${k}.file`);
   // a sub-pipeline's params, rendered here; the child converts them to its declared types

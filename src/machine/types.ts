@@ -86,6 +86,10 @@ export interface CompiledPhase {
   exhausted: CompiledRule | null;
   /** The phase's own `sandbox` setting, when it has one. */
   sandbox?: SandboxMode;
+  /** The phase's own `on_refusal` setting, when it has one. */
+  onRefusal?: "fail" | "warn";
+  /** A run phase's `network`: the hosts it may reach from the OS sandbox. */
+  network?: string[];
   /** The model the agent runs with (the phase's, a tier resolved, else the agent's), and the tier named. */
   model?: string;
   modelTier?: string;
@@ -101,6 +105,10 @@ export interface CompiledHook {
   command: { shell: Template } | { argv: Template[] };
   timeoutMs: number;
   onFailure: "ignore" | "block";
+  /** The hook's own `sandbox` setting, when it has one. */
+  sandbox?: SandboxMode;
+  /** The hosts the hook may reach from the OS sandbox. */
+  network?: string[];
 }
 
 export interface CompiledTasks {
@@ -139,6 +147,8 @@ export interface Machine {
   mcp?: Record<string, McpServerSpec>;
   /** The pipeline's `sandbox` setting, when it has one. */
   sandbox?: SandboxMode;
+  /** The pipeline's `on_refusal` setting, when it has one. */
+  onRefusal?: "fail" | "warn";
   env: Record<string, Template>;
   /** Environment variables the pipeline's expressions and templates read (`env.NAME`); only these enter the snapshot. */
   envNames: string[];

@@ -85,13 +85,14 @@ interface PathFacts {
   steps: Map<string, number>;
   retries: Extract<RunEvent, { type: "phase.retry" }>[];
   violations: Extract<RunEvent, { type: "policy.violation" }>[];
+  refusals: Extract<RunEvent, { type: "sandbox.refused" }>[];
   skipped: number;
   iterationMs: Map<number, number>;
   failures: Finished[];
 }
 
 function pathFacts(events: readonly RunEvent[], end: string | null): PathFacts {
-  const facts: PathFacts = { visits: new Map(), steps: new Map(), retries: [], violations: [], skipped: 0, iterationMs: new Map(), failures: [] };
+  const facts: PathFacts = { visits: new Map(), steps: new Map(), retries: [], violations: [], refusals: [], skipped: 0, iterationMs: new Map(), failures: [] };
   let previous = "start";
   const startedAt = new Map<number, number>();
   const step = (from: string, to: string) => facts.steps.set(`${from}\u0000${to}`, (facts.steps.get(`${from}\u0000${to}`) ?? 0) + 1);
@@ -115,6 +116,9 @@ function pathFacts(events: readonly RunEvent[], end: string | null): PathFacts {
         break;
       case "policy.violation":
         facts.violations.push(e);
+        break;
+      case "sandbox.refused":
+        facts.refusals.push(e);
         break;
       case "phase.skipped":
         facts.skipped += 1;
@@ -233,6 +237,7 @@ export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationR
 
   const problems: string[] = [];
   for (const v of facts.violations) problems.push(`- Phase \`${v.phase}\` changed ${plural(v.paths.length, "file")} outside its write globs (${list(v.paths.map((p) => `\`${p}\``))}); ${v.action === "revert" ? "the changes were reverted and the phase failed" : v.action === "fail" ? "the phase failed" : "allowed with a warning"}.`);
+  for (const r of facts.refusals) problems.push(`- \`${r.phase}\` was refused by the OS sandbox: ${list(r.refused.slice(0, 10).map((x) => `\`${x}\``))}${r.refused.length > 10 ? ` and ${r.refused.length - 10} more` : ""}.`);
   for (const r of facts.retries) problems.push(`- Phase \`${r.phase}\` was retried (attempt ${r.attempt}) after ${duration(r.delay_ms)}: ${failureWords({ error: r.error, message: r.message, exit_code: null })}.`);
   if (problems.length) out.push("## Retries and policy violations", "", ...problems, "");
 
