@@ -47,7 +47,9 @@ function repo(agent = COUNTER): string {
 
 /** The command line a user types, through sh. */
 function shell(dir: string, line: string): { status: number | null; out: string } {
-  const r = spawnSync("sh", ["-c", line], { cwd: dir, env: { ...ENV, PHASELOOP: `${process.execPath} ${CLI}` }, encoding: "utf8", timeout: 110_000 });
+  // the built CLI, run by the runtime running this test (Deno runs a script with `run -A`)
+  const phaseloop = "Deno" in globalThis ? `${process.execPath} run -A ${CLI}` : `${process.execPath} ${CLI}`;
+  const r = spawnSync("sh", ["-c", line], { cwd: dir, env: { ...ENV, PHASELOOP: phaseloop }, encoding: "utf8", timeout: 110_000 });
   return { status: r.status, out: r.stdout + r.stderr };
 }
 
