@@ -6,6 +6,8 @@ import { checkExpressionsAndTemplates } from "./check-expressions.ts";
 import { checkGroups } from "./check-groups.ts";
 import { checkAgentPhases } from "./check-agent-phases.ts";
 import { checkMcp } from "./check-mcp.ts";
+import { checkModelTemplates } from "./check-model-templates.ts";
+import { checkPaths } from "./check-paths.ts";
 import { emptyCommand } from "./empty-command.ts";
 import { isPromptPath } from "./paths.ts";
 import { checkReachability, checkStopPath } from "./phase-graph.ts";
@@ -32,6 +34,7 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
   const rules: Rule[] = [
     checkReferences,
     checkExpressionsAndTemplates, // fills usedParams: keep before checkParams
+    checkModelTemplates, // so does this one
     checkParams,
     checkReachability,
     checkStopPath,
@@ -43,6 +46,7 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
     checkGroups,
     checkAgentPhases,
     checkMcp,
+    checkPaths,
   ];
   const out: Diagnostic[] = [];
   for (const rule of rules) {
