@@ -21,7 +21,7 @@ import { stopRunProcesses } from "../runtime/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
 import type { Asker } from "./ask-question.ts";
 import type { Reporter } from "./run-events.ts";
-import { runPreflight, type PreflightResult } from "./preflight.ts";
+import { locateProblems, runPreflight, type PreflightResult } from "./preflight.ts";
 import { createPreflightHost } from "../runtime/preflight-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { hashedSources, pipelineHash, runFiles, type RunInfo, type StartedVia } from "./run-info.ts";
@@ -95,7 +95,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
   if (!compiled.machine) return { kind: "invalid", diagnostics, loaded };
   let machine = compiled.machine;
   const resolved = resolveParams(machine, o.params);
-  if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: resolved.diagnostics.map((d) => ({ ...d, file: loaded.file })), loaded };
+  // a param's problem is located at its definition
+  if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: locateProblems(resolved.diagnostics, loaded.file, loaded.text), loaded };
   const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env);
   const sandbox = checkSandbox(machine, loaded.text, o.sandbox, o.env, workdir);
   const found = [...preflight.diagnostics, ...sandbox.diagnostics];
