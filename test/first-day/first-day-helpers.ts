@@ -78,10 +78,10 @@ export function yamlBlocks(root: string, files: string[]): DocBlock[] {
   return out;
 }
 
-/** A block that is a pipeline: it begins with `phaseloop: 1` or the schema comment. */
+/** A block that is a pipeline: it begins with `phaseloop: 1` or the schema comment (and is more than the comment). */
 export function isPipeline(block: DocBlock): boolean {
   const first = block.text.trimStart().split("\n")[0] ?? "";
-  return first.startsWith("phaseloop: 1") || first.startsWith("# yaml-language-server:");
+  return (first.startsWith("phaseloop: 1") || first.startsWith("# yaml-language-server:")) && /^phaseloop: /m.test(block.text);
 }
 
 /** A block that is a file the docs name by its first line (`# team/agents.yaml`). */
