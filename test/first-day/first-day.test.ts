@@ -204,7 +204,9 @@ describe("every pipeline in README.md and docs/*.md", () => {
       const dry = sh(`npx phaseloop run ${file} --dry-run ${required.join(" ")}`, repo, env);
       expect(dry.code, dry.stdout + dry.stderr).toBe(0);
       expect(dry.stdout).toContain("each phase as it will start in iteration 1");
-      const needsAccount = Object.values(merged.agents ?? {}).some((a) => a.preset !== undefined || STAND_INS.some((cli) => new RegExp(`(^|[\\s/])${cli}\\b`).test((a.command ?? []).join(" "))));
+      // an agent needs an account when it is a preset, or its command (or the param it renders) starts one of their CLIs
+      const commands = [...Object.values(merged.agents ?? {}).map((a) => (a.command ?? []).join(" ")), ...Object.values(merged.params ?? {}).map((p) => String(p.default ?? ""))].join("\n");
+      const needsAccount = Object.values(merged.agents ?? {}).some((a) => a.preset !== undefined) || STAND_INS.some((cli) => new RegExp(`(^|[\\s/"])${cli}\\b`).test(commands));
       if (needsAccount) return;
       const run = sh(`npx phaseloop run ${file} --reporter plain ${required.join(" ")}`, repo, env, 5 * MINUTES);
       expect(run.code, run.stdout.split("\n").slice(-6).join("\n") + run.stderr).toBe(0);
