@@ -30,6 +30,12 @@ describe("help texts", () => {
     scratch = tempDir("phaseloop-help-");
   }, 120_000);
 
+  it("knows the options of every command the CLI lists (a new command gets its line here)", () => {
+    const help = cli(["--help"], ROOT).stdout;
+    const listed = [...help.slice(help.indexOf("\nCommands:\n")).matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1]!);
+    expect(listed.sort()).toEqual(Object.keys(COMMANDS).sort());
+  });
+
   it.each(Object.entries(COMMANDS))("%s --help: Usage:, a description, and an options table with every option it takes", (command, options) => {
     const r = cli([command, "--help"], ROOT);
     expect(r.code).toBe(0);
