@@ -3,6 +3,7 @@
  * workdir lock, set up the run directory, and hand over to Runner
  * (resume-run.ts continues them).
  */
+import { resolveOwnPrograms } from "../runtime/own-programs.ts";
 import { existsSync, statSync } from "node:fs";
 import process from "node:process";
 import { dirname, join, resolve } from "node:path";
@@ -84,6 +85,8 @@ export function pickEnv(machine: Machine, env: Record<string, string | undefined
 
 export async function startRun(o: StartOptions): Promise<StartOutcome> {
   const workdir = resolve(o.workdir);
+  // phaseloop's own programs, found before any agent runs, from a PATH without the workdir
+  resolveOwnPrograms(workdir);
   if (!existsSync(workdir) || !statSync(workdir).isDirectory()) return { kind: "usage", message: `the workdir "${o.workdir}" is not a directory` };
   const compiled = await compileFile(o.pipeline);
   const { loaded, diagnostics } = compiled;

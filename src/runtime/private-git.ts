@@ -4,11 +4,10 @@
  * user's objects as alternates. Nothing phaseloop runs here writes into the
  * user's `.git`: not an object, not the index.
  */
-import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import process from "node:process";
 import { indexEntries } from "./index-entries.ts";
+import { ownGitSync } from "./own-git.ts";
 import { comparesRawContent } from "./raw-content.ts";
 import { makePhaseloopDir } from "./run-store.ts";
 import { statText, WATCH_LIMIT, watchAnswer, watchedAnswer } from "./stat-watch.ts";
@@ -35,14 +34,14 @@ export interface GitResult {
 const SAFE_CONFIG = ["-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all"];
 
 export function runGit(args: string[], cwd: string, env?: Record<string, string>): GitResult {
-  const r = spawnSync("git", [...SAFE_CONFIG, ...args], { cwd, env: env ? { ...process.env, ...env } : process.env, encoding: "utf8", maxBuffer: 1024 * 1024 * 1024 });
+  const r = ownGitSync([...SAFE_CONFIG, ...args], { cwd, env, maxBuffer: 1024 * 1024 * 1024 });
   return { ok: r.status === 0, out: r.stdout ?? "" };
 }
 
 /** Which of these paths (relative to the workdir) the repository's ignore rules ignore, whether or not an index tracks them. */
 export function ignoredByRules(workdir: string, paths: string[]): Set<string> {
   if (paths.length === 0) return new Set();
-  const r = spawnSync("git", [...SAFE_CONFIG, "check-ignore", "--no-index", "-z", "--stdin"], { cwd: workdir, input: paths.join("\0") + "\0", encoding: "utf8" });
+  const r = ownGitSync([...SAFE_CONFIG, "check-ignore", "--no-index", "-z", "--stdin"], { cwd: workdir, input: paths.join("\0") + "\0" });
   // exit 1: none is ignored
   return new Set(r.status === 0 ? (r.stdout ?? "").split("\0").filter(Boolean) : []);
 }
@@ -140,7 +139,7 @@ function dropNowIgnored(workdir: string, repo: GitRepo, index: string, userIndex
   const theirs = new Set(ignoredIn(userIndex, {}) ?? ours);
   const drop = ours.filter((p) => !theirs.has(p));
   if (drop.length === 0) return;
-  spawnSync("git", [...SAFE_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], { cwd: workdir, env: { ...process.env, ...privateEnv(workdir, repo, index) }, input: drop.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
+  ownGitSync([...SAFE_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], { cwd: workdir, env: privateEnv(workdir, repo, index), input: drop.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
 }
 
 /**
@@ -162,7 +161,7 @@ export function advanceSlotIndex(workdir: string, repo: GitRepo, from: string, s
       copyFileSync(from, work);
     }
     if (paths.length > 0) {
-      const r = spawnSync("git", [...SAFE_CONFIG, "update-index", "--add", "--remove", "-z", "--stdin"], { cwd: workdir, env: { ...process.env, ...privateEnv(workdir, repo, work) }, input: paths.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
+      const r = ownGitSync([...SAFE_CONFIG, "update-index", "--add", "--remove", "-z", "--stdin"], { cwd: workdir, env: privateEnv(workdir, repo, work), input: paths.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
       if (r.status !== 0) throw new Error("update-index failed");
     }
     renameSync(work, index);
@@ -287,7 +286,7 @@ export function restoreFromIndex(workdir: string, repo: GitRepo, index: string, 
     if (held.has(p)) back.push(p);
   }
   if (back.length > 0) {
-    const r = spawnSync("git", [...SAFE_CONFIG, "checkout-index", "-f", "-z", "--stdin"], { cwd: workdir, env: { ...process.env, ...env }, input: back.join("\0") + "\0" });
+    const r = ownGitSync([...SAFE_CONFIG, "checkout-index", "-f", "-z", "--stdin"], { cwd: workdir, env, input: back.join("\0") + "\0" });
     if (r.status !== 0) failed.push(...back.filter((p) => !existsSync(join(workdir, p))));
   }
   return failed.sort();

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { dirname } from "node:path";
+import { OWN_PROGRAMS, ownProgram } from "./own-programs.ts";
 import { StringDecoder } from "node:string_decoder";
 import process from "node:process";
 
@@ -186,6 +187,8 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     const argv = typeof spec.command === "string" ? ["sh", "-c", spec.command] : spec.command;
+    // phaseloop's own programs (the shell of a `run:` string, bwrap) by their absolute path, never a PATH lookup an agent could steer
+    const program = OWN_PROGRAMS.has(argv[0]!) ? ownProgram(argv[0]!) : argv[0]!;
     const carried = nulCarrier(argv, spec.env);
     if (carried) {
       const message = `cannot start the process: ${carried} holds a NUL byte, which a process cannot be given`;
@@ -282,7 +285,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     const outLines = new LineSplitter((l) => spec.onLine?.("stdout", l) === "result" && onResult());
     const errLines = new LineSplitter((l) => spec.onLine?.("stderr", l) === "result" && onResult());
 
-    const child = spawn(argv[0]!, argv.slice(1), {
+    const child = spawn(program, argv.slice(1), {
       cwd: spec.cwd,
       env: spec.env as NodeJS.ProcessEnv,
       stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
