@@ -161,7 +161,9 @@ export async function removeWorktree(repo: string, path: string, run = git): Pro
 
 /** Commit everything the lane changed as one commit; whether there was anything to commit. */
 export async function commitAll(worktree: string, message: string): Promise<{ ok: true; committed: boolean } | { ok: false; message: string }> {
-  const c = await gitChain(worktree, ["add", "--all", "--", "."], ["commit", "--quiet", "--no-verify", "-m", message]);
+  // a gitlink's repository would be asked for its status by `git add`, running its own filters: left out
+  const links = (await git(worktree, "ls-files", "-s", "-z")).out.split("\0").filter((e) => e.startsWith("160000 ")).map((e) => `:(exclude,literal)${e.slice(e.indexOf("\t") + 1)}`);
+  const c = await gitChain(worktree, ["add", "--all", "--", ".", ...links], ["commit", "--quiet", "--no-verify", "-m", message]);
   if (c.ok) return { ok: true, committed: true };
   // nothing staged: git says so and exits 1
   if ((await git(worktree, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--quiet")).ok) return { ok: true, committed: false };

@@ -94,6 +94,20 @@ export function workdirPathspec(repo: Pick<GitRepo, "prefix">): string[] {
 let counter = 0;
 
 /**
+ * A pathspec that leaves out every gitlink of the index `env` names: `git
+ * add` asks each one's repository for its status (submodule config is no
+ * help there), and a repository an agent made or pointed a `.git` file at
+ * would run its own filters and fsmonitor, outside any sandbox.
+ */
+function withoutGitlinks(pathspec: string[], workdir: string, env: Record<string, string>): string[] {
+  const r = runGit(["ls-files", "-s", "-z"], workdir, env);
+  if (!r.ok) return pathspec;
+  const links = r.out.split("\0").filter((e) => e.startsWith("160000 ")).map((e) => e.slice(e.indexOf("\t") + 1));
+  if (links.length === 0) return pathspec;
+  return [...(pathspec.length > 0 ? pathspec : ["--", "."]), ...links.map((p) => `:(exclude,literal)${p}`)];
+}
+
+/**
  * A new index file for `slot` matching the work tree now (untracked files
  * added, ignored ones not). It starts as a copy of the newest index phaseloop
  * has (or of the user's, read only), so git re-reads only what changed since;
@@ -110,7 +124,7 @@ export function writeSlotIndex(workdir: string, repo: GitRepo, slot: string): st
   try {
     if (existsSync(seed)) copyFileSync(seed, work);
     else runGit(["read-tree", "HEAD"], repo.root, env); // no HEAD yet: an empty index
-    const add = runGit(["add", "-A", "--ignore-errors", ...workdirPathspec(repo)], workdir, env);
+    const add = runGit(["add", "-A", "--ignore-errors", ...withoutGitlinks(workdirPathspec(repo), workdir, env)], workdir, env);
     if (!add.ok && !existsSync(work)) return undefined;
     if (seed !== userIndex) dropNowIgnored(workdir, repo, work, userIndex);
     renameSync(work, index);
