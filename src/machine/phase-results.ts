@@ -275,6 +275,7 @@ export function decide(d: Draft, phase: CompiledPhase, r: PhaseResult, violated:
     const rr = renderIn(d, chosen.reason, ctx);
     return rr.ok && rr.value.trim() !== "" ? rr.value : fallback;
   };
+  noteFailure(d, phase, r, chosen?.if !== undefined && testsFailure(chosen.if, name));
   if (chosen?.task) markTask(d, chosen.task, reasonText(`marked ${chosen.task} by phase "${name}"`));
   else if (chosen?.reason && !chosen.stop) {
     // a reason on a rule that goes on: why this attempt did not finish the current task
@@ -310,6 +311,26 @@ export function decide(d: Draft, phase: CompiledPhase, r: PhaseResult, violated:
   const target = chosen?.goto ?? (violated ? d.m.head : (nextInOrder(d, phase)?.name ?? d.m.head));
   if (target === d.m.head) return nextIteration(d);
   enterPhase(d, target);
+}
+
+/**
+ * A failure that a later `stop: complete` must not pass over: an agent, a
+ * sub-pipeline or a group that failed, or a required output missing or
+ * invalid (any phase). A command phase's other failures are its verdict (a
+ * check that exits 1), which its rules read.
+ */
+function mustBeHandled(phase: CompiledPhase, r: PhaseResult): boolean {
+  if (r.error === null) return false;
+  return r.error === "output_invalid" || phase.kind === "agent" || phase.kind === "pipeline" || phase.kind === "group";
+}
+
+/** Keep or clear the phase's standing failure: `handled` when the rule that took control from it tests its status or error. */
+function noteFailure(d: Draft, phase: CompiledPhase, r: PhaseResult, handled: boolean): void {
+  const s = d.s;
+  const others = (s.unhandled ?? []).filter((u) => u.phase !== phase.name);
+  if (mustBeHandled(phase, r) && !handled) others.push({ phase: phase.name, error: r.error!, message: cap(r.message ?? r.error!, CAPS.textTail) });
+  if (others.length > 0) s.unhandled = others;
+  else delete s.unhandled;
 }
 
 /** The phase after this one in file order, past the members of parallel groups (they run only with their group). */

@@ -4,7 +4,7 @@
  * parser), with the PHASELOOP_* variables in its environment.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { StreamParser } from "../agents/agent-adapter.ts";
 import { parserFor } from "../agents/command-agent.ts";
 import { getAdapter } from "../agents/get-adapter.ts";
@@ -58,8 +58,23 @@ function parsedTemplate(text: string): ReturnType<typeof parseTemplate> {
   return t;
 }
 
+/** Where an invocation's files go: the run writes them; a dry run (plan-run.ts) only names them. */
+export interface InvocationFiles {
+  /** The run's artifacts folder, absolute (made if need be). */
+  artifacts(workdir: string, runId: string): string;
+  write(path: string, text: string): void;
+}
+
+const writtenFiles: InvocationFiles = {
+  artifacts: ensureArtifacts,
+  write(path, text) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+  },
+};
+
 /** Prepare a phase's invocation; `dir` is its artifact directory (phases/NNNN-PHASE/). */
-export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: string, ctx: RunContext): PreparedPhase {
+export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: string, ctx: RunContext, files: InvocationFiles = writtenFiles): PreparedPhase {
   const { machine, info } = ctx;
   let command: string | string[];
   let stdin: string | undefined;
@@ -67,15 +82,14 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
   let parser = parserFor("text");
   let builtin: BuiltinAgent | undefined;
   // every phase may write the run's artifacts folder
-  const artifacts = ensureArtifacts(info.workdir, info.run_id);
+  const artifacts = files.artifacts(info.workdir, info.run_id);
   const toolSet = withArtifacts(phase.tools ? machine.tools[phase.tools] : undefined, info.run_id);
   if (phase.kind === "agent") {
     const spec = machine.agents[phase.agent!]!;
     // the phase's model (a tier resolved when the pipeline was compiled) in place of the agent's
     const agent = phase.model !== undefined && phase.model !== spec.model ? { ...spec, model: phase.model } : spec;
     const promptFile = join(dir, "prompt.md");
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(promptFile, e.prompt ?? "");
+    files.write(promptFile, e.prompt ?? "");
     const extra = { prompt: e.prompt ?? "", prompt_file: promptFile };
     let renderError: string | undefined;
     let context: Record<string, JsonValue> | undefined;
@@ -120,7 +134,7 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       let inv;
       try {
         const outputSchemaFile = outputSchema ? join(dir, "output-schema.json") : undefined;
-        if (outputSchemaFile) writeFileSync(outputSchemaFile, JSON.stringify(outputSchema, null, 2) + "\n");
+        if (outputSchemaFile) files.write(outputSchemaFile, JSON.stringify(outputSchema, null, 2) + "\n");
         inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, outputSchemaFile, session: e.session, workdir: info.workdir, render, renderArgv: renderArgvList, mcp });
       } catch (error) {
         // a preset that cannot write its private configuration

@@ -16,6 +16,7 @@ import { resolveParams } from "../machine/resolve-params.ts";
 import type { Machine, TaskItem } from "../machine/types.ts";
 import { loadPipeline, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
+import { gitRootOf } from "../runtime/measure-changes.ts";
 import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
 import { stopRunProcesses } from "../runtime/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
@@ -24,7 +25,7 @@ import type { Reporter } from "./run-events.ts";
 import { runPreflight, type PreflightResult } from "./preflight.ts";
 import { createPreflightHost } from "../runtime/preflight-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
-import { hashedSources, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
+import { hashedSources, pipelineHash, runFiles, type RunInfo, type StartedVia } from "./run-info.ts";
 import { runModels } from "./agent-choices.ts";
 import { Runner, type RunResult } from "./run-pipeline.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
@@ -68,6 +69,10 @@ export interface StartOptions {
   parallel?: number;
   /** `--into BRANCH`: where lanes merge (default: the workdir's branch). */
   into?: string;
+  /** The run's id, chosen by whoever starts it (the control layer, which must know it at once); a new one otherwise. */
+  runId?: string;
+  /** Recorded in run.json: who started the run. */
+  startedVia?: StartedVia;
 }
 
 export async function compileFile(path: string): Promise<{ loaded: LoadedPipeline; machine?: Machine; diagnostics: Diagnostic[] }> {
@@ -129,7 +134,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     return { kind: "invalid", diagnostics: [{ code: "LANES_NEED_GIT", severity: "error", message: lanesCheck.message, file: loaded.file, start: 0, end: 0, pointer }], loaded };
   }
 
-  const runId = newRunId(new Date(), Math.random);
+  const runId = o.runId ?? newRunId(new Date(), Math.random);
+  if (existsSync(runPath(workdir, runId))) return { kind: "usage", message: `a run "${runId}" exists already in ${join(workdir, ".phaseloop", "runs")}` };
   const lockProblem = lockPathProblem(workdir);
   if (lockProblem) return { kind: "state", text: `${lockProblem}\n` };
   const lock = acquireLock(workdir, runId, new Date());
@@ -164,7 +170,9 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       files: runFiles(loaded),
       sandbox: sandbox.record,
       ...runModels(machine, runId),
+      measure: machine.measuresChanges ? (gitRootOf(workdir) ? "git" : "files") : "off",
       ...(o.task !== undefined ? { task: o.task } : {}),
+      ...(o.startedVia !== undefined ? { started_via: o.startedVia } : {}),
     };
     // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
     const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
@@ -192,6 +200,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       },
     ];
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);
+    if (sandbox.unfenced) preface.push({ type: "note", level: "warning", message: sandbox.unfenced } as never);
     if (lock.tookOver) {
       preface.push({ type: "note", level: "warning", message: `took over the lock of run ${lock.tookOver.run_id} (pid ${lock.tookOver.pid} is gone)` } as never);
       const left = await stopRunProcesses(lock.tookOver.run_id);
