@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync } f
 import { dirname, join } from "node:path";
 import { indexEntries } from "./index-entries.ts";
 import { ownGitSync } from "./own-git.ts";
+import { removeInside } from "./remove-inside.ts";
 import { comparesRawContent } from "./raw-content.ts";
 import { makePhaseloopDir } from "./run-store.ts";
 import { statText, WATCH_LIMIT, watchAnswer, watchedAnswer } from "./stat-watch.ts";
@@ -292,7 +293,10 @@ export function restoreFromIndex(workdir: string, repo: GitRepo, index: string, 
   const back: string[] = [];
   for (const p of paths) {
     try {
-      rmSync(join(workdir, p), { force: true, recursive: true });
+      if (!removeInside(workdir, p, { recursive: true })) {
+        failed.push(p);
+        continue;
+      }
     } catch {
       failed.push(p);
       continue;
