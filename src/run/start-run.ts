@@ -3,6 +3,7 @@
  * workdir lock, set up the run directory, and hand over to Runner
  * (resume-run.ts continues them).
  */
+import { inheritedSecurity } from "../pipeline/inherited-security.ts";
 import { resolveOwnPrograms } from "../runtime/own-programs.ts";
 import { existsSync, statSync } from "node:fs";
 import process from "node:process";
@@ -201,6 +202,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     ];
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);
     if (sandbox.unfenced) preface.push({ type: "note", level: "warning", message: sandbox.unfenced } as never);
+    // what a base or an include sets for the run's security, said where the run starts
+    for (const line of inheritedSecurity(loaded)) preface.push({ type: "note", level: "warning", message: `security settings ${line}` } as never);
     if (lock.tookOver) {
       preface.push({ type: "note", level: "warning", message: `took over the lock of run ${lock.tookOver.run_id} (pid ${lock.tookOver.pid} is gone)` } as never);
       const left = await stopRunProcesses(lock.tookOver.run_id);
