@@ -22,6 +22,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main: Co
   init: { summary: "copy a recipe into a repository", load: () => import("./commands/init.ts") },
   recipes: { summary: "list the recipes", load: () => import("./commands/recipes.ts") },
   schema: { summary: "print the pipeline JSON Schema", load: () => import("./commands/schema.ts") },
+  mcp: { summary: "serve phaseloop to agents over MCP (stdio)", load: () => import("./commands/mcp.ts") },
 };
 
 const HELP = `phaseloop ${VERSION}: agentic coding loops from versioned YAML pipelines
@@ -41,6 +42,7 @@ Usage:
   phaseloop init [[PACKAGE/]RECIPE] [--extends [PACKAGE/]RECIPE] [--dir DIR] [--force]
   phaseloop recipes
   phaseloop schema
+  phaseloop mcp [--workdir DIR]
 
 Commands:
 ${Object.entries(COMMANDS)
@@ -53,7 +55,7 @@ Exit codes: 0 complete, 1 failed, 2 invalid input or usage, 3 stopped without
 completing (blocked, limit, breaker, budget), 130 interrupted (resumable).
 
 Docs: README.md and docs/ in the package (format.md, expressions.md,
-stop-logic.md, agents.md, events.md, diagnostics.md, recipes.md, ci.md).
+stop-logic.md, agents.md, events.md, diagnostics.md, recipes.md, ci.md, mcp.md).
 `;
 
 function ignoreEpipe(stream: NodeJS.WriteStream): void {
