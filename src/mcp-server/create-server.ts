@@ -75,8 +75,9 @@ export function createServer(o: ServerOptions): Server {
     try {
       const args = check(tool, request.params.arguments);
       const result = await (tool as ToolDefinition<Record<string, unknown>>).run(args, context);
-      const json = JSON.stringify(result.value, null, 2);
-      return { content: [{ type: "text", text: result.note ? `${result.note}\n\n${json}` : json }], structuredContent: result.value, ...(result.isError ? { isError: true } : {}) };
+      // the note goes into the record too: some clients (Claude Code) hand the model the structured content only
+      const value = result.note ? { ...result.value, note: result.note } : result.value;
+      return { content: [{ type: "text", text: JSON.stringify(value, null, 2) }], structuredContent: value, ...(result.isError ? { isError: true } : {}) };
     } catch (error) {
       if (!(error instanceof ControlError)) o.log?.(`phaseloop mcp: ${tool.name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       return errorResult(error);

@@ -42,7 +42,7 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
 export interface ToolAnswer {
   value: Record<string, unknown>;
   isError?: boolean;
-  /** A line for the model before the JSON (what to do next). */
+  /** A sentence for the model (what happened, what to do next), given as the record's `note`. */
   note?: string;
 }
 

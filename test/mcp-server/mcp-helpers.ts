@@ -1,11 +1,14 @@
 import process from "node:process";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// Deno's type check does not map the SDK's "./*" export to its .d.ts files (Node's does); it runs them alike
+// @ts-ignore TS2307 under `deno check` only
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CLI } from "../cli/cli-helpers.ts";
 
 export interface Connected {
   client: Client;
-  transport: StdioClientTransport;
+  /** The server's process id. */
+  pid: number;
   /** Calls a tool; the result as the client got it. */
   call(name: string, args?: Record<string, unknown>, options?: Parameters<Client["callTool"]>[2]): Promise<ToolResult>;
   close(): Promise<void>;
@@ -28,7 +31,7 @@ export async function connect(workdir: string): Promise<Connected> {
   await client.connect(transport);
   return {
     client,
-    transport,
+    pid: transport.pid as number,
     call: async (name, args = {}, options) => (await client.callTool({ name, arguments: args }, undefined, options)) as ToolResult,
     close: () => client.close(),
   };

@@ -173,7 +173,7 @@ describe("a client that goes away", () => {
     const dir = repo({ "slow.yaml": SLOW.replace(/40/g, "6") });
     const mcp = await connect(dir);
     const { run_id } = valueOf<{ run_id: string }>(await mcp.call("start_run", { pipeline: "slow.yaml" }));
-    const server = mcp.transport.pid!;
+    const server = mcp.pid;
     const waiting = mcp.call("wait_for_run", { run_id, timeout_seconds: 600 }, { timeout: 600_000 }).catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 300));
     await mcp.close(); // ends the server's stdin, as a client that quits does
@@ -190,7 +190,7 @@ describe("a client that goes away", () => {
     const { run_id } = valueOf<{ run_id: string }>(await mcp.call("start_run", { pipeline: "slow.yaml" }));
     const waiting = mcp.call("wait_for_run", { run_id, timeout_seconds: 600 }, { timeout: 600_000 }).catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 200));
-    process.kill(mcp.transport.pid!, "SIGKILL");
+    process.kill(mcp.pid, "SIGKILL");
     await waiting;
     await mcp.close();
     expect((await waitForRun(dir, run_id, { timeoutMs: 60_000 })).status.state).toBe("complete");

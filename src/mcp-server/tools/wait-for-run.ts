@@ -37,7 +37,9 @@ Example: wait_for_run {"run_id": "20261122-130512-k3f9", "timeout_seconds": 50} 
           void context.progress(p.message).catch(() => undefined);
         },
       });
-      return answer({ end: result.end, run: result.run, status: result.status }, nextStep(result.end, result.run, result.status.headline));
+      const question = result.status.question;
+      const about = result.end === "question" && question ? `phase ${question.phase} asks: ${question.question}` : result.status.headline;
+      return answer({ end: result.end, run: result.run, status: result.status }, nextStep(result.end, result.run, about));
     } finally {
       clearInterval(heartbeat);
     }
