@@ -26,6 +26,12 @@ export interface AgentInvocationInput {
   mcp?: McpServer[];
   /** Renders `{{ }}` in command elements with the phase context plus `prompt` and `prompt_file`. */
   render: (template: string) => string;
+  /**
+   * Render a command's argv list (a command agent's `command`): a shell's
+   * script (`[sh, -c, "…"]`) with its values in environment variables, put in
+   * `env`; a template that would be a program is an error.
+   */
+  renderArgv?: (templates: string[], env: Record<string, string>) => string[];
 }
 
 export interface AgentInvocation {

@@ -63,15 +63,16 @@ function checkReferences(ctx: RuleContext): Diagnostic[] {
   const phaseNames = Object.keys(doc.phases ?? {});
   const agentNames = Object.keys(doc.agents ?? {});
   const toolNames = Object.keys(doc.tools ?? {});
+  const phaseSet = new Set(phaseNames), agentSet = new Set(agentNames), toolSet = new Set(toolNames);
   const phaseRef = (name: string, pointer: string) => {
-    if (!phaseNames.includes(name)) out.push(diag(ctx, "UNKNOWN_PHASE", pointer, `unknown phase "${name}"`, { hint: didYouMean(name, phaseNames) ?? `phases: ${phaseNames.join(", ")}` }));
+    if (!phaseSet.has(name)) out.push(diag(ctx, "UNKNOWN_PHASE", pointer, `unknown phase "${name}"`, { hint: didYouMean(name, phaseNames) ?? `phases: ${phaseNames.join(", ")}` }));
   };
   for (const [name, phase] of phaseEntries(doc)) {
     const base = `/phases/${esc(name)}`;
-    if (typeof phase.agent === "string" && !agentNames.includes(phase.agent)) {
+    if (typeof phase.agent === "string" && !agentSet.has(phase.agent)) {
       out.push(diag(ctx, "UNKNOWN_AGENT", `${base}/agent`, `unknown agent "${phase.agent}"`, { hint: didYouMean(phase.agent, agentNames) ?? (agentNames.length ? `agents: ${agentNames.join(", ")}` : "declare it under agents") }));
     }
-    if (typeof phase.tools === "string" && !toolNames.includes(phase.tools)) {
+    if (typeof phase.tools === "string" && !toolSet.has(phase.tools)) {
       out.push(diag(ctx, "UNKNOWN_TOOLS", `${base}/tools`, `unknown tool set "${phase.tools}"`, { hint: didYouMean(phase.tools, toolNames) ?? (toolNames.length ? `tool sets: ${toolNames.join(", ")}` : "declare it under tools") }));
     }
     if (typeof phase.prompt === "string" && isPromptPath(phase.prompt)) {

@@ -15,6 +15,9 @@ import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
+import { codexShim, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
+import type { CompiledHook } from "../machine/types.ts";
+import { hookSandbox } from "../sandbox/sandbox-plan.ts";
 
 /** A command made ready to run in the fence. */
 export interface FencedCommand {
@@ -70,9 +73,11 @@ const BASE_URL_VARS: Record<SandboxInput["agent"], readonly string[]> = {
  * leaving its tool set, so it does not fail the phase.
  */
 const HOUSEKEEPING: Record<SandboxInput["agent"], readonly string[]> = {
-  claude: ["statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
-  gemini: ["play.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"],
-  codex: ["chatgpt.com", "sentry.io", "api.github.com"],
+  // the preset's own API host among them: refused only where the pipeline moved the API elsewhere
+  // (a gateway), and then only the CLI's own side traffic goes there
+  claude: ["api.anthropic.com", "statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
+  gemini: ["generativelanguage.googleapis.com", "play.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"],
+  codex: ["api.openai.com", "chatgpt.com", "sentry.io", "api.github.com"],
   aider: ["pypi.org", "openrouter.ai"],
   openai: [],
   command: [],
@@ -151,7 +156,9 @@ export function phaseProfile(machine: Machine, phase: CompiledPhase, write: read
   const stateDirs = STATE_VARS.map((name) => env[name]).filter((d): d is string => typeof d === "string" && d.startsWith("/"));
   // the phase's HTTP MCP servers are hosts it reaches
   const mcp = mcpHosts(phaseMcpServers(phase.mcp, machine.mcp, workdir, (t) => t));
-  const network = mcp.length ? [...(toolSet?.network ?? []), ...mcp] : toolSet?.network;
+  // a run phase (or a hook) names its hosts itself
+  const named = phase.kind === "run" ? phase.network : toolSet?.network;
+  const network = mcp.length ? [...(named ?? []), ...mcp] : named;
   return compileSandbox({ workdir, home: env.HOME || homedir(), tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network, stateDirs, ...(artifacts !== undefined ? { artifacts } : {}) });
 }
 
@@ -167,7 +174,23 @@ export function phaseHosts(machine: Machine, phase: CompiledPhase, env: ProcessE
  * `write` is the phase's rendered write globs; undefined when the phase has no tool set.
  */
 export async function openFence(phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, flag: SandboxMode | undefined, command?: string | readonly string[]): Promise<PhaseFence | undefined> {
-  const plan = phaseSandbox(ctx.machine, phase, flag);
+  return fenceFor(phase, phaseSandbox(ctx.machine, phase, flag), write, env, ctx, command);
+}
+
+/** The fence of a hook: like a `run` phase's (the workdir writable, no host unless it names one). */
+export async function openHookFence(hook: CompiledHook, env: ProcessEnv, ctx: RunContext, flag: SandboxMode | undefined, command: string | readonly string[]): Promise<PhaseFence | undefined> {
+  const phase = { name: `hook-${hook.name}`, kind: "run", sandbox: hook.sandbox, network: hook.network, output: {} } as unknown as CompiledPhase;
+  return fenceFor(phase, hookSandbox(ctx.machine, hook, flag), undefined, env, ctx, command);
+}
+
+/** The run's cache home: where fenced tools keep what they would keep under HOME (npm, pip, cargo, bytecode). */
+function cacheHome(): string {
+  const dir = join(runTemp!, "cache");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, command?: string | readonly string[]): Promise<PhaseFence | undefined> {
   if (plan.mode === "off") return undefined;
   const offer = probeSandbox();
   if (!offer.available) {
@@ -179,18 +202,22 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
   runTemp ??= mkdtempSync(join(tmpdir(), "phaseloop-run-"));
   // phases of the same name run at once in parallel lanes: each has a dir of its own
   const tempDir = mkdtempSync(join(runTemp, `${phase.name}-`));
-  const profile = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command, ensureArtifacts(ctx.info.workdir, ctx.info.run_id));
-  if (offer.noProxy && profile.allowedHosts.length > 0) {
+  const compiled = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command, ensureArtifacts(ctx.info.workdir, ctx.info.run_id));
+  if (offer.noProxy && compiled.allowedHosts.length > 0) {
     // hosts preflight could not foresee (the agent is only known from the command it runs)
     rmSync(tempDir, { recursive: true, force: true });
-    const why = `phase "${phase.name}" may reach ${profile.allowedHosts.join(", ")}, and the proxy to them cannot run here: ${offer.noProxy.reason}`;
+    const why = `phase "${phase.name}" may reach ${compiled.allowedHosts.join(", ")}, and the proxy to them cannot run here: ${offer.noProxy.reason}`;
     if (plan.mode === "required") throw new Error(`${why}; ${offer.noProxy.fix}`);
     // a phase preflight saw coming was named when the run started
     if (!warnedNoProxy.has(phase.name) && ctx.info.sandbox?.phases[phase.name] !== "unavailable") ctx.emit({ type: "note", level: "warning", message: `${why}: it runs without an OS sandbox (sandbox: auto). ${offer.noProxy.fix}` });
     warnedNoProxy.add(phase.name);
     return undefined;
   }
+  const cache = cacheHome();
+  const profile: SandboxProfile = { ...compiled, allowWrite: [...compiled.allowWrite, cache] };
   prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine, command), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "") }));
+  // the folders the write globs name, made now: only what exists can be bound writable
+  const made = makeWriteDirs(profile, ctx.info.workdir);
   // the library loads only when a phase is sandboxed: runs without one start as fast as before
   const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");
   sessionOpened = true;
@@ -200,7 +227,12 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
     profile,
     refused,
     async wrap(command, env) {
-      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, { TMPDIR: tempDir }, env.PATH);
+      const inside: Record<string, string> = { ...livableEnv(profile, ctx.info.workdir, cache, env), TMPDIR: tempDir };
+      // codex started any way at all (a command agent's `sh -c "codex exec -s workspace-write"`)
+      // meets phaseloop's fence as its sandbox, not its own, which cannot start inside it
+      const shims = await codexShim(runTemp!, env.PATH ?? "", ctx.info.workdir);
+      if (shims !== undefined) inside.PATH = `${shims}:${env.PATH ?? ""}`;
+      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, inside, inside.PATH ?? env.PATH);
       running++;
       let ended = false;
       return {
@@ -218,6 +250,8 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
     },
     close() {
       rmSync(tempDir, { recursive: true, force: true });
+      // a folder another phase running now may be writing into stays
+      if (running === 0) removeEmptyMade(made);
     },
   };
 }

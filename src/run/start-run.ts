@@ -15,6 +15,7 @@ import { resolveParams } from "../machine/resolve-params.ts";
 import type { Machine, TaskItem } from "../machine/types.ts";
 import { loadPipeline, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
+import { gitRootOf } from "../runtime/measure-changes.ts";
 import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
 import { stopRunProcesses } from "../runtime/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
@@ -166,6 +167,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       files: runFiles(loaded),
       sandbox: sandbox.record,
       ...runModels(machine, runId),
+      measure: machine.measuresChanges ? (gitRootOf(workdir) ? "git" : "files") : "off",
       ...(o.task !== undefined ? { task: o.task } : {}),
       ...(o.startedVia !== undefined ? { started_via: o.startedVia } : {}),
     };
@@ -195,6 +197,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       },
     ];
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);
+    if (sandbox.unfenced) preface.push({ type: "note", level: "warning", message: sandbox.unfenced } as never);
     if (lock.tookOver) {
       preface.push({ type: "note", level: "warning", message: `took over the lock of run ${lock.tookOver.run_id} (pid ${lock.tookOver.pid} is gone)` } as never);
       const left = await stopRunProcesses(lock.tookOver.run_id);

@@ -13,7 +13,7 @@ const SHOWN_FIRST = 50;
 const SHOWN_LAST = 50;
 
 /** The events the summary reads: the rest of a long log is not parsed at all. */
-const READ = new Set(["phase.finished", "phase.retry", "policy.violation", "phase.skipped", "iteration.started", "iteration.finished"]);
+const READ = new Set(["phase.finished", "phase.retry", "policy.violation", "sandbox.refused", "phase.skipped", "iteration.started", "iteration.finished"]);
 
 function lines(path: string): string[] {
   return readFileSync(path, "utf8").split("\n").filter(Boolean);

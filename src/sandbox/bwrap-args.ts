@@ -71,6 +71,11 @@ export interface BwrapInput {
   nestedProtected: readonly string[];
   /** What each path the fence mentions is on disk. */
   kindOf(path: string): PathKind;
+  /**
+   * Entries of the host's `/tmp` the process still sees (read-only) under its private one:
+   * the workdir's, home's, the helpers' when they live there. Undefined: no private `/tmp`.
+   */
+  tmpKeep?: readonly string[];
 }
 
 /** The port the relay listens on inside the sandbox's network namespace. */
@@ -136,9 +141,20 @@ function protectedCandidates(profile: SandboxProfile, cwd: string): string[] {
 /** bwrap's arguments, and the variables to start it with (the proxy's credential stays out of argv). */
 export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<string, string> } {
   const { profile, kindOf } = input;
-  const writable = profile.allowWrite.filter((dir) => kindOf(dir) !== undefined);
+  const privateTmp = profile.tmp !== undefined && input.tmpKeep !== undefined && kindOf(profile.tmp) === "dir";
+  // the temp dir is the private /tmp itself, not bound again where the host keeps it
+  const writable = profile.allowWrite.filter((dir) => kindOf(dir) !== undefined && !(privateTmp && dir === profile.tmp));
   // --die-with-parent: bubblewrap dies with phaseloop, killed or not, and everything inside with it (its PID namespace)
-  const args = ["--new-session", "--die-with-parent", "--unshare-net", ...(input.proxy ? ["--bind", input.proxy.socket, input.proxy.socket] : []), "--ro-bind", "/", "/"];
+  const args = ["--new-session", "--die-with-parent", "--unshare-net", "--ro-bind", "/", "/"];
+  const exports = { ...input.exports };
+  if (privateTmp) {
+    // a private /tmp: the phase's temp dir in its place, what the process needs from the host's
+    // bound back read-only; a tool writing /tmp by name writes there, and nothing leaks out
+    args.push("--bind", profile.tmp!, "/tmp");
+    for (const entry of input.tmpKeep!) if (kindOf(entry) !== undefined) args.push("--ro-bind", entry, entry);
+    exports.TMPDIR = "/tmp";
+  }
+  if (input.proxy) args.push("--bind", input.proxy.socket, input.proxy.socket);
   for (const dir of writable) args.push("--bind", dir, dir);
   const protectedPaths = [...protectedCandidates(profile, input.cwd), ...input.nestedProtected];
   for (const path of new Set(protectedPaths)) {
@@ -161,12 +177,12 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
     // nothing to start before the filter: bubblewrap starts the helper, the helper the command.
     // The environment's own proxy settings would only point where nothing answers.
     for (const name of PROXY_VARS) args.push("--unsetenv", name);
-    for (const [k, v] of Object.entries({ SANDBOX_RUNTIME: "1", ...input.exports, SRT_ALLOW_NESTED_USERNS: "0" })) args.push("--setenv", k, v);
+    for (const [k, v] of Object.entries({ SANDBOX_RUNTIME: "1", ...exports, SRT_ALLOW_NESTED_USERNS: "0" })) args.push("--setenv", k, v);
     args.push("--", input.applySeccomp, ...(typeof input.command === "string" ? ["/bin/sh", "-c", input.command] : input.command));
     return { args, env: {} };
   }
   const socket = input.proxy.socket;
-  const settings = Object.entries(input.exports).map(([k, v]) => `${k}=${shellQuote(v)}`);
+  const settings = Object.entries(exports).map(([k, v]) => `${k}=${shellQuote(v)}`);
   const user = `${settings.length > 0 ? `export ${settings.join(" ")}; ` : ""}${typeof input.command === "string" ? input.command : `exec ${input.command.map(shellQuote).join(" ")}`}`;
   const relay = (family: string, extra: string) => `${shellQuote(input.socat)} ${family}-LISTEN:${RELAY_PORT},${extra}fork,reuseaddr,backlog=4096 UNIX-CONNECT:${shellQuote(socket)}`;
   const script = [

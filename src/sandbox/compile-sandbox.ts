@@ -41,6 +41,8 @@ export interface SandboxProfile {
   denyRead: string[];
   /** Hosts the process may connect to through the proxy; nothing else is reachable. */
   allowedHosts: string[];
+  /** The phase's private temp dir: where the fence can, it is the process's `/tmp`. */
+  tmp?: string;
 }
 
 /** Files and directories in a home directory that hold credentials. */
@@ -155,7 +157,7 @@ export function compileSandbox(input: SandboxInput): SandboxProfile {
   const baseHosts = (input.baseUrls ?? []).map(hostOf).filter((h): h is string => h !== undefined);
   const presetHosts = baseHosts.length > 0 ? baseHosts : AGENT_HOSTS[input.agent];
   const allowedHosts = unique([...presetHosts, ...(input.network ?? []).map((h) => h.toLowerCase())]);
-  return { allowWrite, denyWrite, denyRead, allowedHosts, ...(carveOut ? { carveOut } : {}) };
+  return { allowWrite, denyWrite, denyRead, allowedHosts, tmp: input.tempDir, ...(carveOut ? { carveOut } : {}) };
 }
 
 /** A phase's mode: the phase's setting wins over the pipeline's, the command line over both. */

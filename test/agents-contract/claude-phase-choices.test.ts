@@ -12,6 +12,7 @@ import { agentBinDir } from "./agent-bins.ts";
 import { claudeEnv } from "./agent-envs.ts";
 import { startAnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { contractSandbox, contractSuite, gitWorkdir, runPipeline } from "./contract-helpers.ts";
+import { skipped } from "../skip-reason.ts";
 
 const bin = agentBinDir("@anthropic-ai/claude-code");
 const track = contractSuite();
@@ -40,7 +41,7 @@ const say = (text: string): Turn => ({ blocks: [{ text }] });
 /** The text of every message of a request, flattened. */
 const said = (body: Record<string, unknown>) => JSON.stringify(body.messages ?? []);
 
-describe.skipIf(bin === undefined)("Claude Code: model, session, artifacts", { timeout: 180_000 }, () => {
+describe.skipIf(skipped(bin === undefined, "the claude CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))("Claude Code: model, session, artifacts", { timeout: 180_000 }, () => {
   it("sends the tier's model, continues the session with the earlier turns, writes the artifacts folder", async () => {
     const { dir } = gitWorkdir("phaseloop-claude-choices-", { "p.yaml": PIPELINE, "src/a.ts": "export const a = 1;\n" }, { commit: false });
     const mock = await startAnthropicMock((i) => (i === 0 ? say("PLAN-ANSWER: three steps.") : i === 1 ? { blocks: [{ tool: "Write", input: { file_path: `${runDir(dir)}/artifacts/notes.md`, content: "notes\n" } }] } : say("done")));

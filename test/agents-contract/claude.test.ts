@@ -11,6 +11,7 @@ import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
 import { claudeEnv } from "./agent-envs.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { contractPipeline, contractSuite, gitWorkdir, leftBehind, runPipeline, type PipelineSetup, type RunOutcome } from "./contract-helpers.ts";
+import { skipped } from "../skip-reason.ts";
 
 const CLAUDE_VERSION = pinnedVersion("@anthropic-ai/claude-code");
 const bin = agentBinDir("@anthropic-ai/claude-code");
@@ -44,7 +45,7 @@ const writeFile = (path: string, content = "x\n") => tool("Write", { file_path: 
 const bash = (command: string, extra: Record<string, unknown> = {}) => tool("Bash", { command, description: "run", ...extra });
 const done = say("Finished.\nSTATUS: COMPLETE");
 
-describe.skipIf(!installed)(`Claude Code ${CLAUDE_VERSION} through phaseloop`, { timeout: 120_000 }, () => {
+describe.skipIf(skipped(!installed, "the claude CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))(`Claude Code ${CLAUDE_VERSION} through phaseloop`, { timeout: 120_000 }, () => {
   it("succeeds: writes inside its tool set, shows human lines, records the version, keeps every turn", async () => {
     const o = await run((d) => [writeFile(`${d}/src/b.ts`, "export const b = 2;\n"), done], { tools: '{ read: ["src/**"], write: ["src/**"] }' });
     expect(o.finished).toMatchObject({ status: "succeeded", output: { status: "COMPLETE" }, changes: ["src/b.ts"] });
