@@ -24,6 +24,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main: Co
   schema: { summary: "print the pipeline JSON Schema", load: () => import("./commands/schema.ts") },
   ui: { summary: "a live page of the workdir's runs, on loopback, with a token", load: () => import("./commands/ui.ts") },
   report: { summary: "a run's page as one self-contained HTML file", load: () => import("./commands/report.ts") },
+  mcp: { summary: "serve phaseloop to agents over MCP (stdio)", load: () => import("./commands/mcp.ts") },
 };
 
 const HELP = `phaseloop ${VERSION}: agentic coding loops from versioned YAML pipelines
@@ -48,6 +49,7 @@ Usage:
   phaseloop schema
   phaseloop ui [--workdir DIR] [--port N] [--host H] [--open]
   phaseloop report [RUN_ID] --html [-o FILE] [--workdir DIR]
+  phaseloop mcp [--workdir DIR]
 
 Commands:
 ${Object.entries(COMMANDS)
@@ -60,7 +62,8 @@ Exit codes: 0 complete, 1 failed, 2 invalid input or usage, 3 stopped without
 completing (blocked, limit, breaker, budget), 130 interrupted (resumable).
 
 Docs: README.md and docs/ in the package (format.md, expressions.md,
-stop-logic.md, agents.md, events.md, diagnostics.md, recipes.md, ci.md, ui.md).
+stop-logic.md, agents.md, events.md, diagnostics.md, recipes.md, ci.md, ui.md,
+mcp.md).
 `;
 
 function ignoreEpipe(stream: NodeJS.WriteStream): void {
