@@ -16,6 +16,7 @@
  * or when its state differs from the overlay's: one `git status` per
  * measure, and none per baseline.
  */
+import { removeInside } from "./remove-inside.ts";
 import { lstatSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { diffSnapshots, pathState, snapshotFiles } from "./file-snapshot.ts";
@@ -165,7 +166,7 @@ export function revertPaths(workdir: string, baseline: Baseline, paths: string[]
       continue;
     }
     try {
-      rmSync(join(workdir, p), { force: true });
+      if (!removeInside(workdir, p)) failed.push(p);
     } catch {
       failed.push(p);
     }
