@@ -119,7 +119,7 @@ export function outputPanel(): { el: HTMLElement; add(dir: string, stream: strin
       for (const [dir, b] of boxes) {
         if (!dirs.includes(dir)) {
           b.box.classList.add("done");
-          if (boxes.size > 3) {
+          if (boxes.size > 2) {
             b.box.remove();
             boxes.delete(dir);
           }
