@@ -179,7 +179,8 @@ export function runPage(key: string, options: RunPageOptions): RunPage {
     graph?.update(view, state(), flying.map((p) => p.phase));
     timeline.update(view, live ? inflight : null);
     usage.update(view);
-    output.setRunning(flying.map((p) => p.dir));
+    const q = view.summary.question;
+    output.setRunning(flying.map((p) => p.dir), q && !view.summary.finished ? `${q.phase} waits for an answer.` : inflight?.waiting && live ? `${inflight.waiting}.` : "No phase is running.");
     renderNotes();
     if (selected === null && view.runs.length > 0) {
       const failed = view.summary.finished ? [...view.runs].reverse().find((r) => r.status === "failed") : undefined;
