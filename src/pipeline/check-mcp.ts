@@ -29,13 +29,16 @@ export function checkMcp(ctx: RuleContext): Diagnostic[] {
     }
   }
   // format 1 as first published took a tool set's servers from the agent CLI's own
-  // configuration: such an entry still validates, as a warning (see compat-v1.ts)
+  // configuration: in a file that declares none, such an entry still validates, as a
+  // warning (see compat-v1.ts); in one that declares servers it is a mistake
+  // (a typo, most often)
   for (const [name, set] of Object.entries(doc.tools ?? {})) {
     if (!Array.isArray(set?.mcp)) continue;
     set.mcp.forEach((entry, i) => {
       if (typeof entry !== "string") return;
       const server = mcpEntryServer(entry);
       if (declared.includes(server)) return;
+      if (declared.length > 0) return unknown(server, `/tools/${esc(name)}/mcp/${i}`, "the tool set allows tools of MCP server");
       out.push({
         ...diag(ctx, "UNKNOWN_MCP_SERVER", `/tools/${esc(name)}/mcp/${i}`, `the tool set allows tools of MCP server "${server}", which is not declared under mcp: phaseloop starts only the servers it declares, so "${entry}" allows nothing`, {
           hint: `${didYouMean(server, declared) ?? `declare it: mcp: { ${server}: { command: [...] } } and attach it to the phase (mcp: [${server}])`}; or remove the entry (\`phaseloop migrate FILE --write\` does)`,

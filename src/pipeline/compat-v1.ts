@@ -11,7 +11,8 @@
  *  - A tool set's `mcp` allowlist entry naming a server not declared under `mcp`
  *    (UNKNOWN_MCP_SERVER): format 1 first took servers from the agent CLI's own
  *    configuration; phaseloop now starts only the servers it declares, so the entry
- *    allows nothing.
+ *    allows nothing. (In a file that declares servers under `mcp`, written for them, such
+ *    an entry is a mistake, and an error.)
  */
 import { mcpEntryServer } from "../mcp/mcp-allowlist.ts";
 import { IMPLICIT_MAX_VISITS, unboundedCycles } from "./check-cycles.ts";
@@ -27,6 +28,8 @@ export type CompatFinding =
 export function compatFindings(doc: PipelineDoc): CompatFinding[] {
   const out: CompatFinding[] = unboundedCycles(doc).map((cycle) => ({ kind: "unbounded-cycle", phase: cycle[0]!, cycle, hasExhausted: doc.phases[cycle[0]!]?.exhausted !== undefined }));
   const declared = new Set(Object.keys(doc.mcp ?? {}));
+  // a file that declares servers was written for the servers phaseloop starts: its misses are errors
+  if (declared.size > 0) return out;
   for (const [name, set] of Object.entries(doc.tools ?? {})) {
     if (!Array.isArray(set?.mcp)) continue;
     set.mcp.forEach((entry, index) => {
