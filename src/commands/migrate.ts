@@ -7,20 +7,24 @@ import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 import { fsReadHost } from "./validate.ts";
 
-const USAGE = `Usage: phaseloop migrate PIPELINE [--write]
+const USAGE = `Usage: phaseloop migrate PIPELINE [options]
 
-Writes into a pipeline the fixes for what the rules added since format 1 only
-warn about, as the run already applies them:
-  - a cycle without max_visits (UNBOUNDED_CYCLE) gets max_visits: 10 and
+Writes into a pipeline the fixes for what the rules added since format 1
+only warn about, as the run already applies them (docs/format.md, Versions):
+  - a cycle without max_visits (UNBOUNDED_CYCLE): max_visits: 10 and
     exhausted: { stop: blocked } on the phase the warning names
   - an mcp allowlist entry naming a server not declared under mcp
-    (UNKNOWN_MCP_SERVER) is removed, with a comment saying why
-Comments and layout are kept. What the file inherits from a base or a
-catalogue is overridden in the file itself; shared files are not touched.
+    (UNKNOWN_MCP_SERVER): removed, with a comment saying why
+Comments and the lines it does not change are kept. What the file inherits
+from a base or a catalogue is overridden in the file itself; shared files
+are not touched.
 
-Without --write: prints the rewritten file on stdout, the changes on stderr.
-  --write   rewrite PIPELINE in place
-Exit 0 (also when there is nothing to change), 2 when the file has errors.
+Options:
+  --write      rewrite PIPELINE in place (without it: the rewritten file on
+               stdout, the changes on stderr)
+  -h, --help   this text
+
+Exit: 0 (also when there is nothing to change), 2 when the file has errors.
 `;
 
 /** `phaseloop migrate PIPELINE [--write]` */

@@ -6,6 +6,7 @@ import { checkExpressionsAndTemplates } from "./check-expressions.ts";
 import { checkGroups } from "./check-groups.ts";
 import { checkAgentPhases } from "./check-agent-phases.ts";
 import { checkMcp } from "./check-mcp.ts";
+import { checkOutputFiles } from "./check-output-files.ts";
 import { checkModelTemplates } from "./check-model-templates.ts";
 import { checkPaths } from "./check-paths.ts";
 import { emptyCommand } from "./empty-command.ts";
@@ -46,6 +47,7 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
     checkGroups,
     checkAgentPhases,
     checkMcp,
+    checkOutputFiles,
     checkPaths,
   ];
   const out: Diagnostic[] = [];

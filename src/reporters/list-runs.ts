@@ -98,7 +98,7 @@ function readSnapshot(dir: string): { iteration?: number; tokens?: number; costU
 const TAIL = 16 * 1024;
 
 /** The last few events of a log (its end only is read). */
-async function lastEvents(path: string): Promise<RunEvent[]> {
+export async function lastEvents(path: string): Promise<RunEvent[]> {
   let handle;
   try {
     handle = await open(path, "r");

@@ -12,6 +12,7 @@ import { readdirSync, realpathSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import type { ToolSetSpec } from "../../pipeline/spec.ts";
 import { AGENT_PROTECTED, PATH_MAX_DEPTH, placeInside, readInside, writeInside } from "../../runtime/open-inside.ts";
+import { PROTECTED_NAMES } from "../../sandbox/bwrap-args.ts";
 import { allowedBy, outputFlagOrEscape, splitCommand } from "./command-words.ts";
 
 /** What a tool call returns to the model, and whether the allowlist refused it. */
@@ -40,6 +41,7 @@ const LIST_CAP = 500;
 /** Directory entries list_files looks at, at most: a huge tree is cut, not walked for minutes. */
 const LIST_VISIT_CAP = 20_000;
 const PROTECTED: readonly string[] = AGENT_PROTECTED;
+const WRITE_PROTECTED: readonly string[] = [...AGENT_PROTECTED, ...PROTECTED_NAMES];
 /** More than this is never read into memory for the model. */
 const READ_CAP_BYTES = TOOL_OUTPUT_CAP * 4;
 
@@ -116,7 +118,8 @@ export function createAgentTools(options: { tools: ToolSetSpec | undefined; work
       if ("refused" in p) return refuse(p.refused);
       if (!canWrite(p.rel)) return refuse(`"${p.rel}" is not writable by this phase's tool set`);
       if (typeof args.content !== "string") return { content: "error: content must be a string" };
-      const w = writeInside(workdir, String(args.path), args.content, { protect: PROTECTED });
+      // the names no phase may write, whatever its globs (every CLI's settings, hook managers): as the OS sandbox keeps them
+      const w = writeInside(workdir, String(args.path), args.content, { protect: WRITE_PROTECTED });
       if (!w.ok) return refuse(w.reason);
       return { content: `wrote ${w.rel} (${w.bytes} bytes)` };
     },
