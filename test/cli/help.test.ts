@@ -18,6 +18,7 @@ const COMMANDS: Record<string, string[]> = {
   tasks: ["--ready", "--json", "--workdir"],
   validate: ["--json", "--print"],
   graph: ["--format", "--expand"],
+  migrate: ["--write"],
   init: ["--extends", "--dir", "--force"],
   recipes: ["--json"],
   schema: [],
