@@ -273,7 +273,9 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
       return {
         argv: wrapped.argv,
         // the parent's environment only as far as the process needs it (fence-env.ts)
-        env: { ...withheld(env, { agent: phase.kind === "agent", names: agent === "codex" ? codexEnvKeys(env) : [] }), ...wrapped.env, TMPDIR: tempDir },
+        // an agent's: the parent's environment only as far as it needs it (fence-env.ts); a run
+        // phase or a hook is the pipeline's own command, and keeps the environment it was started in
+        env: { ...(phase.kind === "agent" ? withheld(env, { agent: true, names: agent === "codex" ? codexEnvKeys(env) : [] }) : {}), ...wrapped.env, TMPDIR: tempDir },
         done(stderr, stdout) {
           if (!ended) running--;
           ended = true;
