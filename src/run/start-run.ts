@@ -23,7 +23,7 @@ import { stopRunProcesses } from "../runtime/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
 import type { Asker } from "./ask-question.ts";
 import type { Reporter } from "./run-events.ts";
-import { runPreflight, type PreflightResult } from "./preflight.ts";
+import { locateProblems, runPreflight, type PreflightResult } from "./preflight.ts";
 import { createPreflightHost } from "../runtime/preflight-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { hashedSources, pipelineHash, runFiles, type RunInfo, type StartedVia } from "./run-info.ts";
@@ -99,11 +99,13 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
   if (!compiled.machine) return { kind: "invalid", diagnostics, loaded };
   let machine = compiled.machine;
   const resolved = resolveParams(machine, o.params);
-  if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: resolved.diagnostics.map((d) => ({ ...d, file: loaded.file })), loaded };
+  // a param's problem is located at its definition
+  if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: locateProblems(resolved.diagnostics, loaded.file, loaded.text), loaded };
   const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env);
   const sandbox = checkSandbox(machine, loaded.text, o.sandbox, o.env, workdir);
   const found = [...preflight.diagnostics, ...sandbox.diagnostics];
-  if (o.dryRun) return { kind: "dry-run", machine, loaded, params: resolved.params, diagnostics: found };
+  // a dry run is a check: the validator's warnings too (an output file the phase cannot write, …)
+  if (o.dryRun) return { kind: "dry-run", machine, loaded, params: resolved.params, diagnostics: [...diagnostics, ...found] };
   if (hasErrors(found)) return { kind: "invalid", diagnostics: found, loaded };
 
   // read the task queue before anything is written: a bad source is an input error
