@@ -66,7 +66,7 @@ const ROLE: Record<Exclude<WordRole, "data">, string> = {
 
 const HINT = 'pass the value as data: a plain argument or inside "…" (echo "note: {{ x }}"); a script reads it as an argument: sh -c \'echo "$1"\' sh "{{ x }}"';
 
-export type ShellContexts = { ok: true; contexts: ShellContext[] } | { ok: false; diagnostics: ExprDiagnostic[] };
+export type ShellContexts = { ok: true; contexts: ShellContext[]; /** Each part's role where it is not plain data (the user's own words in a program's place). */ roles?: WordRole[] } | { ok: false; diagnostics: ExprDiagnostic[] };
 
 /** Whether an expression is the user's own word (a param, the pipeline's folder, an environment variable), which may be a program. */
 export function isUserWord(e: Expr): boolean {
@@ -92,6 +92,7 @@ const newBare = (): Bare => ({ kind: "bare", parens: 0, words: [], word: null, d
 export function shellContexts(template: Template): ShellContexts {
   const stack: Frame[] = [newBare()];
   const contexts: ShellContext[] = [];
+  const roles: WordRole[] = [];
   const diagnostics: ExprDiagnostic[] = [];
   const exprs = template.parts.filter((p) => p.kind === "expr");
   const refuse = (k: number, why: string) => {
@@ -175,6 +176,7 @@ export function shellContexts(template: Template): ShellContexts {
         else if (!b.redirect && !inCase) role = wordRole(b.words, b.dynamic ? undefined : (b.word ?? ""), intVars);
         if (b.test) b.test.exprs.push(k);
         b.cur.push(k);
+        roles[k] = role;
         if (role !== "data") {
           const user = isUserWord(exprs[k]!.expr);
           if (!user || role === "name" || role === "arith") refuse(k, ROLE[role]);
@@ -260,7 +262,7 @@ export function shellContexts(template: Template): ShellContexts {
     const f = stack[j]!;
     if (f.kind === "bare") endCommand(f, false);
   }
-  return diagnostics.length ? { ok: false, diagnostics: diagnostics.sort((a, b) => a.start - b.start) } : { ok: true, contexts };
+  return diagnostics.length ? { ok: false, diagnostics: diagnostics.sort((a, b) => a.start - b.start) } : { ok: true, contexts, roles: contexts.map((_, k) => roles[k] ?? "data") };
 
   /** One character at a bare level; returns the index of the last character consumed. */
   function bareChar(f: Bare, s: string, i: number): number {

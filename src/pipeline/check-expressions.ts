@@ -37,7 +37,7 @@ interface Site {
   /** A command for `sh -c`: every value must stand where it stays data. */
   shell?: boolean;
   /** The whole argv list this element belongs to (its pointer's parent), checked once at element 0; `plain`: rendered as text (MCP). */
-  argv?: { pointer: string; plain?: boolean };
+  argv?: { pointer: string; plain?: boolean; after?: string };
   /** An agent's prompt: the one place file() is read. */
   prompt?: boolean;
 }
@@ -46,8 +46,8 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
   const sites: Site[] = [];
   const tpl = (pointer: string, scope: ScopeKind, phase?: string) => sites.push({ pointer, kind: "template", scope, phase });
   const sh = (pointer: string, scope: ScopeKind, phase?: string) => sites.push({ pointer, kind: "template", scope, phase, shell: true });
-  const argv = (list: unknown, base: string, scope: ScopeKind, phase?: string, plain?: boolean) => {
-    if (Array.isArray(list)) list.forEach((_, i) => sites.push({ pointer: `${base}/${i}`, kind: "template", scope, phase, argv: { pointer: base, ...(plain ? { plain } : {}) } }));
+  const argv = (list: unknown, base: string, scope: ScopeKind, phase?: string, plain?: boolean, after?: string) => {
+    if (Array.isArray(list)) list.forEach((_, i) => sites.push({ pointer: `${base}/${i}`, kind: "template", scope, phase, argv: { pointer: base, ...(plain ? { plain } : {}), ...(after ? { after } : {}) } }));
   };
   const env = (obj: Record<string, string> | undefined, base: string, scope: ScopeKind, phase?: string) => {
     for (const k of Object.keys(obj ?? {})) tpl(`${base}/${esc(k)}`, scope, phase);
@@ -56,7 +56,8 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
   for (const [name, agent] of Object.entries(doc.agents ?? {})) {
     const base = `/agents/${esc(name)}`;
     argv(agent?.command, `${base}/command`, "agent-command");
-    (agent?.args ?? []).forEach((_, i) => tpl(`${base}/args/${i}`, "agent-command"));
+    // an agent's args follow its command: judged as one argv list
+    argv(agent?.args, `${base}/args`, "agent-command", undefined, false, `${base}/command`);
     env(agent?.env, `${base}/env`, "phase-input");
   }
   for (const [name, server] of Object.entries(doc.mcp ?? {})) {
@@ -165,9 +166,11 @@ export function checkExpressionsAndTemplates(ctx: RuleContext): Diagnostic[] {
 
 /** The problems of one argv element, judged with the list it stands in (the words before it). */
 function argvProblems(ctx: RuleContext, site: Site, source: string): ExprDiagnostic[] {
-  const list = valueAtPointer(ctx.doc, site.argv!.pointer);
-  if (!Array.isArray(list)) return [];
-  const index = Number(site.pointer.slice(site.pointer.lastIndexOf("/") + 1));
+  const own = valueAtPointer(ctx.doc, site.argv!.pointer);
+  if (!Array.isArray(own)) return [];
+  const before = site.argv!.after !== undefined ? valueAtPointer(ctx.doc, site.argv!.after) : [];
+  const list = [...(Array.isArray(before) ? before : []), ...own];
+  const index = list.length - own.length + Number(site.pointer.slice(site.pointer.lastIndexOf("/") + 1));
   const templates: Template[] = [];
   for (const item of list) {
     const t = typeof item === "string" ? parseTemplate(item).template : undefined;

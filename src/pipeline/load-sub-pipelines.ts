@@ -13,6 +13,8 @@ import type { LoadedPipeline, ReadHost } from "./load-pipeline.ts";
 import { parsePipelineText, spanOfPointer } from "./parse-pipeline-text.ts";
 import { joinPath } from "./paths.ts";
 import { resolveSpecifier } from "./resolve-specifier.ts";
+import { isUserWord, parseTemplate } from "../expr/index.ts";
+import { paramsRunAsCode } from "./params-as-code.ts";
 
 /** A child pipeline as its parent's phase names it. */
 export interface SubPipeline {
@@ -78,6 +80,7 @@ export async function loadSubPipelines(loaded: LoadedPipeline, host: ReadHost, l
     for (const d of child.diagnostics) loaded.diagnostics.push({ ...d, related: [...(d.related ?? []), note] });
     (loaded.children ??= {})[name] = { file, loaded: child };
     if (child.doc) checkBoundParams(name, base, phase.params ?? {}, child, locate, loaded.diagnostics);
+    if (child.doc) checkParamsAsCode(name, base, phase.params ?? {}, child, locate, loaded.diagnostics);
   }
 }
 
@@ -119,6 +122,48 @@ function checkSandboxTightens(child: LoadedPipeline, parent: Inherited, note: Re
   check(doc.sandbox, "/sandbox", "the pipeline");
   for (const [name, phase] of Object.entries(doc.phases ?? {})) check((phase as { sandbox?: unknown } | undefined)?.sandbox, `/phases/${name.replace(/~/g, "~0").replace(/\//g, "~1")}/sandbox`, `phase "${name}"`);
   for (const [name, hook] of Object.entries(doc.hooks ?? {})) check(hook && typeof hook === "object" && !Array.isArray(hook) ? (hook as { sandbox?: unknown }).sandbox : undefined, `/hooks/${name}/sandbox`, `hook ${name}`);
+}
+
+/**
+ * A param the child runs as code (`[sh, -c, "{{ params.check }}"]`) is the
+ * user's own command line; bound from data (a phase's output, a task, an
+ * answer), that data would run. Only the parent's own params, env and
+ * pipeline folder may fill it.
+ */
+function checkParamsAsCode(
+  name: string,
+  base: string,
+  bound: Record<string, unknown>,
+  child: LoadedPipeline,
+  locate: (pointer: string, mode?: "key" | "value") => Pick<Diagnostic, "file" | "start" | "end" | "related">,
+  out: Diagnostic[],
+): void {
+  const code = paramsRunAsCode(child.doc!);
+  for (const [key, value] of Object.entries(bound)) {
+    const where = code.get(key);
+    if (where === undefined || typeof value !== "string") continue;
+    const t = parseTemplate(value).template;
+    if (!t) continue;
+    const data = t.parts.find((p) => p.kind === "expr" && !isUserWord(p.expr));
+    if (!data) continue;
+    const pointer = `${base}/params/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+    let span: Pick<Diagnostic, "file" | "start" | "end"> | undefined;
+    try {
+      const document = parsePipelineText(child.text, child.file).document;
+      span = { file: child.file, ...spanOfPointer(document, child.text, where, "value") };
+    } catch {
+      span = undefined;
+    }
+    out.push({
+      code: "SUB_PIPELINE_PARAM",
+      severity: "error",
+      message: `phase "${name}" fills param "${key}" from data, and ${child.file} runs that param as a command: the data would run`,
+      ...locate(pointer),
+      pointer,
+      ...(span ? { related: [{ ...span, message: `param "${key}" runs as code here` }] } : {}),
+      hint: "bind it from the parent's own params or env only; pass data as another param the child uses as an argument",
+    });
+  }
 }
 
 /** The params a phase binds, against the child's declared ones: none unknown, every required one bound. */

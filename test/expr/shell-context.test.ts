@@ -15,12 +15,12 @@ const tpl = (s: string): Template => {
 describe("shellContexts", () => {
   it("says where each template stands", () => {
     const r = shellContexts(tpl(`a {{ x }} "b {{ x }}" "$(d {{ x }} "e{{ x }}")" x={{ x }}`));
-    expect(r).toEqual({ ok: true, contexts: ["bare", "double", "bare", "double", "bare"] });
+    expect(r).toMatchObject({ ok: true, contexts: ["bare", "double", "bare", "double", "bare"] });
   });
 
   it("sees a quote character inside the other quotes as text", () => {
-    expect(shellContexts(tpl(`echo "it's {{ x }}"`))).toEqual({ ok: true, contexts: ["double"] });
-    expect(shellContexts(tpl(`echo \\' {{ x }} \\" {{ x }}`))).toEqual({ ok: true, contexts: ["bare", "bare"] });
+    expect(shellContexts(tpl(`echo "it's {{ x }}"`))).toMatchObject({ ok: true, contexts: ["double"] });
+    expect(shellContexts(tpl(`echo \\' {{ x }} \\" {{ x }}`))).toMatchObject({ ok: true, contexts: ["bare", "bare"] });
   });
 
   it.each([
@@ -41,7 +41,7 @@ describe("shellContexts", () => {
   });
 
   it("accepts templates after a here-document has ended, and a # inside a word", () => {
-    expect(shellContexts(tpl("cat <<EOF\nhello\nEOF\necho {{ x }} a#{{ x }}"))).toEqual({ ok: true, contexts: ["bare", "bare"] });
+    expect(shellContexts(tpl("cat <<EOF\nhello\nEOF\necho {{ x }} a#{{ x }}"))).toMatchObject({ ok: true, contexts: ["bare", "bare"] });
   });
 });
 

@@ -88,3 +88,48 @@ extends: ./base.yaml
     expect(out).toMatch(/base\.yaml: [^\n]*env CLAUDE_CONFIG_DIR="\/home"/);
   });
 });
+
+describe("a param the child runs as code, filled from data", () => {
+  const child2 = `phaseloop: 1
+name: child
+params:
+  check: { type: string }
+phases:
+  verify:
+    run: [sh, -c, "{{ params.check }}"]
+    next: [{ stop: complete }]
+stop: { max_iterations: 1 }
+`;
+  const parent2 = (value: string) => `phaseloop: 1
+name: parent
+params:
+  check: { type: string, default: "true" }
+phases:
+  gen:
+    run: ["echo", "X=touch PWNED"]
+    output:
+      x: { match: "X=(.*)" }
+  child:
+    pipeline: ./child.yaml
+    params: { check: ${JSON.stringify(value)} }
+    next: [{ stop: complete }]
+stop: { max_iterations: 1 }
+`;
+  it("is a located error at the parent's binding, with the child's command as related span", () => {
+    const dir = tempDir();
+    write(dir, { "parent.yaml": parent2("{{ phases.gen.output.x }}"), "child.yaml": child2 });
+    const v = cli(["validate", "parent.yaml"], dir);
+    expect(v.code).toBe(2);
+    expect(v.stderr).toMatch(/parent\.yaml:\d+:\d+: error SUB_PIPELINE_PARAM .*fills param "check" from data/);
+    expect(v.stderr).toMatch(/child\.yaml:\d+:\d+/);
+    const r = cli(["run", "parent.yaml"], dir);
+    expect(r.code).toBe(2);
+    expect(existsSync(join(dir, "PWNED"))).toBe(false);
+  });
+
+  it("the parent's own param may fill it", () => {
+    const dir = tempDir();
+    write(dir, { "parent.yaml": parent2("{{ params.check }}"), "child.yaml": child2 });
+    expect(cli(["validate", "parent.yaml"], dir).code).toBe(0);
+  });
+});

@@ -171,4 +171,28 @@ describe("validate refuses them in a pipeline, at the template", () => {
     expect(errors).toMatch(/p\.yaml:10:\d+: error SHELL_TEMPLATE_CONTEXT/);
     expect(errors).toMatch(/p\.yaml:12:\d+: error SHELL_TEMPLATE_CONTEXT/);
   });
+
+  it("a command agent's script: the prompt as data is rendered, as the script or after -c in args is refused", () => {
+    const repo = mkdtempSync(join(dir, "q-"));
+    const agent = (command: string, args = "") => `phaseloop: 1
+name: p
+agents:
+  w: { command: ${command}${args ? `, args: ${args}` : ""} }
+phases:
+  a: { agent: w, prompt: "hi", next: [{ stop: complete }] }
+stop: { max_iterations: 1 }
+`;
+    const cli = join(__dirname, "../../dist/cli.cjs");
+    const validate = (text: string) => {
+      writeFileSync(join(repo, "p.yaml"), text);
+      return spawnSync(process.execPath, [cli, "validate", "p.yaml"], { cwd: repo, encoding: "utf8" });
+    };
+    expect(validate(agent('[sh, -c, "mytool --file {{ prompt_file }} \\"{{ prompt }}\\""]')).status).toBe(0);
+    const asScript = validate(agent('[sh, -c, "{{ prompt }}"]'));
+    expect(asScript.status).toBe(2);
+    expect(asScript.stderr).toMatch(/p\.yaml:4:\d+: error SHELL_TEMPLATE_CONTEXT/);
+    const inArgs = validate(agent("[sh, -c]", '["{{ prompt }}"]'));
+    expect(inArgs.status).toBe(2);
+    expect(inArgs.stderr).toMatch(/error SHELL_TEMPLATE_CONTEXT/);
+  });
 });
