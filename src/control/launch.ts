@@ -6,7 +6,8 @@
  * every run, whoever starts it.
  */
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { makePhaseloopDir } from "../runtime/run-store.ts";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -65,7 +66,7 @@ export interface LaunchOptions {
 export function launchDetached(o: LaunchOptions): Launched {
   const [program, ...prefix] = o.command ?? phaseloopCommand();
   const logPath = outputLogPath(o.workdir, o.runId);
-  mkdirSync(join(o.workdir, ".phaseloop", "output"), { recursive: true });
+  makePhaseloopDir(o.workdir, "output"); // with its .gitignore, as a run makes it
   const fd = openSync(logPath, "a");
   let exitCode: number | null | undefined;
   let child;
