@@ -148,7 +148,7 @@ describe("phaseloop mcp, driven by the SDK's own client", () => {
       expect(refused.code).toBe("BAD_ARGUMENT");
       expect(refused.message).toMatch(/takes no argument .*nothing sent here can change them/);
     }
-    expect(errorOf(await mcp.call("start_run", { pipeline: "loops/quick.yaml", params: { word: ["a"] } })).code).toBe("BAD_ARGUMENT");
+    expect(errorOf(await mcp.call("start_run", { pipeline: "loops/quick.yaml", params: { word: ["a"] } }))).toMatchObject({ code: "BAD_ARGUMENT", message: '"params.word" must be a string, a number or true/false' });
     expect(errorOf(await mcp.call("start_run", { pipeline: "loops/quick.yaml", max_iterations: 0 })).code).toBe("BAD_ARGUMENT");
     expect(errorOf(await mcp.call("start_run", {})).code).toBe("BAD_ARGUMENT");
     expect(errorOf(await mcp.call("start_run", { recipe: "no-such-recipe" })).code).toBe("PATH_NOT_FOUND");
