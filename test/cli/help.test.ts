@@ -21,6 +21,7 @@ const COMMANDS: Record<string, string[]> = {
   init: ["--extends", "--dir", "--force"],
   recipes: ["--json"],
   schema: [],
+  mcp: ["--workdir"],
 };
 
 describe("help texts", () => {
