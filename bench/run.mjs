@@ -308,6 +308,8 @@ try {
     else {
       report("sandbox: per-phase overhead of the wrap alone (sandboxed minus plain)", r.sandboxedMs - r.plainMs, undefined, { max: 50 });
       console.log(`     (the sandbox library's own wrap of the same command: ${(r.libraryMs - r.plainMs).toFixed(1)}ms over plain)`);
+      // the fence against the floor: a bare bubblewrap launch with the same namespaces, over the same plain spawn
+      report("sandbox: per-phase cost of the fence vs a bare bwrap with the same namespaces (over plain)", r.sandboxedMs - r.plainMs, r.bareMs - r.plainMs, 1.3);
       // through phaseloop: the same pipeline with sandbox required and off, interleaved, in one run
       const dir = join(work, "sandbox-run");
       mkdirSync(join(dir, "src"), { recursive: true });
@@ -320,6 +322,20 @@ try {
         on.push(time([node, cli, "run", yaml, "--reporter", "json", "--sandbox", "required"], { cwd: dir }));
       }
       report(`sandbox: per-phase overhead through phaseloop (${n} phases, required minus off)`, (median(on) - median(off)) / n, undefined, { max: 50 });
+      // a loop of short phases (an agent step and a verify step each iteration), as a loop runs
+      // by default (both fenced) against the same loop whose verify step says sandbox: off: what
+      // fencing run phases adds, not to be twice the loop's cost
+      const loopOf = (verifyMode) => `phaseloop: 1\nname: runs\nagents:\n  a: { command: [sh, -c, "echo x >> src/x.txt"] }\ntools:\n  t: { write: ["src/**"] }\nphases:\n  step: { agent: a, prompt: go, tools: t }\n  verify: { run: "true", sandbox: ${verifyMode}, next: [{ if: \"iteration >= ${n}\", stop: complete }] }\nstop: { max_iterations: ${n} }\n`;
+      const loop = join(dir, "loop.yaml");
+      const loopOff = join(dir, "loop-off.yaml");
+      writeFileSync(loop, loopOf("auto"));
+      writeFileSync(loopOff, loopOf("off"));
+      const fenced = [], bare = [];
+      for (let i = 0; i < (quick ? 2 : 3); i++) {
+        bare.push(time([node, cli, "run", loopOff, "--reporter", "json"], { cwd: dir }));
+        fenced.push(time([node, cli, "run", loop, "--reporter", "json"], { cwd: dir }));
+      }
+      report(`sandbox: a loop of ${n} iterations (agent step, verify), the verify step fenced (the default) vs not`, median(fenced), median(bare), 2);
     }
   }
   if (wanted("lanes")) {

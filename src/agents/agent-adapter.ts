@@ -64,6 +64,8 @@ export interface ToolCall {
 export interface AgentRunReport {
   /** The agent's final message (text agents: the whole stdout, capped). */
   text: string;
+  /** The structured answer a CLI returned beside its text, under a JSON Schema it enforced (claude `--json-schema`). */
+  structured?: unknown;
   /** A terminal success event was seen; null for text agents (the exit code decides). */
   success: boolean | null;
   error?: { class: "agent_error" | "transient" | "policy_violation"; message: string };

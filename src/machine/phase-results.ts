@@ -275,7 +275,7 @@ export function decide(d: Draft, phase: CompiledPhase, r: PhaseResult, violated:
     const rr = renderIn(d, chosen.reason, ctx);
     return rr.ok && rr.value.trim() !== "" ? rr.value : fallback;
   };
-  noteFailure(d, phase, r, chosen?.if !== undefined && testsFailure(chosen.if, name));
+  noteFailure(d, phase, r, chosen?.if !== undefined ? failuresTested(chosen.if, name) : new Set());
   if (chosen?.task) markTask(d, chosen.task, reasonText(`marked ${chosen.task} by phase "${name}"`));
   else if (chosen?.reason && !chosen.stop) {
     // a reason on a rule that goes on: why this attempt did not finish the current task
@@ -324,13 +324,27 @@ function mustBeHandled(phase: CompiledPhase, r: PhaseResult): boolean {
   return r.error === "output_invalid" || phase.kind === "agent" || phase.kind === "pipeline" || phase.kind === "group";
 }
 
-/** Keep or clear the phase's standing failure: `handled` when the rule that took control from it tests its status or error. */
-function noteFailure(d: Draft, phase: CompiledPhase, r: PhaseResult, handled: boolean): void {
+/**
+ * Keep or clear the standing failures after a phase's rule was chosen: the
+ * phase's own (it stands when it must be handled and the rule does not test
+ * it), and those of the phases the rule tests (`tested`: handled now).
+ */
+function noteFailure(d: Draft, phase: CompiledPhase, r: PhaseResult, tested: Set<string>): void {
   const s = d.s;
-  const others = (s.unhandled ?? []).filter((u) => u.phase !== phase.name);
-  if (mustBeHandled(phase, r) && !handled) others.push({ phase: phase.name, error: r.error!, message: cap(r.message ?? r.error!, CAPS.textTail) });
+  const others = (s.unhandled ?? []).filter((u) => u.phase !== phase.name && !tested.has(u.phase));
+  if (mustBeHandled(phase, r) && !tested.has(phase.name)) others.push({ phase: phase.name, error: r.error!, message: cap(r.message ?? r.error!, CAPS.textTail) });
   if (others.length > 0) s.unhandled = others;
   else delete s.unhandled;
+}
+
+/** The phases whose `status` or `error` a condition tests: `status`, `error` (the phase's own), `phases.NAME.status|error`. */
+function failuresTested(expr: Expr, name: string): Set<string> {
+  const out = new Set<string>();
+  for (const { path } of collectReferences(expr)) {
+    if (path[0] === "error" || path[0] === "status") out.add(name);
+    else if (path[0] === "phases" && typeof path[1] === "string" && (path[2] === "error" || path[2] === "status")) out.add(path[1]);
+  }
+  return out;
 }
 
 /** The phase after this one in file order, past the members of parallel groups (they run only with their group). */

@@ -12,6 +12,7 @@ import { revertScope, type ScopeBaseline } from "../runtime/write-scope-baseline
 import type { RunContext } from "./run-context.ts";
 import { join } from "node:path";
 import { isUnder } from "../sandbox/compile-sandbox.ts";
+import { isProtectedPath } from "../sandbox/bwrap-args.ts";
 
 /** A write scope opened before the phase runs: its globs, rendered, and the workdir as it was. */
 export interface WriteScope {
@@ -60,7 +61,8 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
   const phaseChanges = measured.scope && { paths: keep(measured.scope.paths), internals: keep(measured.scope.internals) };
   if (!scope || !phaseChanges || !allowed) return { changes };
   // the repository's own files (hooks, config, refs, the index) are outside every write scope
-  let outside = [...phaseChanges.paths.filter((p) => !allowed(p)), ...phaseChanges.internals].sort();
+  // a protected name (an agent CLI's settings, a hook manager's folder) is outside every write scope, as in the OS sandbox
+  let outside = [...phaseChanges.paths.filter((p) => !allowed(p) || isProtectedPath(p)), ...phaseChanges.internals].sort();
   if (outside.length === 0) return { changes };
   // where the kernel could not tell a glob apart (it binds the folder `docs/*.md` names, and
   // `docs/run.sh` is in it), what the phase wrote outside the globs is undone now, before

@@ -86,8 +86,6 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
   const toolSet = withArtifacts(phase.tools ? machine.tools[phase.tools] : undefined, info.run_id);
   if (phase.kind === "agent") {
     const spec = machine.agents[phase.agent!]!;
-    // the phase's model (a tier resolved when the pipeline was compiled) in place of the agent's
-    const agent = phase.model !== undefined && phase.model !== spec.model ? { ...spec, model: phase.model } : spec;
     const promptFile = join(dir, "prompt.md");
     files.write(promptFile, e.prompt ?? "");
     const extra = { prompt: e.prompt ?? "", prompt_file: promptFile };
@@ -115,6 +113,11 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       Object.assign(into, r.env);
       return r.argv;
     };
+    // the phase's model (a tier resolved when the pipeline was compiled) in place of the agent's,
+    // rendered like the prompt (`model: "{{ params.model }}"`); a tier it renders to is resolved now
+    const rendered = phase.model !== undefined && phase.model.includes("{{") ? render(phase.model) || undefined : phase.model;
+    const model = rendered !== undefined && spec.models && Object.hasOwn(spec.models, rendered) ? spec.models[rendered] : rendered;
+    const agent = model !== spec.model ? { ...spec, model } : spec;
     const tools = toolSet ? { ...toolSet, write: toolSet.write?.map(render), read: toolSet.read?.map(render), bash: toolSet.bash?.map(render) } : undefined;
     const structured = Object.values(phase.output).filter((o) => o.json === true && o.schema);
     const outputSchema = structured.length === 1 ? (structured[0]!.schema as Record<string, unknown>) : undefined;

@@ -15,9 +15,13 @@ export type PathKind = "dir" | "file" | undefined;
 
 /**
  * Names that no phase may change inside a writable directory of the workdir, whatever its
- * write globs say: shell and tool settings that run code the next time someone opens the
- * repository, and an agent's own settings. The same list as @anthropic-ai/sandbox-runtime's
- * (DANGEROUS_FILES and its dangerous directories, 0.0.83).
+ * write globs say and whichever agent runs: shell and tool settings that run code the next
+ * time someone opens the repository, every agent CLI's project settings (a hook or an MCP
+ * server written there runs the next time any of them starts, not only the one that wrote it),
+ * MCP files, and hook managers' folders (a `.husky/pre-commit` runs at the user's next
+ * commit). The sandbox library's list (DANGEROUS_FILES and its dangerous directories, 0.0.83)
+ * and more. aider's own history files (`.aider.chat.history.md`, `.aider.input.history`,
+ * `.aider.tags.cache.*`) are its work and stay writable; its settings are not.
  */
 export const PROTECTED_NAMES = [
   ".gitconfig",
@@ -27,15 +31,32 @@ export const PROTECTED_NAMES = [
   ".zshrc",
   ".zprofile",
   ".profile",
+  ".envrc",
   ".ripgreprc",
   ".mcp.json",
   ".vscode",
   ".idea",
-  ".claude/commands",
-  ".claude/agents",
-  ".claude/settings.json",
-  ".claude/settings.local.json",
+  ".cursor",
+  ".claude",
+  ".gemini",
+  ".codex",
+  ".aider.conf.yml",
+  ".aider.model.settings.yml",
+  ".aider.model.metadata.json",
+  ".aiderignore",
+  ".husky",
+  ".githooks",
+  ".lefthook",
+  "lefthook.yml",
+  ".lefthook.yml",
+  ".pre-commit-config.yaml",
 ] as const;
+
+/** Whether `rel` (relative to the workdir) is a protected name or inside one. */
+export function isProtectedPath(rel: string): boolean {
+  const top = rel.split("/")[0] ?? "";
+  return PROTECTED_NAMES.some((name) => name === top);
+}
 
 /** The proxy a sandbox reaches its allowed hosts through. */
 export interface ProxyRoute {
@@ -135,7 +156,7 @@ export function absentProtected(input: Pick<BwrapInput, "profile" | "cwd" | "kin
 }
 
 function protectedCandidates(profile: SandboxProfile, cwd: string): string[] {
-  return [...profile.denyWrite, ...PROTECTED_NAMES.map((name) => `${cwd === "/" ? "" : cwd}/${name}`)];
+  return [...profile.denyWrite, ...PROTECTED_NAMES.map((name) => `${cwd === "/" ? "" : cwd}/${name}`), ...(profile.protect ?? [])];
 }
 
 /** bwrap's arguments, and the variables to start it with (the proxy's credential stays out of argv). */

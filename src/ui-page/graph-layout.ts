@@ -36,7 +36,7 @@ export interface Layout {
   height: number;
 }
 
-const CHAR = 6.6;
+const CHAR = 7.4;
 const LINE = 15;
 const GAP_X = 36;
 const GAP_Y = 52;
@@ -146,6 +146,6 @@ export function layoutGraph(nodes: { id: string; label: string[] }[], edges: { f
 
 function sizeOf(lines: string[]): { w: number; h: number } {
   const shown = lines.slice(0, 2);
-  const w = Math.max(60, ...shown.map((l, i) => Math.min(l.length, 38) * (i === 0 ? CHAR + 0.6 : CHAR - 0.6))) + 20;
+  const w = Math.max(60, ...shown.map((l, i) => Math.min(l.length, 40) * (i === 0 ? CHAR : CHAR - 0.6))) + 24;
   return { w, h: 12 + shown.length * LINE };
 }

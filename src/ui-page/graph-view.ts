@@ -12,7 +12,7 @@ import { layoutGraph, type Layout } from "./graph-layout.ts";
 
 export interface GraphView {
   el: HTMLElement;
-  update(view: RunView, state: string): void;
+  update(view: RunView, state: string, inflight?: string[]): void;
 }
 
 const OUTCOMES = new Set(["complete", "blocked", "failed", "stopped"]);
@@ -21,7 +21,7 @@ export function graphView(graph: RunGraph, onPhase: (phase: string) => void): Gr
   const layout: Layout = layoutGraph(graph.nodes, graph.edges);
   const byNode = new Map<string, string>(Object.entries(graph.ids).map(([phase, id]) => [id, phase]));
   const svg = s("svg", { class: "graph", viewBox: `0 0 ${layout.width} ${layout.height}`, width: layout.width, height: layout.height, role: "img", "aria-label": "the loop's graph" });
-  const defs = s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, s("path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" })));
+  const defs = s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 9, markerHeight: 9, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" }, s("path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" })));
   svg.append(defs);
   const edgeEls: { from: string; to: string; path: SVGPathElement; label: SVGTextElement; base: string }[] = [];
   const laid = new Map(layout.edges.map((l) => [l.i, l]));
@@ -29,7 +29,7 @@ export function graphView(graph: RunGraph, onPhase: (phase: string) => void): Gr
     const l = laid.get(i);
     if (!l) return;
     const path = s("path", { d: l.d, class: `edge ${e.style}${l.back ? " back" : ""}`, "marker-end": "url(#arrow)", "data-i": String(i) });
-    if (e.title) path.append(s("title", {}, e.title));
+    path.append(s("title", {}, e.title ?? e.label));
     const label = s("text", { x: l.lx, y: l.ly, class: "edge-label", "text-anchor": l.back ? "end" : "middle" }, e.label);
     svg.append(path, label);
     edgeEls.push({ from: e.from, to: e.to, path, label, base: e.label });
@@ -57,7 +57,7 @@ export function graphView(graph: RunGraph, onPhase: (phase: string) => void): Gr
     return id === undefined ? [phase] : [id, `j_${id.slice(2)}`];
   }
 
-  function update(view: RunView, state: string): void {
+  function update(view: RunView, state: string, inflight: string[] = []): void {
     // counts of transitions map onto the graph's edges: from a phase (or its group's join) to a phase, the queue or an outcome
     const taken = new Map<number, number>();
     for (const [key, n] of Object.entries(view.edges)) {
@@ -74,13 +74,25 @@ export function graphView(graph: RunGraph, onPhase: (phase: string) => void): Gr
       const q = edgeEls.findIndex((e) => e.from === "queue" && nodeIdsOf(first.phase).includes(e.to));
       if (q >= 0) taken.set(q, Math.max(taken.get(q) ?? 0, view.rows.filter((r) => r.task === null).length));
     }
+    // a group's fork to its members and their join: taken as often as the member ran
+    edgeEls.forEach((e, i) => {
+      if (taken.has(i)) return;
+      const member = byNode.get(e.to) ?? byNode.get(e.from);
+      const group = member === undefined ? undefined : graph.nodes.find((n) => n.id === e.from || n.id === e.to);
+      if (member !== undefined && group !== undefined && (e.from.startsWith("p_") && e.to.startsWith("p_") ? graph.edges[i]?.style === "bold" : e.to.startsWith("j_"))) {
+        const v = view.visits[member] ?? 0;
+        if (v > 0) taken.set(i, v);
+      }
+    });
     edgeEls.forEach((e, i) => {
       const n = taken.get(i) ?? 0;
       e.path.classList.toggle("taken", n > 0);
       e.path.style.strokeWidth = n > 0 ? String(Math.min(5, 1.6 + Math.log10(n + 1) * 1.5)) : "";
-      e.label.textContent = n > 0 ? `${e.base}${e.base ? " " : ""}×${n}` : e.base;
+      // a limit or skip never taken keeps its words for the tooltip: the drawing stays readable
+      const dashed = e.path.classList.contains("dashed");
+      e.label.textContent = n > 0 ? `${dashed ? "" : e.base}${e.base && !dashed ? " " : ""}×${n}` : dashed ? "" : e.base;
     });
-    const running = new Set(view.runs.filter((r) => r.status === "running").map((r) => r.phase));
+    const running = new Set([...view.runs.filter((r) => r.status === "running").map((r) => r.phase), ...inflight]);
     const lastFailed = new Set<string>();
     for (const [id, { g, count }] of nodeEls) {
       const phase = byNode.get(id);
@@ -98,6 +110,7 @@ export function graphView(graph: RunGraph, onPhase: (phase: string) => void): Gr
     clear(note);
     if (f) note.append(`Stopped at ${f.outcome}: ${f.reason.message || f.reason.code} (${f.reason.code}).`);
     else if (state === "awaiting answer" && view.summary.question) note.append(`Waiting at ${view.summary.question.phase} for an answer.`);
+    else if (inflight.length > 0) note.append(`Running ${inflight.join(", ")}.`);
     else if (view.summary.phase) note.append(`${state === "running" ? "Running" : "Stood"} at ${view.summary.phase}, iteration ${view.summary.iteration}.`);
   }
 

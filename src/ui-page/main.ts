@@ -6,7 +6,7 @@
  * data inline in the file, no request at all.
  */
 import type { ControlResult } from "../ui/controls.ts";
-import type { PhaseFiles, RunRow } from "../ui/read-runs.ts";
+import type { Inflight, PhaseFiles, RunRow } from "../ui/read-runs.ts";
 import type { RunEvent } from "../run/run-events.ts";
 import { clear, h } from "./dom.ts";
 import { runPage, type RunPage, type RunSnapshot } from "./run-page.ts";
@@ -91,6 +91,7 @@ function openRun(key: string): void {
       page.output(o.dir, o.stream, o.text);
     },
     live: (d) => page.live((d as { live: boolean }).live),
+    inflight: (d) => page.inflight(d as Inflight | null),
     missing: () => {
       clear(page.el);
       page.el.append(h("h1", {}, key), h("p", { class: "error" }, "There is no such run in this workdir."));

@@ -79,7 +79,7 @@ function section(title: string, body: Node): HTMLElement {
 const LINES_MAX = 500;
 
 /** The running phases' output as it streams: the last lines of each. */
-export function outputPanel(): { el: HTMLElement; add(dir: string, stream: string, text: string): void; setRunning(dirs: string[]): void } {
+export function outputPanel(): { el: HTMLElement; add(dir: string, stream: string, text: string): void; setRunning(dirs: string[], idleText?: string): void } {
   const el = h("section", { class: "output-panel" });
   const boxes = new Map<string, { box: HTMLElement; pre: HTMLElement; lines: number }>();
   const idle = h("p", { class: "muted" }, "No phase is running.");
@@ -114,12 +114,13 @@ export function outputPanel(): { el: HTMLElement; add(dir: string, stream: strin
       if (stick) b.pre.scrollTop = b.pre.scrollHeight;
       idle.hidden = true;
     },
-    setRunning(dirs) {
+    setRunning(dirs, idleText = "No phase is running.") {
+      idle.textContent = idleText;
       // the finished phases' boxes go (their logs are in the phase panel); at most a few stay
       for (const [dir, b] of boxes) {
         if (!dirs.includes(dir)) {
           b.box.classList.add("done");
-          if (boxes.size > 3) {
+          if (boxes.size > 2) {
             b.box.remove();
             boxes.delete(dir);
           }

@@ -8,6 +8,7 @@
 import { runStateOf } from "../reporters/run-summary.ts";
 import type { ControlResult } from "../ui/controls.ts";
 import type { RunGraph } from "../ui/run-graph.ts";
+import type { Inflight } from "../ui/read-runs.ts";
 import { addToRunView, type RunView } from "../ui/run-view.ts";
 import type { RunEvent } from "../run/run-events.ts";
 import { badge, clear, formatCost, formatCount, formatDuration, h } from "./dom.ts";
@@ -21,6 +22,7 @@ export interface RunSnapshot {
   live: boolean;
   graph: RunGraph;
   problem: string | null;
+  inflight?: Inflight | null;
 }
 
 export interface RunPageOptions {
@@ -36,12 +38,14 @@ export interface RunPage {
   events(events: RunEvent[]): void;
   output(dir: string, stream: string, text: string): void;
   live(live: boolean): void;
+  inflight(inflight: Inflight | null): void;
   dispose(): void;
 }
 
 export function runPage(key: string, options: RunPageOptions): RunPage {
   let view: RunView | undefined;
   let live = false;
+  let inflight: Inflight | null = null;
   let graph: GraphView | undefined;
   let graphOf: RunGraph | undefined;
   let selected: number | null = null;
@@ -97,8 +101,8 @@ export function runPage(key: string, options: RunPageOptions): RunPage {
     facts.append(
       badge(state()),
       fact("pipeline", s.pipeline ?? "–"),
-      fact("iteration", `${s.iteration}${s.max_iterations ? ` / ${s.max_iterations}` : ""}`),
-      fact("phase", s.phase ?? "–"),
+      fact("iteration", `${Math.max(s.iteration, inflight?.iteration ?? 0)}${s.max_iterations ? ` / ${s.max_iterations}` : ""}`),
+      fact("phase", s.phase ?? (inflight?.phases.length ? inflight.phases.map((p) => p.phase).join(", ") : (inflight?.waiting ?? "–"))),
       fact("duration", formatDuration(elapsed)),
       fact("tokens", formatCount(s.tokens)),
       fact("cost", formatCost(s.cost_usd)),
@@ -171,10 +175,12 @@ export function runPage(key: string, options: RunPageOptions): RunPage {
       clear(graphBox);
       graphBox.append(graph.el);
     }
-    graph?.update(view, state());
-    timeline.update(view);
+    const flying = live ? (inflight?.phases ?? []) : [];
+    graph?.update(view, state(), flying.map((p) => p.phase));
+    timeline.update(view, live ? inflight : null);
     usage.update(view);
-    output.setRunning(view.runs.filter((r) => r.status === "running" && r.dir !== "").map((r) => r.dir));
+    const q = view.summary.question;
+    output.setRunning(flying.map((p) => p.dir), q && !view.summary.finished ? `${q.phase} waits for an answer.` : inflight?.waiting && live ? `${inflight.waiting}.` : "No phase is running.");
     renderNotes();
     if (selected === null && view.runs.length > 0) {
       const failed = view.summary.finished ? [...view.runs].reverse().find((r) => r.status === "failed") : undefined;
@@ -191,6 +197,7 @@ export function runPage(key: string, options: RunPageOptions): RunPage {
     snapshot(s) {
       view = s.view;
       live = s.live;
+      inflight = s.inflight ?? null;
       receivedAt = Date.now();
       if (graphOf === undefined || JSON.stringify(graphOf) !== JSON.stringify(s.graph)) {
         graphOf = s.graph;
@@ -210,6 +217,10 @@ export function runPage(key: string, options: RunPageOptions): RunPage {
     },
     live(next) {
       live = next;
+      later();
+    },
+    inflight(next) {
+      inflight = next;
       later();
     },
     dispose() {

@@ -6,12 +6,13 @@
  * marked. A virtual list: only the rows in sight are in the DOM, so a run of
  * 10,000 iterations scrolls like one of ten.
  */
-import type { PhaseRun, RunView } from "../ui/run-view.ts";
+import type { Inflight } from "../ui/read-runs.ts";
+import type { IterationRow, PhaseRun, RunView } from "../ui/run-view.ts";
 import { clear, formatDuration, h } from "./dom.ts";
 
 export interface TimelineView {
   el: HTMLElement;
-  update(view: RunView): void;
+  update(view: RunView, inflight?: Inflight | null): void;
   select(n: number | null): void;
 }
 
@@ -26,6 +27,9 @@ export function timelineView(onSelect: (n: number) => void, now: () => number): 
   const caption = h("p", { class: "tl-caption" });
   const el = h("div", { class: "timeline" }, caption, scroller);
   let view: RunView | undefined;
+  /** The phases in flight (from the checkpoint), drawn at the end of their iteration's row. */
+  let flying: PhaseRun[] = [];
+  let flyingRow: IterationRow | null = null;
   let selected: number | null = null;
   let follow = true;
   let frame = 0;
@@ -46,7 +50,7 @@ export function timelineView(onSelect: (n: number) => void, now: () => number): 
   function render(): void {
     frame = 0;
     if (!view) return;
-    const rows = view.rows;
+    const rows = flyingRow ? [...view.rows, flyingRow] : view.rows;
     spacer.style.height = `${rows.length * ROW}px`;
     scroller.style.height = `${Math.min(360, Math.max(3, rows.length) * ROW + 2)}px`;
     const first = Math.max(0, Math.floor(scroller.scrollTop / ROW) - OVERSCAN);
@@ -57,7 +61,7 @@ export function timelineView(onSelect: (n: number) => void, now: () => number): 
     const frag = document.createDocumentFragment();
     for (let i = first; i < last; i++) {
       const row = rows[i]!;
-      const runs = row.runs.map((n) => view!.runs[n]!).filter(Boolean);
+      const runs = [...row.runs.map((n) => view!.runs[n]!).filter(Boolean), ...(row === flyingRow || (flyingRow === null && i === rows.length - 1) ? flying : [])];
       const end = Math.max(row.end, ...runs.map((r) => r.start + (r.ms ?? clock - r.start)));
       const span = Math.max(1, end - row.start);
       const bars = h("div", { class: "tl-bars" });
@@ -75,7 +79,8 @@ export function timelineView(onSelect: (n: number) => void, now: () => number): 
           bar.style.top = `${3 + (t * 20) / tracks.size}px`;
           bar.style.height = `${Math.max(3, 20 / tracks.size - 1)}px`;
         }
-        if ((ms / span) * width > 60) bar.textContent = `${r.phase}${r.attempt > 1 ? ` #${r.attempt}` : ""} ${formatDuration(ms)}`;
+        if (r.group !== null && tracks.size > 1) bar.classList.add("stacked");
+        else if ((ms / span) * width > 60) bar.textContent = `${r.phase}${r.attempt > 1 ? ` #${r.attempt}` : ""} ${formatDuration(ms)}`;
         bars.append(bar);
       }
       const label = `${row.task ? `${row.task} · ` : ""}iteration ${row.iteration}`;
@@ -85,10 +90,19 @@ export function timelineView(onSelect: (n: number) => void, now: () => number): 
     rowsEl.append(frag);
   }
 
-  function update(next: RunView): void {
+  function update(next: RunView, inflight: Inflight | null = null): void {
     view = next;
+    flying = [];
+    flyingRow = null;
+    if (inflight && inflight.phases.length > 0 && next.t0 !== null) {
+      const start = inflight.since === null ? next.now : inflight.since - next.t0;
+      const last = next.rows[next.rows.length - 1];
+      // a phase of an iteration the log has not begun yet gets a row of its own
+      if (!last || last.iteration !== inflight.iteration) flyingRow = { iteration: inflight.iteration, task: null, start, end: start, runs: [], failed: false };
+      flying = inflight.phases.map((p, i) => ({ n: -1 - i, iteration: inflight.iteration, phase: p.phase, attempt: p.attempt, kind: "run", dir: p.dir, task: null, group: p.group, start, ms: null, status: "running", error: null, message: null, exit_code: null, tokens: 0, cost_usd: 0, model: null }));
+    }
     const lanes = next.lanes.length;
-    caption.textContent = `${next.rows.length} ${next.rows.length === 1 ? "row" : "rows"}${lanes ? ` · ${lanes} lanes` : ""} · ${next.runs.length} phase runs · click a bar for its prompt, output and changes`;
+    caption.textContent = `${next.rows.length + (flyingRow ? 1 : 0)} ${next.rows.length === 1 ? "row" : "rows"}${lanes ? ` · ${lanes} lanes` : ""} · ${next.runs.length} phase runs · click a bar for its prompt, output and changes`;
     render();
     if (follow) scroller.scrollTop = scroller.scrollHeight;
   }

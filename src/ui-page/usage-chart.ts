@@ -12,7 +12,9 @@ export function usageChart(): { el: HTMLElement; update(view: RunView): void } {
   const cost = s("polyline", { class: "line cost", points: "" });
   const axis = s("path", { class: "axis", d: `M${PAD},${PAD / 2} V${H - PAD} H${W - PAD / 2}` });
   const tMax = s("text", { x: W - PAD / 2, y: H - 10, class: "tick", "text-anchor": "end" }, "");
-  const svg = s("svg", { class: "usage", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "tokens and cost over time" }, axis, tokens, cost, tMax);
+  const kTop = s("text", { x: PAD + 4, y: PAD / 2 + 8, class: "tick tokens-tick" }, "");
+  const cTop = s("text", { x: W - PAD / 2, y: PAD / 2 + 8, class: "tick cost-tick", "text-anchor": "end" }, "");
+  const svg = s("svg", { class: "usage", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "tokens and cost over time" }, axis, tokens, cost, tMax, kTop, cTop);
   const legend = h("p", { class: "legend" });
   const el = h("div", { class: "usage-wrap" }, svg, legend);
 
@@ -27,6 +29,8 @@ export function usageChart(): { el: HTMLElement; update(view: RunView): void } {
     tokens.setAttribute("points", [`${PAD},${H - PAD}`, ...pts.map((p) => `${x(p.t).toFixed(1)},${y(p.tokens, kMax).toFixed(1)}`)].join(" "));
     cost.setAttribute("points", [`${PAD},${H - PAD}`, ...pts.map((p) => `${x(p.t).toFixed(1)},${y(p.cost_usd, cMax).toFixed(1)}`)].join(" "));
     tMax.textContent = formatDuration(tEnd);
+    kTop.textContent = pts.length > 1 ? `${formatCount(kMax)} tokens` : "";
+    cTop.textContent = pts.length > 1 ? formatCost(cMax) : "";
     legend.textContent = `tokens ${formatCount(view.summary.tokens)} (blue) · cost ${formatCost(view.summary.cost_usd)} (orange) · ${pts.length} points`;
   }
   return { el, update };

@@ -14,7 +14,7 @@ import type { RunEvent } from "../run/run-events.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { readRunGraph } from "./run-graph.ts";
 import { rootRunOf } from "./run-key.ts";
-import { listRunRows, readFrom, readRunView, runFolder, stateOfView, type RunRow } from "./read-runs.ts";
+import { listRunRows, readFrom, readInflight, readRunView, runFolder, stateOfView, type RunRow } from "./read-runs.ts";
 import { RunsWatcher } from "./watch-runs.ts";
 
 interface Follow {
@@ -31,6 +31,7 @@ interface Client {
   offset: number;
   splitter: EventLineSplitter;
   live: boolean | null;
+  inflight: string;
   follows: Map<string, Follow>;
   busy: boolean;
 }
@@ -66,7 +67,7 @@ export class LiveFeed {
   async subscribe(res: ServerResponse, list: boolean, key: string | null): Promise<void> {
     res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", connection: "keep-alive", "x-accel-buffering": "no" });
     res.write("retry: 1000\n\n");
-    const client: Client = { res, list, key, offset: 0, splitter: new EventLineSplitter(), live: null, follows: new Map(), busy: true };
+    const client: Client = { res, list, key, offset: 0, splitter: new EventLineSplitter(), live: null, inflight: "", follows: new Map(), busy: true };
     this.clients.add(client);
     res.on("close", () => this.clients.delete(client));
     const keepAlive = setInterval(() => res.write(": \n\n"), 15_000);
@@ -93,8 +94,10 @@ export class LiveFeed {
     const graph = await readRunGraph(read.file, read.view.phases, this.workdir);
     client.offset = read.offset;
     client.live = read.live;
-    send(client, "run", { view: read.view, live: read.live, state: stateOfView(read.view, read.live), graph, problem: read.problem ?? null });
-    for (const r of read.view.runs) if (r.status === "running" && r.dir !== "" && read.live) this.follow(client, r.dir, true);
+    const inflight = read.live ? readInflight(this.workdir, key) : null;
+    client.inflight = JSON.stringify(inflight);
+    send(client, "run", { view: read.view, live: read.live, state: stateOfView(read.view, read.live), graph, problem: read.problem ?? null, inflight });
+    for (const p of inflight?.phases ?? []) this.follow(client, p.dir, true);
     await this.sendOutput(client);
   }
 
@@ -176,14 +179,20 @@ export class LiveFeed {
         const events: RunEvent[] = [];
         client.splitter.push(new TextEncoder().encode(got.text), (e) => events.push(e));
         client.offset = got.offset;
-        for (const e of events) {
-          if (e.type === "phase.started" && e.dir !== "") this.follow(client, e.dir, false);
-          if (e.type === "phase.finished" || e.type === "run.interrupted") for (const f of client.follows.values()) if (e.type === "run.interrupted" || f.dir.endsWith(`-${e.phase}`)) f.ending = true;
-        }
         if (events.length > 0) send(client, "events", events);
       }
-      await this.sendOutput(client);
       const live = await isRunLive(this.workdir, rootRunOf(key), this.host);
+      // what runs now is in the checkpoint (the log has a phase once it has finished): follow its output
+      const inflight = live ? readInflight(this.workdir, key) : null;
+      const now = new Set((inflight?.phases ?? []).map((p) => p.dir));
+      for (const dir of now) this.follow(client, dir, false);
+      for (const f of client.follows.values()) if (!now.has(f.dir)) f.ending = true;
+      const json = JSON.stringify(inflight);
+      if (json !== client.inflight) {
+        client.inflight = json;
+        send(client, "inflight", inflight);
+      }
+      await this.sendOutput(client);
       if (live !== client.live) {
         client.live = live;
         send(client, "live", { live });

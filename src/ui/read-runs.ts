@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { lastEvents, listRuns, type RunListEntry } from "../reporters/list-runs.ts";
 import { isRunLive, readEvents, runsDir } from "../reporters/run-log.ts";
 import { addToRunSummary, emptyRunSummary, runStateOf } from "../reporters/run-summary.ts";
+import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { isPhaseDirName, parseRunKey, rootRunOf } from "./run-key.ts";
 import { addToRunView, emptyRunView, type RunView } from "./run-view.ts";
@@ -65,8 +66,17 @@ async function rowOf(entry: RunListEntry): Promise<RunRow> {
     cost_usd: entry.cost_usd,
   };
   if (entry.outcome === "complete" || entry.outcome === "failed" || entry.outcome === "blocked" || entry.outcome === "stopped") return row;
-  // a run that has not finished: where it stands, from the end of its log
-  return withTail(row, join(entry.dir, "events.jsonl"), entry.outcome === "running");
+  // a run that has not finished: where it stands, from the end of its log and (running) its checkpoint
+  const tailed = await withTail(row, join(entry.dir, "events.jsonl"), entry.outcome === "running");
+  if (entry.outcome === "running") {
+    const inflight = readInflightIn(entry.dir);
+    if (inflight !== null) {
+      if (inflight.phases.length > 0) tailed.phase = inflight.phases.map((p) => p.phase).join(", ");
+      else if (inflight.waiting !== null) tailed.phase = inflight.waiting;
+      if (inflight.iteration > 0) tailed.iteration = inflight.iteration;
+    }
+  }
+  return tailed;
 }
 
 async function withTail(row: RunRow, eventsPath: string, live: boolean): Promise<RunRow> {
@@ -246,4 +256,49 @@ export async function readFrom(path: string, offset: number, max = 64 * 1024): P
   } finally {
     await handle.close();
   }
+}
+
+/** What a live run is doing now, from its checkpoint: the log has a phase's events only once it has finished. */
+export interface Inflight {
+  iteration: number;
+  /** ms since the epoch of the transition that started them. */
+  since: number | null;
+  phases: { phase: string; attempt: number; dir: string; group: string | null }[];
+  /** A retry's wait, or a hook, or the question asked. */
+  waiting: string | null;
+}
+
+const dirOf = (seq: number, phase: string): string => `${String(seq).padStart(4, "0")}-${phase}`;
+
+/** The phases a run has in flight, as its checkpoint (the journal's last line or state.json) says. */
+export function readInflight(workdir: string, key: string): Inflight | null {
+  const dir = runFolder(workdir, key);
+  return dir === undefined ? null : readInflightIn(dir);
+}
+
+export function readInflightIn(dir: string): Inflight | null {
+  const text = readCheckpointFile(join(dir, "state.json"));
+  if (text === undefined) return null;
+  let snapshot: Record<string, unknown>;
+  try {
+    snapshot = ((JSON.parse(text) as { snapshot?: unknown }).snapshot ?? {}) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  const a = snapshot.awaiting as Record<string, unknown> | null | undefined;
+  const iteration = typeof snapshot.iteration === "number" ? snapshot.iteration : 0;
+  const since = typeof snapshot.lastAt === "number" ? snapshot.lastAt : null;
+  const out: Inflight = { iteration, since, phases: [], waiting: null };
+  if (a === null || a === undefined || typeof a !== "object") return out;
+  const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+  if (a.kind === "phase" && typeof a.phase === "string") out.phases.push({ phase: a.phase, attempt: num(a.attempt), dir: dirOf(num(a.seq), a.phase), group: null });
+  else if (a.kind === "group" && typeof a.group === "string" && a.running && typeof a.running === "object") {
+    for (const [phase, m] of Object.entries(a.running as Record<string, { attempt?: unknown; seq?: unknown; delayMs?: unknown }>)) {
+      if (typeof m?.delayMs === "number" && m.delayMs > 0) continue;
+      out.phases.push({ phase, attempt: num(m?.attempt), dir: dirOf(num(m?.seq), phase), group: a.group });
+    }
+  } else if (a.kind === "retry" && typeof a.phase === "string") out.waiting = `${a.phase} retries in ${Math.round(num(a.delayMs) / 1000)}s`;
+  else if (a.kind === "hook") out.waiting = `hook ${String(a.hook)}`;
+  else if (a.kind === "answer" && typeof a.phase === "string") out.waiting = `${a.phase} waits for an answer`;
+  return out;
 }

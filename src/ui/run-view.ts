@@ -27,7 +27,8 @@ export interface PhaseRun {
   start: number;
   /** Until it finished; null while it runs. */
   ms: number | null;
-  status: "running" | "succeeded" | "failed" | "skipped" | "interrupted";
+  /** `waiting`: an ask phase's question without an answer yet. */
+  status: "running" | "waiting" | "succeeded" | "failed" | "skipped" | "interrupted";
   error: string | null;
   message: string | null;
   exit_code: number | null;
@@ -79,6 +80,10 @@ export interface RunView {
   usage: UsagePoint[];
   /** Lanes seen, in order. */
   lanes: string[];
+  /** The last phase each lane passed through ("" for the run itself): where its path goes on from. */
+  last: Record<string, string>;
+  /** Each lane's parallel group in flight and its members. */
+  groups: Record<string, { group: string; members: string[] }>;
   /** Warnings and notes (the last 200). */
   notes: { at: number; level: string; message: string }[];
   /** Latest end time seen: the page shows durations up to it. */
@@ -90,19 +95,15 @@ const USAGE_MAX = 2000;
 const NOTES_MAX = 200;
 
 export function emptyRunView(key: string): RunView {
-  return { key, summary: emptyRunSummary(), phases: [], t0: null, runs: [], rows: [], edges: {}, visits: {}, usage: [], lanes: [], notes: [], now: 0 };
+  return { key, summary: emptyRunSummary(), phases: [], t0: null, runs: [], rows: [], edges: {}, visits: {}, usage: [], lanes: [], last: {}, groups: {}, notes: [], now: 0 };
 }
 
 /** The fold's working state that the view does not show: kept beside it, out of the JSON sent to the page. */
 interface Cursor {
   /** Open phase runs by lane and phase. */
   open: Map<string, number>;
-  /** The last top-level phase each lane ran (for edges). */
-  last: Map<string, string>;
   /** Open rows by lane. */
   row: Map<string, IterationRow>;
-  /** Open groups' members by lane → group. */
-  members: Map<string, { group: string; names: Set<string> }>;
 }
 
 const cursors = new WeakMap<RunView, Cursor>();
@@ -118,13 +119,11 @@ function cursorOf(view: RunView): Cursor {
 
 /** A view that came over the wire has no cursor: rebuild it from the rows and runs. */
 function rebuildCursor(view: RunView): Cursor {
-  const c: Cursor = { open: new Map(), last: new Map(), row: new Map(), members: new Map() };
+  const c: Cursor = { open: new Map(), row: new Map() };
   for (const r of view.rows) c.row.set(laneKey(r.task), r);
   for (const r of view.runs) {
     const lane = laneKey(r.task);
-    if (r.status === "running") c.open.set(`${lane}\u0000${r.phase}`, r.n);
-    if (r.group === null) c.last.set(lane, r.phase);
-    if (r.kind === "group" && r.status === "running") c.members.set(lane, { group: r.phase, names: new Set(view.runs.filter((m) => m.group === r.phase && m.iteration === r.iteration).map((m) => m.phase)) });
+    if (r.status === "running" || r.status === "waiting") c.open.set(`${lane}\u0000${r.phase}`, r.n);
   }
   return c;
 }
@@ -149,6 +148,7 @@ export function addToRunView(view: RunView, event: RunEvent): RunView {
   if (event.type === "phase.output") return view;
   addToRunSummary(view.summary, event);
   const c = cursorOf(view);
+  const last = view.last;
   const t = timeOf(view, event.at);
   const lane = laneKey(event.task);
   if (event.task && !view.lanes.includes(event.task)) view.lanes.push(event.task);
@@ -163,12 +163,11 @@ export function addToRunView(view: RunView, event: RunEvent): RunView {
       break;
     }
     case "phase.started": {
-      const members = c.members.get(lane);
-      const group = members !== undefined && members.names.has(event.phase) ? members.group : null;
+      const group = groupOf(view, lane, event.phase);
       if (group === null) {
-        const from = c.last.get(lane);
+        const from = last[lane];
         if (from !== undefined && event.attempt === 1) bump(view.edges, `${from}>${event.phase}`);
-        c.last.set(lane, event.phase);
+        last[lane] = event.phase;
       }
       if (event.attempt === 1) bump(view.visits, event.phase);
       const run: PhaseRun = {
@@ -193,7 +192,7 @@ export function addToRunView(view: RunView, event: RunEvent): RunView {
       if (event.sub !== undefined) run.sub = event.sub;
       view.runs.push(run);
       c.open.set(`${lane}\u0000${event.phase}`, run.n);
-      if (event.kind === "group") c.members.set(lane, { group: event.phase, names: new Set(event.members ?? []) });
+      if (event.kind === "group") view.groups[lane] = { group: event.phase, members: [...(event.members ?? [])] };
       let row = c.row.get(lane);
       if (row === undefined || row.iteration !== event.iteration) {
         // a resumed run goes on in an iteration whose start is in an earlier part of the log
@@ -206,11 +205,11 @@ export function addToRunView(view: RunView, event: RunEvent): RunView {
     }
     case "phase.skipped": {
       // a skipped phase is on the path too: control passed through it (the graph's dashed edge)
-      const skippedIn = c.members.get(lane)?.names.has(event.phase) ? c.members.get(lane)!.group : null;
+      const skippedIn = groupOf(view, lane, event.phase);
       if (skippedIn === null) {
-        const from = c.last.get(lane);
+        const from = last[lane];
         if (from !== undefined) bump(view.edges, `${from}>${event.phase}`);
-        c.last.set(lane, event.phase);
+        last[lane] = event.phase;
       }
       const run: PhaseRun = { n: view.runs.length, iteration: event.iteration, phase: event.phase, attempt: 0, kind: "skip", dir: "", task: event.task ?? null, group: skippedIn, start: t, ms: 0, status: "skipped", error: null, message: event.reason, exit_code: null, tokens: 0, cost_usd: 0, model: null };
       view.runs.push(run);
@@ -232,7 +231,7 @@ export function addToRunView(view: RunView, event: RunEvent): RunView {
       run.cost_usd = event.cost_usd;
       if (Object.keys(event.output).length > 0) run.output = event.output;
       if (event.changes.length > 0) run.changes = event.changes;
-      if (run.kind === "group" && c.members.get(lane)?.group === run.phase) c.members.delete(lane);
+      if (run.kind === "group" && view.groups[lane]?.group === run.phase) delete view.groups[lane];
       const row = c.row.get(lane);
       if (row !== undefined) {
         row.end = Math.max(row.end, t);
@@ -250,6 +249,33 @@ export function addToRunView(view: RunView, event: RunEvent): RunView {
       else run.violations = [...(run.violations ?? []), ...event.paths.map((p) => `${event.action}: ${p}`)].slice(0, 200);
       break;
     }
+    case "question.asked": {
+      // an ask phase has no phase.started: its question is where control reached it
+      const from = last[lane];
+      if (from !== event.phase) {
+        if (from !== undefined) bump(view.edges, `${from}>${event.phase}`);
+        bump(view.visits, event.phase);
+        last[lane] = event.phase;
+      }
+      const key = `${lane}\u0000${event.phase}`;
+      if (c.open.has(key)) break; // asked again after a resume: the same wait
+      const run: PhaseRun = { n: view.runs.length, iteration: event.iteration, phase: event.phase, attempt: 1, kind: "ask", dir: "", task: event.task ?? null, group: null, start: t, ms: null, status: "waiting", error: null, message: event.question, exit_code: null, tokens: 0, cost_usd: 0, model: null };
+      view.runs.push(run);
+      c.open.set(key, run.n);
+      c.row.get(lane)?.runs.push(run.n);
+      break;
+    }
+    case "question.answered": {
+      const key = `${lane}\u0000${event.phase}`;
+      const n = c.open.get(key);
+      const run = n === undefined ? undefined : view.runs[n];
+      if (run === undefined) break;
+      c.open.delete(key);
+      run.status = "succeeded";
+      run.ms = t - run.start;
+      run.output = { answer: event.answer };
+      break;
+    }
     case "iteration.finished": {
       const row = c.row.get(lane);
       if (row !== undefined && row.iteration === event.iteration) row.end = Math.max(row.end, t);
@@ -263,7 +289,7 @@ export function addToRunView(view: RunView, event: RunEvent): RunView {
     case "lane.interrupted":
       for (const [k, n] of c.open) {
         const run = view.runs[n];
-        if (run !== undefined && (event.type === "run.interrupted" || k.startsWith(`${lane}\u0000`))) {
+        if (run !== undefined && run.status !== "waiting" && (event.type === "run.interrupted" || k.startsWith(`${lane}\u0000`))) {
           run.status = "interrupted";
           run.ms = t - run.start;
           c.open.delete(k);
@@ -274,16 +300,17 @@ export function addToRunView(view: RunView, event: RunEvent): RunView {
       // the phase in flight runs again; the interrupted attempt stays as it was
       for (const [k, n] of c.open) {
         const run = view.runs[n];
+        if (run?.status === "waiting") continue; // the question is answered (or asked again) next
         if (run !== undefined) {
           run.status = "interrupted";
           run.ms = t - run.start;
         }
         c.open.delete(k);
       }
-      c.members.clear();
+      view.groups = {};
       break;
     case "run.finished": {
-      const from = c.last.get("");
+      const from = last[""];
       if (from !== undefined) bump(view.edges, `${from}>${event.outcome}`);
       pushUsage(view, { t, tokens: event.tokens, cost_usd: event.cost_usd });
       break;
@@ -292,6 +319,12 @@ export function addToRunView(view: RunView, event: RunEvent): RunView {
       break;
   }
   return view;
+}
+
+/** The parallel group a phase runs in now, if it is a member of the lane's group in flight. */
+function groupOf(view: RunView, lane: string, phase: string): string | null {
+  const g = view.groups[lane];
+  return g !== undefined && g.members.includes(phase) ? g.group : null;
 }
 
 function lastRunOf(view: RunView, phase: string, task: string | null): number | undefined {

@@ -181,6 +181,17 @@ describe.skipIf(skipped(!installed, "the claude CLI is not installed (npm run te
     expect((o.mock.requests[0]!.tools as { name: string }[]).map((t) => t.name)).toContain("StructuredOutput");
   });
 
+  it("structured output keeps the rest: with --json-schema, the tag and match outputs are read from claude's own text", async () => {
+    const output = [
+      "      verdict: { json: true, schema: { type: object, properties: { verdict: { type: string } }, required: [verdict] } }",
+      "      status: { match: 'STATUS: (\\w+)', required: true }",
+      "      reason: { tag: reason, required: true }",
+    ].join("\n");
+    const o = await run([tool("StructuredOutput", { verdict: "pass" }, "Checked it.\n<reason>the tests pass</reason>\nSTATUS: COMPLETE"), say("Checked it.\n<reason>the tests pass</reason>\nSTATUS: COMPLETE")], { tools: '{ read: ["**"] }', output });
+    expect(o.finished).toMatchObject({ status: "succeeded", output: { verdict: { verdict: "pass" }, status: "COMPLETE", reason: "the tests pass" } });
+    expect(readFileSync(join(runDir(o.dir), "phases/0001-work/stdout.log"), "utf8")).toContain('"structured_output"');
+  });
+
   it("without a tool set, writes headless inside the workdir", async () => {
     const o = await run((d) => [writeFile(`${d}/docs/new.md`), bash("echo ok"), done]);
     expect(o.finished).toMatchObject({ status: "succeeded" });

@@ -31,6 +31,12 @@ describe("help texts", () => {
     scratch = tempDir("phaseloop-help-");
   }, 120_000);
 
+  it("knows the options of every command the CLI lists (a new command gets its line here)", () => {
+    const help = cli(["--help"], ROOT).stdout;
+    const listed = [...help.slice(help.indexOf("\nCommands:\n")).matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1]!);
+    expect(listed.sort()).toEqual(Object.keys(COMMANDS).sort());
+  });
+
   it.each(Object.entries(COMMANDS))("%s --help: Usage:, a description, and an options table with every option it takes", (command, options) => {
     const r = cli([command, "--help"], ROOT);
     expect(r.code).toBe(0);
@@ -46,6 +52,7 @@ describe("help texts", () => {
 
   it("the top-level help and the README list the same commands, with the same options", () => {
     const help = cli(["--help"], ROOT).stdout;
+    for (const line of help.split("\n")) expect(line.length, line).toBeLessThanOrEqual(80);
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
     const section = readme.slice(readme.indexOf("## Commands"), readme.indexOf("\n## ", readme.indexOf("## Commands") + 5));
     for (const [command, options] of Object.entries(COMMANDS)) {
@@ -53,7 +60,7 @@ describe("help texts", () => {
       expect(section, command).toContain(`phaseloop ${command}`);
       for (const option of options) {
         // the top-level synopsis and the README name each option of each command
-        const inHelp = help.split("\n  phaseloop ").find((l) => l.startsWith(`${command} `) || l.startsWith(`${command}\n`)) ?? "";
+        const inHelp = help.replace(/\n {16}/g, " ").split("\n  phaseloop ").find((l) => l.startsWith(`${command} `) || l.startsWith(`${command}\n`)) ?? "";
         expect(inHelp, `--help: ${command} ${option}`).toContain(option);
         const inReadme = section.split(/phaseloop (?=\w)/).find((l) => l.startsWith(`${command} `) || l.startsWith(`${command}\n`)) ?? "";
         expect(inReadme, `README: ${command} ${option}`).toContain(option);

@@ -86,6 +86,24 @@ describe("a crashed review never completes the run", () => {
     expect(d.outcome).toMatchObject({ outcome: "complete" });
   });
 
+  it("a later phase's chosen rule that tests the failed phase's status handles it", () => {
+    const d = new Driver(
+      compile({
+        agents: { worker: { command: ["agent"] } },
+        phases: {
+          work: { agent: "worker", prompt: "x" },
+          check: { run: "true", next: [{ if: "exit_code == 0 && phases.work.status != 'succeeded'", stop: "complete", reason: "the check decides" }, { if: "exit_code == 0", stop: "complete" }] },
+        },
+        stop: { max_iterations: 2 },
+      }),
+    );
+    d.startRun();
+    d.finish({ error: "timeout", exit_code: null });
+    expect(d.snapshot.unhandled?.map((u) => u.phase)).toEqual(["work"]);
+    d.finish({ exit_code: 0 });
+    expect(d.outcome).toMatchObject({ outcome: "complete", reason: { message: "the check decides" } });
+  });
+
   it("a command phase's failing exit code is its verdict, not a standing failure", () => {
     const d = new Driver(
       compile({

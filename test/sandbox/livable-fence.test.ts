@@ -8,6 +8,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
 import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
@@ -26,7 +27,7 @@ function world() {
   writeFileSync(join(home, ".ssh", "id_rsa"), "PLANTED-SSH-KEY\n");
   writeFileSync(join(home, ".aws", "credentials"), "PLANTED-AWS-KEY\n");
   git(work, "init", "-q");
-  write(work, { ".gitignore": "node_modules/\n__pycache__/\n.pytest_cache/\ntarget/\n*.o\nprog\n", "README.md": "readme\n" });
+  write(work, { ".gitignore": "node_modules/\n__pycache__/\n.pytest_cache/\ntarget/\nCargo.lock\n*.o\nprog\n", "README.md": "readme\n" });
   git(work, "add", ".");
   git(work, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init");
   return { root, home, work };
@@ -146,17 +147,23 @@ describe.skipIf(!probe.available)("the fence under the defaults", () => {
       "test_a.py": `def test_x(tmp_path):\n    (tmp_path / "f").write_text("x")\n    assert (tmp_path / "f").read_text() == "x"\n`,
       "Makefile": "prog: main.o\n\tcc -o prog main.o\nmain.o: main.c\n\tcc -c main.c\n",
       "main.c": "int main(void) { return 0; }\n",
+      "cr/Cargo.toml": '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+      "cr/src/main.rs": "fn main() {}\n#[test]\nfn adds() { assert_eq!(1 + 1, 2); }\n",
     });
-    const steps = ["npm test", ...(hasTool(["python3", "-m", "pytest", "--version"]) ? ["python3 -m pytest -q"] : []), ...(hasTool(["cc", "--version"]) ? ["make", "./prog"] : []), "git status --short", "git diff", "git log --oneline", "echo x > /tmp/by-name && cat /tmp/by-name"];
+    // cargo and rustup live in the real home (the fake HOME has none): they are pointed there, read-only in the fence
+    const realHome = process.env.HOME ?? "";
+    const rust = existsSync(join(realHome, ".rustup")) && hasTool(["cargo", "--version"]) ? { RUSTUP_HOME: join(realHome, ".rustup"), CARGO_HOME: join(realHome, ".cargo") } : undefined;
+    const steps = ["npm test", ...(hasTool(["python3", "-m", "pytest", "--version"]) ? ["python3 -m pytest -q"] : []), ...(hasTool(["cc", "--version"]) ? ["make", "./prog"] : []), ...(rust ? ["(cd cr && cargo test --offline -q)"] : []), "git status --short", "git diff", "git log --oneline", "echo x > /tmp/by-name && cat /tmp/by-name"];
     const script = `set -e; ${steps.join("; ")}`;
     write(work, {
       "p.yaml": `phaseloop: 1\nname: tools\nagents:\n  a: { command: [sh, -c, ${JSON.stringify(script)}] }\ntools:\n  w: { write: ["**"], network: ["registry.example.test"] }\nphases:\n  work:\n    agent: a\n    prompt: go\n    tools: w\n  verify:\n    run: ${JSON.stringify(script)}\n${once.replace('"true"', "phases.verify.status == 'succeeded' || phases.verify.status == 'failed'")}`,
     });
     // the tools themselves come from the user's home (npm's, cargo's) as the real HOME has them
-    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home, ...rust }).done;
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const ev = events(work);
-    expect(ev.filter((e) => e.type === "sandbox.refused")).toEqual([]);
+    expect(ev.filter((e) => e.type === "sandbox.refused"), r.stdout).toEqual([]);
+    if (rust) for (const phase of ["0001-work", "0002-verify"]) expect(readFileSync(join(runDir(work), "phases", phase, "stdout.log"), "utf8")).toContain("test result: ok");
     const finished = ev.filter((e) => e.type === "phase.finished");
     expect(finished.map((e) => [e.phase, e.status, e.message])).toEqual([["work", "succeeded", null], ["verify", "succeeded", null]]);
     expect(ev.filter((e) => e.type === "phase.started").map((e) => e.sandbox)).toEqual([true, true]);

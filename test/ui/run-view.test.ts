@@ -55,11 +55,24 @@ describe("a run's view", () => {
     expect(view.edges).toEqual({ "work>work": 1 });
   });
 
+  it("draws an ask phase as a wait from its question to its answer, on the path, asked again or not", () => {
+    const view = foldRunView("r", askRun());
+    expect(view.edges).toEqual({ "plan>approve": 2, "approve>plan": 1, "approve>build": 1, "build>complete": 1 });
+    expect(view.visits).toMatchObject({ plan: 2, approve: 2, build: 1 });
+    const asks = view.runs.filter((r) => r.kind === "ask");
+    expect(asks.map((r) => [r.iteration, r.status, r.output])).toEqual([
+      [1, "succeeded", { answer: "shorter" }],
+      [2, "succeeded", { answer: "approve" }],
+    ]);
+    const waiting = foldRunView("r", askRun().slice(0, 5));
+    expect(waiting.runs.at(-1)).toMatchObject({ kind: "ask", status: "waiting", message: "Approve?" });
+  });
+
   // the page gets the view as JSON, then folds each new event itself: it must end where the server would
   it("folded on the page after a JSON snapshot, ends where one fold of the whole log ends", () => {
-    const events = sampleRun();
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: events.length }), (cut) => {
+      fc.property(fc.constantFrom(sampleRun(), askRun(), groupRun()), fc.nat(), (events, at) => {
+        const cut = at % (events.length + 1);
         const whole = foldRunView("r", events);
         const first = foldRunView("r", events.slice(0, cut));
         const onPage = JSON.parse(JSON.stringify(first)) as typeof first;
@@ -84,3 +97,52 @@ describe("a run's view", () => {
     expect(view.notes).toHaveLength(200);
   });
 });
+
+/** An ask run as the CLI logs it: asked, answered by a resume, asked again, resumed without an answer, answered. */
+function askRun(): RunEvent[] {
+  const q = { phase: "approve", question: "Approve?" };
+  return buildEvents([
+    { type: "run.started", pipeline: "p", file: "p.yaml", hash: "h", workdir: "/w", params: {}, max_iterations: 3, phases: ["plan", "approve", "build"], version: "0" },
+    { type: "iteration.started", iteration: 1, task: null },
+    { type: "phase.started", iteration: 1, phase: "plan", attempt: 1, kind: "run", dir: "0001-plan", command: "plan" },
+    { type: "phase.finished", iteration: 1, phase: "plan", attempt: 1, status: "succeeded", error: null, message: null, exit_code: 0, duration_ms: 5, tokens: 0, cost_usd: 0, output: {}, changes: [] },
+    { type: "question.asked", iteration: 1, ...q },
+    { type: "run.resumed", iteration: 1, phase: null },
+    { type: "question.answered", iteration: 1, ...q, answer: "shorter" },
+    { type: "iteration.finished", iteration: 1, changes: [], task: null },
+    { type: "iteration.started", iteration: 2, task: null },
+    { type: "phase.started", iteration: 2, phase: "plan", attempt: 1, kind: "run", dir: "0002-plan", command: "plan" },
+    { type: "phase.finished", iteration: 2, phase: "plan", attempt: 1, status: "succeeded", error: null, message: null, exit_code: 0, duration_ms: 5, tokens: 0, cost_usd: 0, output: {}, changes: [] },
+    { type: "question.asked", iteration: 2, ...q },
+    { type: "run.resumed", iteration: 2, phase: null },
+    { type: "question.asked", iteration: 2, ...q },
+    { type: "run.resumed", iteration: 2, phase: null },
+    { type: "question.answered", iteration: 2, ...q, answer: "approve" },
+    { type: "phase.started", iteration: 2, phase: "build", attempt: 1, kind: "run", dir: "0003-build", command: "build" },
+    { type: "phase.finished", iteration: 2, phase: "build", attempt: 1, status: "succeeded", error: null, message: null, exit_code: 0, duration_ms: 5, tokens: 0, cost_usd: 0, output: {}, changes: [] },
+    { type: "iteration.finished", iteration: 2, changes: [], task: null },
+    { type: "run.finished", outcome: "complete", reason: { code: "transition", message: "" }, exit_code: 0, iterations: 2, tokens: 0, cost_usd: 0, elapsed_ms: 10 },
+  ]);
+}
+
+/** A parallel group's run, interrupted in a member and resumed. */
+function groupRun(): RunEvent[] {
+  const done = (phase: string, status: "succeeded" | "failed" = "succeeded") => ({ type: "phase.finished" as const, iteration: 1, phase, attempt: 1, status, error: status === "failed" ? ("exit_nonzero" as const) : null, message: null, exit_code: status === "failed" ? 1 : 0, duration_ms: 5, tokens: 3, cost_usd: 0.01, output: {}, changes: [] });
+  return buildEvents([
+    { type: "run.started", pipeline: "p", file: "p.yaml", hash: "h", workdir: "/w", params: {}, max_iterations: 2, phases: ["checks", "lint", "test", "fix"], version: "0" },
+    { type: "iteration.started", iteration: 1, task: null },
+    { type: "phase.started", iteration: 1, phase: "checks", attempt: 1, kind: "group", dir: "", command: [], members: ["lint", "test"], join: "all_success" },
+    { type: "phase.started", iteration: 1, phase: "lint", attempt: 1, kind: "run", dir: "0001-lint", command: "lint" },
+    { type: "phase.started", iteration: 1, phase: "test", attempt: 1, kind: "run", dir: "0002-test", command: "test" },
+    done("lint"),
+    { type: "run.interrupted", signal: "SIGINT", iteration: 1, phase: "test" },
+    { type: "run.resumed", iteration: 1, phase: "test" },
+    { type: "phase.started", iteration: 1, phase: "checks", attempt: 1, kind: "group", dir: "", command: [], members: ["lint", "test"], join: "all_success" },
+    { type: "phase.started", iteration: 1, phase: "test", attempt: 1, kind: "run", dir: "0003-test", command: "test" },
+    done("test", "failed"),
+    done("checks", "failed"),
+    { type: "phase.started", iteration: 1, phase: "fix", attempt: 1, kind: "run", dir: "0004-fix", command: "fix" },
+    done("fix"),
+    { type: "run.finished", outcome: "failed", reason: { code: "transition", message: "" }, exit_code: 1, iterations: 1, tokens: 9, cost_usd: 0.03, elapsed_ms: 10 },
+  ]);
+}
