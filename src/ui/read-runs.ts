@@ -168,13 +168,15 @@ export async function readRunView(workdir: string, key: string): Promise<RunRead
     }
   }
   const live = await isRunLive(workdir, rootRunOf(key), machineName());
+  // a lane's log starts at its first iteration: its pipeline is its run's (the nearest run.json up the key)
   let file = view.summary.file;
-  if (file === null) {
+  const parts = parseRunKey(key)!;
+  for (let n = parts.length; file === null && n > 0; n -= 2) {
     try {
-      const info = JSON.parse(await readFile(join(dir, "run.json"), "utf8")) as { file?: unknown };
+      const info = JSON.parse(await readFile(join(runsDir(workdir), ...parts.slice(0, n), "run.json"), "utf8")) as { file?: unknown };
       if (typeof info.file === "string") file = info.file;
     } catch {
-      // no run.json: no graph beyond the phases seen
+      // no run.json here: look further up
     }
   }
   return { view, offset: result.bytes, live, file, ...(result.problem === undefined ? {} : { problem: result.problem }) };
