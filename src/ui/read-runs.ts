@@ -6,7 +6,7 @@
  * replaced with a link is not followed.
  */
 import { constants } from "node:fs";
-import { open, readdir, readFile } from "node:fs/promises";
+import { lstat, open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { lastEvents, listRuns, type RunListEntry } from "../reporters/list-runs.ts";
 import { isRunLive, readEvents, runsDir } from "../reporters/run-log.ts";
@@ -200,10 +200,16 @@ export interface PhaseFiles {
 const FILE_MAX = 256 * 1024;
 
 /** The files of one phase run: its prompt, logs (their end), transcript and extracted output. */
-export async function readPhaseFiles(workdir: string, key: string, phaseDir: string, max = FILE_MAX): Promise<PhaseFiles | undefined> {
+export async function readPhaseFiles(workdir: string, key: string, phaseDir: string, max = FILE_MAX): Promise<PhaseFiles | null | undefined> {
   const dir = runFolder(workdir, key);
   if (dir === undefined || !isPhaseDirName(phaseDir)) return undefined;
   const base = join(dir, "phases", phaseDir);
+  // a phase folder is a folder: one an agent replaced with a link to elsewhere is not read
+  try {
+    if (!(await lstat(base)).isDirectory()) return null;
+  } catch {
+    return null;
+  }
   const stdout = await readTextEnd(join(base, "stdout.log"), max);
   const stderr = await readTextEnd(join(base, "stderr.log"), max);
   return {

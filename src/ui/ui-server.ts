@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { networkInterfaces } from "node:os";
 import type { ControlResult, RunControls } from "./controls.ts";
 import { allowedHosts, judgeRequest, withoutToken, type GuardConfig } from "./guard.ts";
 import { LiveFeed } from "./live-feed.ts";
@@ -127,7 +128,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     server.listen(options.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  guard = { token, hosts: allowedHosts(host, port), cookieName: `phaseloop_ui_${port}` };
+  const interfaces = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+  guard = { token, hosts: allowedHosts(host, port, interfaces), cookieName: `phaseloop_ui_${port}` };
   const shown = host.includes(":") ? `[${host}]` : host;
   const origin = `http://${shown}:${port}`;
   return {
