@@ -112,7 +112,27 @@ try {
     for (let i = 0; i < (quick ? 3 : 5); i++) bigRuns.push(time([node, cli, "graph", big]));
     report("scale: validate + compile + draw a 1,000-phase pipeline", median(bigRuns) - median(base), undefined, { max: 500 });
 
-  
+    // 2b. validation stays linear: a phase of a 60,000-phase file (the most that fits the 2 MB
+    // cap) against a phase of a 6,000-phase one, each timed less a 1-phase file's validate.
+    // A check that compares every key with every other (as yaml's own duplicate-key check
+    // did) makes the large file's phases ten times dearer; linear ones keep the ratio near 1.
+    const flat = (n) => {
+      const file = join(work, `flat-${n}.yaml`);
+      let t = "phaseloop: 1\nname: flat\nphases:\n";
+      for (let i = 0; i < n; i++) t += `  p${i}: {run: x, next: p${(i + 1) % n}}\n`;
+      writeFileSync(file, `${t}stop: {max_iterations: 1, when: [{if: iteration > 1, outcome: complete}]}\n`);
+      return file;
+    };
+    const one = flat(1), small6k = flat(6000), large60k = flat(60000);
+    const perPhase = (file, n, floor) => (time([node, cli, "validate", file]) - floor) / n;
+    const floors = [], smallPer = [], largePer = [];
+    for (let i = 0; i < (quick ? 1 : 3); i++) {
+      const floor = time([node, cli, "validate", one]);
+      floors.push(floor);
+      smallPer.push(perPhase(small6k, 6000, floor));
+      largePer.push(perPhase(large60k, 60000, floor));
+    }
+    report("scale: validate, per phase of a 60,000-phase file against a 6,000-phase one", median(largePer) * 1000, median(smallPer) * 1000, 2, "µs");
   }
 
   if (wanted("loop")) {
@@ -288,6 +308,8 @@ try {
     else {
       report("sandbox: per-phase overhead of the wrap alone (sandboxed minus plain)", r.sandboxedMs - r.plainMs, undefined, { max: 50 });
       console.log(`     (the sandbox library's own wrap of the same command: ${(r.libraryMs - r.plainMs).toFixed(1)}ms over plain)`);
+      // the fence against the floor: a bare bubblewrap launch with the same namespaces, over the same plain spawn
+      report("sandbox: per-phase cost of the fence vs a bare bwrap with the same namespaces (over plain)", r.sandboxedMs - r.plainMs, r.bareMs - r.plainMs, 1.3);
       // through phaseloop: the same pipeline with sandbox required and off, interleaved, in one run
       const dir = join(work, "sandbox-run");
       mkdirSync(join(dir, "src"), { recursive: true });
@@ -300,6 +322,20 @@ try {
         on.push(time([node, cli, "run", yaml, "--reporter", "json", "--sandbox", "required"], { cwd: dir }));
       }
       report(`sandbox: per-phase overhead through phaseloop (${n} phases, required minus off)`, (median(on) - median(off)) / n, undefined, { max: 50 });
+      // a loop of short phases (an agent step and a verify step each iteration), as a loop runs
+      // by default (both fenced) against the same loop whose verify step says sandbox: off: what
+      // fencing run phases adds, not to be twice the loop's cost
+      const loopOf = (verifyMode) => `phaseloop: 1\nname: runs\nagents:\n  a: { command: [sh, -c, "echo x >> src/x.txt"] }\ntools:\n  t: { write: ["src/**"] }\nphases:\n  step: { agent: a, prompt: go, tools: t }\n  verify: { run: "true", sandbox: ${verifyMode}, next: [{ if: \"iteration >= ${n}\", stop: complete }] }\nstop: { max_iterations: ${n} }\n`;
+      const loop = join(dir, "loop.yaml");
+      const loopOff = join(dir, "loop-off.yaml");
+      writeFileSync(loop, loopOf("auto"));
+      writeFileSync(loopOff, loopOf("off"));
+      const fenced = [], bare = [];
+      for (let i = 0; i < (quick ? 2 : 3); i++) {
+        bare.push(time([node, cli, "run", loopOff, "--reporter", "json"], { cwd: dir }));
+        fenced.push(time([node, cli, "run", loop, "--reporter", "json"], { cwd: dir }));
+      }
+      report(`sandbox: a loop of ${n} iterations (agent step, verify), the verify step fenced (the default) vs not`, median(fenced), median(bare), 2);
     }
   }
   if (wanted("lanes")) {

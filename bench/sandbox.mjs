@@ -16,7 +16,13 @@ const runOnce = (argv, env, cwd) =>
 
 const dist = (rel) => fileURLToPath(new URL(`../dist/${rel}`, import.meta.url));
 
-/** Returns { sandboxedMs, plainMs, libraryMs } medians per phase, or undefined when no sandbox runs here. */
+/**
+ * A bare bubblewrap launch with the same namespaces as a phase's fence (user, PID, network,
+ * mount; the root read-only, /dev and /proc): the floor any fence built on bubblewrap pays.
+ */
+const BARE_BWRAP = ["bwrap", "--new-session", "--die-with-parent", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user", "--cap-drop", "ALL", "--proc", "/proc", "--", "sh", "-c", "true"];
+
+/** Returns { sandboxedMs, plainMs, libraryMs, bareMs } medians per phase, or undefined when no sandbox runs here. */
 export async function benchSandbox(work, repetitions, median) {
   const { probeSandbox } = await import(dist("runtime/probe-sandbox.js"));
   if (!probeSandbox().available) return undefined;
@@ -34,11 +40,15 @@ export async function benchSandbox(work, repetitions, median) {
   const sandboxed = [];
   const plain = [];
   const library = [];
+  const bare = [];
   try {
     for (let i = 0; i < repetitions + 1; i++) {
       let t = process.hrtime.bigint();
       await runOnce(["sh", "-c", "true"], process.env, dir);
       const plainMs = Number(process.hrtime.bigint() - t) / 1e6;
+      t = process.hrtime.bigint();
+      await runOnce(BARE_BWRAP, process.env, dir);
+      const bareMs = Number(process.hrtime.bigint() - t) / 1e6;
       t = process.hrtime.bigint();
       const wrapped = await session.wrapInSandbox(profile, ["sh", "-c", "true"], dir);
       await runOnce(wrapped.argv, { ...process.env, ...wrapped.env }, dir);
@@ -56,11 +66,12 @@ export async function benchSandbox(work, repetitions, median) {
       const libraryMs = Number(process.hrtime.bigint() - t) / 1e6;
       if (i === 0) continue; // the first wrap loads the lazy parts
       plain.push(plainMs);
+      bare.push(bareMs);
       sandboxed.push(sandboxedMs);
       library.push(libraryMs);
     }
   } finally {
     await session.closeSandboxSession();
   }
-  return { sandboxedMs: median(sandboxed), plainMs: median(plain), libraryMs: median(library) };
+  return { sandboxedMs: median(sandboxed), plainMs: median(plain), libraryMs: median(library), bareMs: median(bare) };
 }

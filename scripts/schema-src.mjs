@@ -61,7 +61,8 @@ const schema = {
       examples: [{ review: { command: ["node", "tools/review-server.mjs"], env: { TOKEN: "{{ env.REVIEW_TOKEN }}" } }, docs: { url: "http://127.0.0.1:8808/mcp" } }],
     },
     env: ref("env", "Environment variables for every process the pipeline starts. Values are templates."),
-    sandbox: ref("sandboxMode", "Run agent phases in an OS sandbox compiled from their tool sets: auto (the default: where the OS provides one, and the run record says when it does not), required (no sandbox is an error before the run starts), off. A phase's own `sandbox` wins; `--sandbox` on the command line wins over both."),
+    sandbox: ref("sandboxMode", "Run every phase and hook that starts a process in an OS sandbox: agent phases compiled from their tool sets, `run` phases and hooks with the workdir writable (not `.git` or `.phaseloop`) and no host unless they name it. auto (the default: where the OS provides one, and the run record says when it does not), required (no sandbox is an error before the run starts), off. A phase's or hook's own `sandbox` wins; `--sandbox` on the command line wins over both."),
+    on_refusal: d("What a refusal of the OS sandbox does to a phase: fail (the default: the phase fails as policy_violation) or warn (the phase keeps its result; every refusal is still recorded and reported). A phase's own `on_refusal` wins.", { enum: ["fail", "warn"], default: "fail" }),
     phases: {
       type: "object",
       description: "The phases, in order. The first is the loop head: entering it starts a new iteration. Without `next`, control falls through to the next phase; after the last it returns to the loop head.",
@@ -237,7 +238,9 @@ const schema = {
         anyOf: [{ enum: ["fresh", "continue"] }, closed("Continue the session another phase left.", { continue: d("The phase whose session this phase continues.", { type: "string", pattern: NAME }) }, { required: ["continue"] })],
         examples: ["continue", { continue: "plan" }],
       }),
-      sandbox: ref("sandboxMode", "This phase's OS sandbox, overriding the pipeline's. A `run` phase is sandboxed only when it says so (it may write the workdir, and reach no host)."),
+      sandbox: ref("sandboxMode", "This phase's OS sandbox, overriding the pipeline's. A `run` phase in the sandbox may write the workdir (not `.git` or `.phaseloop`) and reach only the hosts its `network` names; `off` runs it unfenced."),
+      network: d("run phases: the hosts the command may reach from the OS sandbox (none by default).", { type: "array", items: ref("host"), examples: [["registry.npmjs.org"]] }),
+      on_refusal: d("What a refusal of the OS sandbox does to this phase, overriding the pipeline's: fail (policy_violation) or warn (reported, the result kept).", { enum: ["fail", "warn"] }),
     }, {
       allOf: [
         { not: { required: ["agent", "run"] }, description: "A phase has either `agent` or `run`, not both." },
@@ -256,7 +259,7 @@ const schema = {
         { if: { required: ["parallel"] }, then: { properties: { prompt: false, tools: false, mcp: false, output: false, output_schema: false, retry: false, timeout: false, idle_timeout: false, env: false, success_exit_codes: false, transient: false } }, else: { properties: { join: false } } },
         { if: { required: ["ask"] }, then: { properties: { prompt: false, tools: false, mcp: false, output: false, output_schema: false, retry: false } } },
         { if: { required: ["agent"] }, then: { required: ["prompt"] } },
-        { if: { required: ["run"] }, then: { properties: { prompt: false, tools: false, mcp: false } } },
+        { if: { required: ["run"] }, then: { properties: { prompt: false, tools: false, mcp: false } }, else: { properties: { network: false } } },
         { if: { not: { required: ["agent"] } }, then: { properties: { model: false, session: false } }, description: "`model` and `session` belong to agent phases." },
       ],
     }),
@@ -307,6 +310,8 @@ const schema = {
           run: d("The command: a string (sh -c) or an argv list.", { anyOf: [{ type: "string", minLength: 1 }, { type: "array", items: { type: "string" }, minItems: 1 }] }),
           timeout: ref("duration", "Timeout. Default 1m."),
           on_failure: d("ignore (default): a failing hook is logged. block: the run stops blocked.", { enum: ["ignore", "block"], default: "ignore" }),
+          sandbox: ref("sandboxMode", "This hook's OS sandbox, overriding the pipeline's: in it the hook may write the workdir (not `.git` or `.phaseloop`) and reach only the hosts its `network` names; `off` runs it unfenced."),
+          network: d("The hosts the hook may reach from the OS sandbox (none by default).", { type: "array", items: ref("host") }),
         }, { required: ["run"] }),
       ],
     },

@@ -14,7 +14,19 @@ import { readRunStatus, UnreadableLogError, type RunStatus } from "../reporters/
 
 export { readRunStatus, UnreadableLogError, type RunStatus };
 
-const USAGE = "usage: phaseloop status [RUN_ID] [--json] [--workdir DIR]";
+const USAGE = "Usage: phaseloop status [RUN_ID] [options]";
+
+const HELP = `${USAGE}
+
+Shows where a run stands: its outcome, or the iteration and phase it is at and
+how long that phase has run; phase counts, breakers, tokens and cost, and the
+last error. The latest run unless RUN_ID (or a unique prefix of it) is given.
+
+Options:
+  --json          the same as one JSON object
+  --workdir DIR   where the run's .phaseloop/ is (default: .)
+  -h, --help      this text
+`;
 
 function formatStatus(status: RunStatus, color: boolean): string {
   const paint = paintFor(color);
@@ -56,6 +68,7 @@ function formatStatus(status: RunStatus, color: boolean): string {
   if (breakerText.length > 0) row("breakers", breakerText.join(" · "));
   const extras: string[] = [];
   if (c.policy_violations > 0) extras.push(paint.red(plural(c.policy_violations, "policy violation")));
+  if (c.sandbox_refusals > 0) extras.push(paint.red(plural(c.sandbox_refusals, "sandbox refusal")));
   if (c.hook_failures > 0) extras.push(paint.red(plural(c.hook_failures, "failed hook")));
   if (c.warnings > 0) extras.push(paint.yellow(plural(c.warnings, "warning")));
   if (c.resumes > 0) extras.push(plural(c.resumes, "resume"));
@@ -86,7 +99,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   }
   const { args } = parsed;
   if (args.flags.has("--help") || args.flags.has("-h")) {
-    out(`${USAGE}\n\nShows where a run stands: its outcome, or the iteration and phase it is at;\nphase counts, breakers, tokens and cost, and the last error. The latest run\nunless RUN_ID (or a unique prefix of it) is given.\n`);
+    out(HELP);
     return 0;
   }
   if (args.positionals.length > 1) {

@@ -13,10 +13,10 @@ import { fileURLToPath } from "node:url";
 
 /** The program and the arguments that start this phaseloop's CLI. */
 export function phaseloopCommand(): string[] {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+  const deno = (globalThis as { Deno?: DenoLike }).Deno;
   if (deno) {
-    // Deno runs the sources, with the permissions the README gives a run
-    return [deno.execPath(), "run", "-A", fileURLToPath(new URL("../cli.ts", import.meta.url))];
+    // Deno runs the sources, with no more permission than this process has
+    return [deno.execPath(), "run", ...denoPermissions(deno), fileURLToPath(new URL("../cli.ts", import.meta.url))];
   }
   // the bundle (dist/chunks/ → dist/cli.cjs), the library build (dist/control/ → dist/cli.cjs), the sources (src/control/ → dist/cli.cjs)
   for (const candidate of ["../cli.cjs", "../../dist/cli.cjs"]) {
@@ -24,6 +24,17 @@ export function phaseloopCommand(): string[] {
     if (existsSync(path)) return [process.execPath, path];
   }
   throw new Error("cannot find phaseloop's CLI (dist/cli.cjs): build it with npm run build");
+}
+
+interface DenoLike {
+  execPath(): string;
+  permissions: { querySync(descriptor: { name: string }): { state: string } };
+}
+
+/** The `--allow-*` flags of the permissions this process holds whole (one granted in part is left out: the run then says what it lacks). */
+function denoPermissions(deno: DenoLike): string[] {
+  const names = ["read", "write", "env", "run", "sys", "net"];
+  return names.filter((name) => deno.permissions.querySync({ name }).state === "granted").map((name) => `--allow-${name}`);
 }
 
 /** Where a detached run's own output goes (the reporter's lines, and what it says if it cannot start). */

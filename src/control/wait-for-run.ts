@@ -65,10 +65,11 @@ export async function waitForRun(workdir: string, runId: string, options: WaitOp
       lastSeq = last.seq;
       options.onProgress?.(progressOf(id, tail));
     }
-    if (last?.type === "run.finished") return "finished";
+    // a finished run's process still writes its summary and lets go of the lock: the wait ends when it has
     const live = await isRunLive(dir, id, host);
     // (a live run asking at its terminal waits for the person there: only they can answer it)
     if (live) return undefined;
+    if (last?.type === "run.finished") return "finished";
     const status = await getRun(dir, id);
     if (status.outcome !== null) return "finished";
     return status.state === "awaiting answer" ? "question" : "stopped";

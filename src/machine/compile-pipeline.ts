@@ -67,6 +67,8 @@ export function compilePipeline(doc: PipelineDoc, options: { promptFiles?: Recor
         command: typeof h.run === "string" ? { shell: template(h.run, `hooks.${name}`) } : { argv: h.run.map((a, i) => template(a, `hooks.${name}[${i}]`)) },
         timeoutMs: duration(h.timeout, DEFAULTS.hookTimeoutMs, `hooks.${name}.timeout`)!,
         onFailure: h.on_failure ?? "ignore",
+        ...(h.sandbox !== undefined ? { sandbox: h.sandbox } : {}),
+        ...(h.network !== undefined ? { network: h.network } : {}),
       };
     }
     let tasks: CompiledTasks | null = null;
@@ -131,6 +133,7 @@ export function compilePipeline(doc: PipelineDoc, options: { promptFiles?: Recor
       tools: doc.tools ?? {},
       ...(doc.mcp ? { mcp: doc.mcp } : {}),
       sandbox: doc.sandbox,
+      ...(doc.on_refusal !== undefined ? { onRefusal: doc.on_refusal } : {}),
       env,
       envNames,
       measuresChanges: doc.stop.no_progress !== undefined || phases.some((p) => p.tools !== undefined) || usesChanges,
@@ -237,6 +240,8 @@ function compilePhase(doc: PipelineDoc, name: string, spec: PhaseSpec, index: nu
             reason: spec.exhausted?.reason !== undefined ? t.template(spec.exhausted.reason, `${where}.exhausted.reason`) : undefined,
           },
     sandbox: spec.sandbox,
+    ...(spec.on_refusal !== undefined ? { onRefusal: spec.on_refusal } : {}),
+    ...(spec.network !== undefined ? { network: spec.network } : {}),
     ...(kind === "agent" ? agentChoices(agent, spec) : {}),
   };
 }

@@ -86,6 +86,10 @@ export interface CompiledPhase {
   exhausted: CompiledRule | null;
   /** The phase's own `sandbox` setting, when it has one. */
   sandbox?: SandboxMode;
+  /** The phase's own `on_refusal` setting, when it has one. */
+  onRefusal?: "fail" | "warn";
+  /** A run phase's `network`: the hosts it may reach from the OS sandbox. */
+  network?: string[];
   /** The model the agent runs with (the phase's, a tier resolved, else the agent's), and the tier named. */
   model?: string;
   modelTier?: string;
@@ -101,6 +105,10 @@ export interface CompiledHook {
   command: { shell: Template } | { argv: Template[] };
   timeoutMs: number;
   onFailure: "ignore" | "block";
+  /** The hook's own `sandbox` setting, when it has one. */
+  sandbox?: SandboxMode;
+  /** The hosts the hook may reach from the OS sandbox. */
+  network?: string[];
 }
 
 export interface CompiledTasks {
@@ -139,6 +147,8 @@ export interface Machine {
   mcp?: Record<string, McpServerSpec>;
   /** The pipeline's `sandbox` setting, when it has one. */
   sandbox?: SandboxMode;
+  /** The pipeline's `on_refusal` setting, when it has one. */
+  onRefusal?: "fail" | "warn";
   env: Record<string, Template>;
   /** Environment variables the pipeline's expressions and templates read (`env.NAME`); only these enter the snapshot. */
   envNames: string[];
@@ -163,6 +173,7 @@ export type StopCode =
   | "tasks_done"
   | "tasks_blocked"
   | "hook_blocked"
+  | "unhandled_failure"
   | "max_visits";
 
 export interface StopReason {
@@ -212,6 +223,15 @@ export interface Snapshot {
   /** Phases of the current iteration, for its history entry. */
   iterationPhases: HistoryEntry["phases"];
   iterationChanges: string[];
+  /**
+   * Failures standing in the current iteration: an agent phase (or a
+   * sub-pipeline, or a group whose join failed) that failed, or any phase
+   * whose required output is missing or invalid, when the rule that took
+   * control from it does not test its `status` or `error`. While one stands
+   * the run cannot complete. Cleared when the phase next succeeds or its
+   * failure is handled, and when a new iteration begins (absent in older checkpoints).
+   */
+  unhandled?: { phase: string; error: string; message: string }[];
   /** Questions of ask phases and their answers (null until answered), the latest last (capped; absent in older checkpoints). */
   questions?: { phase: string; iteration: number; question: string; answer: string | null }[];
   /** Entries into each phase this iteration, for `max_visits` (absent in older checkpoints). */

@@ -55,8 +55,10 @@ export interface PipelineDoc {
   stop: StopSpec;
   tasks?: TasksSpec;
   hooks?: HooksSpec;
-  /** The OS sandbox of agent phases: auto (default), required, off. */
+  /** The OS sandbox of every phase and hook that runs a process: auto (default), required, off. */
   sandbox?: SandboxMode;
+  /** What a refusal of the OS sandbox does to a phase: fail it as policy_violation (default), or only report it. */
+  on_refusal?: "fail" | "warn";
 }
 
 export type SandboxMode = "auto" | "required" | "off";
@@ -236,6 +238,10 @@ export interface PhaseSpec {
   exhausted?: ExhaustedRule;
   /** This phase's OS sandbox, overriding the pipeline's. */
   sandbox?: SandboxMode;
+  /** What a refusal of the OS sandbox does to this phase, overriding the pipeline's. */
+  on_refusal?: "fail" | "warn";
+  /** run phases: the hosts the command may reach from the OS sandbox. */
+  network?: string[];
   /** The model for this phase: a tier of its agent's `models`, or a model name. */
   model?: string;
   /** Whether the agent's session continues. Default fresh. */
@@ -314,6 +320,10 @@ export interface HookSpec {
   timeout?: Duration;
   /** ignore (default): a failing hook is logged. block: the run stops blocked. */
   on_failure?: "ignore" | "block";
+  /** This hook's OS sandbox, overriding the pipeline's. */
+  sandbox?: SandboxMode;
+  /** The hosts the hook may reach from the OS sandbox. */
+  network?: string[];
 }
 
 export type HookName = "before_iteration" | "after_iteration" | "on_complete" | "on_blocked" | "on_failed";

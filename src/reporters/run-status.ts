@@ -42,6 +42,7 @@ export interface RunStatus {
     skipped: number;
     retries: number;
     policy_violations: number;
+    sandbox_refusals: number;
     hook_failures: number;
     warnings: number;
     resumes: number;
@@ -120,6 +121,7 @@ export async function readRunStatus(workdir: string, runId: string, now = Date.n
       skipped: summary.skipped,
       retries: summary.retries,
       policy_violations: summary.policy_violations,
+      sandbox_refusals: summary.sandbox_refusals,
       hook_failures: summary.hook_failures,
       warnings: summary.warnings,
       resumes: summary.resumes,

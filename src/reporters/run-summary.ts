@@ -40,6 +40,8 @@ export interface RunSummary {
   skipped: number;
   retries: number;
   policy_violations: number;
+  /** Refusals of the OS sandbox, one per attempt refused (each names what it tried). */
+  sandbox_refusals: number;
   hook_failures: number;
   warnings: number;
   resumes: number;
@@ -84,6 +86,7 @@ export function emptyRunSummary(): RunSummary {
     skipped: 0,
     retries: 0,
     policy_violations: 0,
+    sandbox_refusals: 0,
     hook_failures: 0,
     warnings: 0,
     resumes: 0,
@@ -160,6 +163,9 @@ export function addToRunSummary(summary: RunSummary, event: RunEvent): RunSummar
       break;
     case "policy.violation":
       summary.policy_violations += 1;
+      break;
+    case "sandbox.refused":
+      summary.sandbox_refusals += event.refused.length;
       break;
     case "hook.finished":
       if (!event.ok) summary.hook_failures += 1;

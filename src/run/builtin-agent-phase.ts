@@ -28,7 +28,8 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
     const { connectMcpServers } = await import("../mcp/mcp-client-tools.ts");
     const connected = await connectMcpServers(builtin.mcp, { env, allowlist: builtin.tools?.mcp, wrap: fence ? async (argv, serverEnv) => {
       const fenced = await fence.wrap(argv, serverEnv as ProcessEnv);
-      return { argv: fenced.argv, env: { ...serverEnv, ...fenced.env }, done: (stderr) => void fenced.done(stderr) };
+      const merged = Object.entries({ ...serverEnv, ...fenced.env }).filter((kv): kv is [string, string] => kv[1] !== undefined);
+      return { argv: fenced.argv, env: Object.fromEntries(merged), done: (stderr) => void fenced.done(stderr) };
     } : undefined });
     if (!connected.ok) {
       appendFileSync(stdoutLog, `error: ${connected.message}\n`);

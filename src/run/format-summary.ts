@@ -13,6 +13,18 @@ import type { RunInfo } from "./run-info.ts";
 
 export type IterationRecord = HistoryEntry & { at?: string };
 
+/** Why the table's "files changed" says what it says, when that may surprise: not measured at all, or measured as none. */
+function measureNote(info: RunInfo, iterations: readonly IterationRecord[], ignoredChanged: readonly string[]): string | undefined {
+  if (info.measure === "off") {
+    return "Changed files were not measured: nothing in this pipeline reads them (no `stop.no_progress`, no tool set with `write` globs, no `changes` in a template, a condition or a prompt).";
+  }
+  if (!iterations.some((it) => it.changes.length === 0)) return undefined;
+  const where = info.measure === "git" ? "with git: a file git ignores counts only where the write globs of the phase that changed it name it, and" : "by file snapshots:";
+  const general = `Where an iteration says "none", no file changed as phaseloop measures it (${where} phaseloop's own \`.phaseloop/\` and its own output, such as \`phaseloop run … > run.out\`, never count).`;
+  if (ignoredChanged.length === 0) return general;
+  return `${general} These files changed during the run, but git ignores them and no write glob of a phase names them, so they were not progress: ${list(ignoredChanged.map((p) => `\`${p}\``), 10)}. To count a phase's work there, name the files in its tool set's \`write\`.`;
+}
+
 /** `1,200`, whatever the locale. */
 function count(n: number): string {
   return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
@@ -75,13 +87,14 @@ interface PathFacts {
   steps: Map<string, number>;
   retries: Extract<RunEvent, { type: "phase.retry" }>[];
   violations: Extract<RunEvent, { type: "policy.violation" }>[];
+  refusals: Extract<RunEvent, { type: "sandbox.refused" }>[];
   skipped: number;
   iterationMs: Map<number, number>;
   failures: Finished[];
 }
 
 function pathFacts(events: readonly RunEvent[], end: string | null): PathFacts {
-  const facts: PathFacts = { visits: new Map(), steps: new Map(), retries: [], violations: [], skipped: 0, iterationMs: new Map(), failures: [] };
+  const facts: PathFacts = { visits: new Map(), steps: new Map(), retries: [], violations: [], refusals: [], skipped: 0, iterationMs: new Map(), failures: [] };
   let previous = "start";
   const startedAt = new Map<number, number>();
   const step = (from: string, to: string) => facts.steps.set(`${from}\u0000${to}`, (facts.steps.get(`${from}\u0000${to}`) ?? 0) + 1);
@@ -105,6 +118,9 @@ function pathFacts(events: readonly RunEvent[], end: string | null): PathFacts {
         break;
       case "policy.violation":
         facts.violations.push(e);
+        break;
+      case "sandbox.refused":
+        facts.refusals.push(e);
         break;
       case "phase.skipped":
         facts.skipped += 1;
@@ -148,7 +164,7 @@ function pathDiagram(facts: PathFacts, end: string | null): string[] {
  * iterations left out of the table, after the first `after` rows of
  * `iterations` (a long run's table shows its first and last ones).
  */
-export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationRecord[], events: readonly RunEvent[] = [], artifacts: readonly { path: string; bytes: number }[] = [], hidden?: { after: number; count: number }): string {
+export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationRecord[], events: readonly RunEvent[] = [], artifacts: readonly { path: string; bytes: number }[] = [], hidden?: { after: number; count: number }, ignoredChanged: readonly string[] = []): string {
   const state = s.status === "interrupted" ? "interrupted" : s.outcome ? s.outcome.outcome : s.awaiting?.kind === "answer" ? "awaiting answer" : "running";
   const end = s.outcome ? s.outcome.outcome : null;
   const facts = pathFacts(events, end);
@@ -188,12 +204,14 @@ export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationR
       const phases = Object.entries(it.phases)
         .map(([name, p]) => (p.status === "failed" ? `❌ ${name}: ${failureWords(p)}` : p.status === "skipped" ? `⏭️ ${name}` : `✅ ${name}`))
         .join("<br>");
-      const changes = it.changes.length === 0 ? "none" : `${count(it.changes.length)}: ${list(it.changes.map((c) => `\`${c}\``), 3)}`;
+      const changes = info.measure === "off" ? "not measured" : it.changes.length === 0 ? "none" : `${count(it.changes.length)}: ${list(it.changes.map((c) => `\`${c}\``), 3)}`;
       const time = facts.iterationMs.get(it.iteration);
       const row = [String(it.iteration), ...(withTask ? [it.task ?? ""] : []), phases, changes, ...(withTime ? [time === undefined ? "" : duration(time)] : [])];
       out.push(`| ${row.map(cell).join(" | ")} |`);
     }
     out.push("");
+    const note = measureNote(info, iterations, ignoredChanged);
+    if (note) out.push(note, "");
   }
 
   if (s.tasks?.length) {
@@ -221,6 +239,7 @@ export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationR
 
   const problems: string[] = [];
   for (const v of facts.violations) problems.push(`- Phase \`${v.phase}\` changed ${plural(v.paths.length, "file")} outside its write globs (${list(v.paths.map((p) => `\`${p}\``))}); ${v.action === "revert" ? "the changes were reverted and the phase failed" : v.action === "fail" ? "the phase failed" : "allowed with a warning"}.`);
+  for (const r of facts.refusals) problems.push(`- \`${r.phase}\` was refused by the OS sandbox: ${list(r.refused.slice(0, 10).map((x) => `\`${x}\``))}${r.refused.length > 10 ? ` and ${r.refused.length - 10} more` : ""}.`);
   for (const r of facts.retries) problems.push(`- Phase \`${r.phase}\` was retried (attempt ${r.attempt}) after ${duration(r.delay_ms)}: ${failureWords({ error: r.error, message: r.message, exit_code: null })}.`);
   if (problems.length) out.push("## Retries and policy violations", "", ...problems, "");
 

@@ -5,22 +5,25 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { parse as parseToml } from "smol-toml";
-import { homedir, tmpdir } from "node:os";
+import { homedir, tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
-import type { CompiledPhase, Machine } from "../machine/types.ts";
+import type { CompiledHook, CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
-import { agentState, compileSandbox, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { agentState, compileSandbox, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import process from "node:process";
 import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
-import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
+import { hookSandbox, phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
+import { codexShim, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
+import { withheld } from "./fence-env.ts";
 
 /** A command made ready to run in the fence. */
 export interface FencedCommand {
   argv: string[];
-  /** Variables to lay over the process's environment. */
-  env: Record<string, string>;
+  /** Variables to lay over the process's environment (undefined: the inherited one is withheld). */
+  env: Record<string, string | undefined>;
   /** After the process ended: what the sandbox refused it (from its errors, and its tools' results in `stdout`), and the wrapping released. */
   done(stderr: string, stdout?: string): string[];
 }
@@ -70,9 +73,11 @@ const BASE_URL_VARS: Record<SandboxInput["agent"], readonly string[]> = {
  * leaving its tool set, so it does not fail the phase.
  */
 const HOUSEKEEPING: Record<SandboxInput["agent"], readonly string[]> = {
-  claude: ["statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
-  gemini: ["play.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"],
-  codex: ["chatgpt.com", "sentry.io", "api.github.com"],
+  // the preset's own API host among them: refused only where the pipeline moved the API elsewhere
+  // (a gateway), and then only the CLI's own side traffic goes there
+  claude: ["api.anthropic.com", "statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
+  gemini: ["generativelanguage.googleapis.com", "play.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"],
+  codex: ["api.openai.com", "chatgpt.com", "sentry.io", "api.github.com"],
   aider: ["pypi.org", "openrouter.ai"],
   openai: [],
   command: [],
@@ -126,20 +131,52 @@ export function agentKind(phase: CompiledPhase, machine: Machine, command?: stri
  * The model providers' base URLs in codex's own config ($CODEX_HOME/config.toml, else
  * ~/.codex/config.toml): a provider named there is where codex sends its requests.
  */
-function codexProviderUrls(env: ProcessEnv): string[] {
+type CodexProvider = { base_url?: unknown; env_key?: unknown };
+/**
+ * codex's providers as its config said when this run first read it: a phase's codex may
+ * write its state, and what it writes there must not widen a later phase (a provider's
+ * `base_url` is a host the phase may reach). The config itself is read-only in the fence.
+ */
+const providersSeen = new Map<string, CodexProvider[]>();
+
+function codexProviders(env: ProcessEnv): CodexProvider[] {
   const file = join(env.CODEX_HOME || join(env.HOME || homedir(), ".codex"), "config.toml");
-  let text: string;
+  const seen = providersSeen.get(file);
+  if (seen !== undefined) return seen;
+  let found: CodexProvider[] = [];
   try {
-    text = readFileSync(file, "utf8");
+    const config = parseToml(readFileSync(file, "utf8")) as { model_providers?: Record<string, CodexProvider> };
+    found = Object.values(config.model_providers ?? {}).filter((p) => typeof p === "object" && p !== null);
   } catch {
-    return [];
+    // none, or not TOML
   }
+  providersSeen.set(file, found);
+  return found;
+}
+
+function codexProviderUrls(env: ProcessEnv): string[] {
+  return codexProviders(env).map((p) => p.base_url).filter((u): u is string => typeof u === "string");
+}
+
+/** The variables codex's providers read their keys from (`env_key`): an agent's, so they pass into its fence. */
+function codexEnvKeys(env: ProcessEnv): string[] {
+  return codexProviders(env).map((p) => p.env_key).filter((k): k is string => typeof k === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
+}
+
+let homesSeen: string[] | undefined;
+
+/** The user's own home directories: from the password database and the HOME phaseloop was started with. */
+function realHomes(): string[] {
+  if (homesSeen !== undefined) return homesSeen;
+  const found: string[] = [];
   try {
-    const config = parseToml(text) as { model_providers?: Record<string, { base_url?: unknown }> };
-    return Object.values(config.model_providers ?? {}).map((p) => p?.base_url).filter((u): u is string => typeof u === "string");
+    found.push(userInfo().homedir);
   } catch {
-    return [];
+    // no entry in the password database
   }
+  if (process.env.HOME) found.push(process.env.HOME);
+  homesSeen = [...new Set(found.filter((h) => h.startsWith("/") && h !== "/"))];
+  return homesSeen;
 }
 
 /** The sandbox profile of a phase: its tool set and agent, where it works, its temp dir. */
@@ -148,11 +185,16 @@ export function phaseProfile(machine: Machine, phase: CompiledPhase, write: read
   const agentSpec = phase.agent ? machine.agents[phase.agent] : undefined;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
   const baseUrls = [agentSpec?.base_url, ...BASE_URL_VARS[agent].map((name) => env[name]), ...(agent === "codex" ? codexProviderUrls(env) : [])].filter((u): u is string => typeof u === "string" && u !== "");
-  const stateDirs = STATE_VARS.map((name) => env[name]).filter((d): d is string => typeof d === "string" && d.startsWith("/"));
+  const home = env.HOME || homedir();
+  // the secrets of the user's real home are hidden whatever HOME the pipeline sets
+  const secretHomes = realHomes();
+  const stateDirs = STATE_VARS.map((name) => env[name]).filter((d): d is string => typeof d === "string" && stateDirAllowed(d, workdir, [home, ...secretHomes]));
   // the phase's HTTP MCP servers are hosts it reaches
   const mcp = mcpHosts(phaseMcpServers(phase.mcp, machine.mcp, workdir, (t) => t));
-  const network = mcp.length ? [...(toolSet?.network ?? []), ...mcp] : toolSet?.network;
-  return compileSandbox({ workdir, home: env.HOME || homedir(), tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network, stateDirs, ...(artifacts !== undefined ? { artifacts } : {}) });
+  // a run phase (or a hook) names its hosts itself
+  const named = phase.kind === "run" ? phase.network : toolSet?.network;
+  const network = mcp.length ? [...(named ?? []), ...mcp] : named;
+  return compileSandbox({ workdir, home, secretHomes, tempDir, write: toolSet ? (write ?? []) : undefined, agent, baseUrls, network, stateDirs, ...(artifacts !== undefined ? { artifacts } : {}) });
 }
 
 /** The hosts a phase may reach, as the pipeline and the environment say before it runs (its agent's API, tools.network, HTTP MCP servers). */
@@ -167,7 +209,23 @@ export function phaseHosts(machine: Machine, phase: CompiledPhase, env: ProcessE
  * `write` is the phase's rendered write globs; undefined when the phase has no tool set.
  */
 export async function openFence(phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, flag: SandboxMode | undefined, command?: string | readonly string[]): Promise<PhaseFence | undefined> {
-  const plan = phaseSandbox(ctx.machine, phase, flag);
+  return fenceFor(phase, phaseSandbox(ctx.machine, phase, flag), write, env, ctx, command);
+}
+
+/** The fence of a hook: like a `run` phase's (the workdir writable, no host unless it names one). */
+export async function openHookFence(hook: CompiledHook, env: ProcessEnv, ctx: RunContext, flag: SandboxMode | undefined, command: string | readonly string[]): Promise<PhaseFence | undefined> {
+  const phase = { name: `hook-${hook.name}`, kind: "run", sandbox: hook.sandbox, network: hook.network, output: {} } as unknown as CompiledPhase;
+  return fenceFor(phase, hookSandbox(ctx.machine, hook, flag), undefined, env, ctx, command);
+}
+
+/** The run's cache home: where fenced tools keep what they would keep under HOME (npm, pip, cargo, bytecode). */
+function cacheHome(): string {
+  const dir = join(runTemp!, "cache");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, command?: string | readonly string[]): Promise<PhaseFence | undefined> {
   if (plan.mode === "off") return undefined;
   const offer = probeSandbox();
   if (!offer.available) {
@@ -179,18 +237,22 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
   runTemp ??= mkdtempSync(join(tmpdir(), "phaseloop-run-"));
   // phases of the same name run at once in parallel lanes: each has a dir of its own
   const tempDir = mkdtempSync(join(runTemp, `${phase.name}-`));
-  const profile = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command, ensureArtifacts(ctx.info.workdir, ctx.info.run_id));
-  if (offer.noProxy && profile.allowedHosts.length > 0) {
+  const compiled = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command, ensureArtifacts(ctx.info.workdir, ctx.info.run_id));
+  if (offer.noProxy && compiled.allowedHosts.length > 0) {
     // hosts preflight could not foresee (the agent is only known from the command it runs)
     rmSync(tempDir, { recursive: true, force: true });
-    const why = `phase "${phase.name}" may reach ${profile.allowedHosts.join(", ")}, and the proxy to them cannot run here: ${offer.noProxy.reason}`;
+    const why = `phase "${phase.name}" may reach ${compiled.allowedHosts.join(", ")}, and the proxy to them cannot run here: ${offer.noProxy.reason}`;
     if (plan.mode === "required") throw new Error(`${why}; ${offer.noProxy.fix}`);
     // a phase preflight saw coming was named when the run started
     if (!warnedNoProxy.has(phase.name) && ctx.info.sandbox?.phases[phase.name] !== "unavailable") ctx.emit({ type: "note", level: "warning", message: `${why}: it runs without an OS sandbox (sandbox: auto). ${offer.noProxy.fix}` });
     warnedNoProxy.add(phase.name);
     return undefined;
   }
-  prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine, command), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "") }));
+  const cache = cacheHome();
+  const profile: SandboxProfile = { ...compiled, allowWrite: [...compiled.allowWrite, cache] };
+  prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine, command), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "").filter((d) => profile.allowWrite.includes(d)) }));
+  // the folders the write globs name, made now: only what exists can be bound writable
+  const made = makeWriteDirs(profile, ctx.info.workdir);
   // the library loads only when a phase is sandboxed: runs without one start as fast as before
   const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");
   sessionOpened = true;
@@ -200,12 +262,18 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
     profile,
     refused,
     async wrap(command, env) {
-      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, { TMPDIR: tempDir }, env.PATH);
+      const inside: Record<string, string> = { ...livableEnv(profile, ctx.info.workdir, cache, env), TMPDIR: tempDir };
+      // codex started any way at all (a command agent's `sh -c "codex exec -s workspace-write"`)
+      // meets phaseloop's fence as its sandbox, not its own, which cannot start inside it
+      const shims = await codexShim(runTemp!, env.PATH ?? "", ctx.info.workdir);
+      if (shims !== undefined) inside.PATH = `${shims}:${env.PATH ?? ""}`;
+      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, inside, inside.PATH ?? env.PATH);
       running++;
       let ended = false;
       return {
         argv: wrapped.argv,
-        env: { ...wrapped.env, TMPDIR: tempDir },
+        // the parent's environment only as far as the process needs it (fence-env.ts)
+        env: { ...withheld(env, { agent: phase.kind === "agent", names: agent === "codex" ? codexEnvKeys(env) : [] }), ...wrapped.env, TMPDIR: tempDir },
         done(stderr, stdout) {
           if (!ended) running--;
           ended = true;
@@ -218,6 +286,8 @@ export async function openFence(phase: CompiledPhase, write: readonly string[] |
     },
     close() {
       rmSync(tempDir, { recursive: true, force: true });
+      // a folder another phase running now may be writing into stays
+      if (running === 0) removeEmptyMade(made);
     },
   };
 }

@@ -16,7 +16,7 @@ import type { ErrorClass } from "../pipeline/spec.ts";
 import { classifyProcess } from "../runtime/classify-failure.ts";
 import type { ProcessResult } from "../runtime/run-process.ts";
 import { extractOutputs, type SchemaCheck } from "../runtime/extract-output.ts";
-import { renderTemplate } from "../expr/index.ts";
+import { renderTemplate, type JsonValue } from "../expr/index.ts";
 import { readInside } from "../runtime/read-inside.ts";
 import { readInside as readOutputInside } from "../runtime/open-inside.ts";
 import { resolveInside } from "../runtime/resolve-inside.ts";
@@ -85,6 +85,11 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   const { process: r, report } = execution;
   if (r.aborted && ctx.interrupted()) return undefined;
 
+  // measured changes, and the write scope of the tool allowlist; what the fence let through
+  // outside the globs is undone here, before anything reads it.
+  // phases sandboxed at the same time leave placeholders of protected names while they run
+  const { changes, violation, undone } = await measurePhaseChanges(e.phase, scope, ctx, sandboxesRunning() ? (p) => isPlaceholder(workdir, p) : undefined, fence?.profile.allowWrite);
+
   const text = phase.kind === "agent" ? report.text : r.stdout;
   let failure: { error: ErrorClass; message: string } | null = judgeAgent(r, report, classifyProcess(r, phase.successExitCodes, phase.transient), phase.kind === "agent");
   // reads and commands outside the tool set, whether the CLI enforced it or not
@@ -92,11 +97,13 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   if (report.toolCalls) outside.push(...checkMcpCalls(report.toolCalls, phase.mcp ?? [], toolSet?.mcp));
   if (outside.length > 0 && (!failure || failure.error !== "policy_violation")) failure = { error: "policy_violation", message: `${outside.slice(0, 5).join("; ")}${outside.length > 5 ? ` (and ${outside.length - 5} more)` : ""}` };
   // what the OS sandbox refused: the phase tried to leave its tool set, whatever else it did
-  const refused = fence?.refused ?? [];
+  const refused = [...(fence?.refused ?? []), ...(undone ?? []).map((p) => `write ${join(workdir, p)} (outside the write globs: undone)`)];
   if (refused.length > 0) {
     const said = `the OS sandbox refused ${refused.slice(0, 5).join("; ")}${refused.length > 5 ? ` (and ${refused.length - 5} more)` : ""}`;
-    failure = failure?.error === "policy_violation" ? { error: "policy_violation", message: `${failure.message}; ${said}` } : { error: "policy_violation", message: said };
     ctx.emit({ type: "sandbox.refused", phase: e.phase, refused });
+    // on_refusal: warn keeps the phase's result; every refusal is still recorded and shown
+    if ((phase.onRefusal ?? machine.onRefusal ?? "fail") === "warn") ctx.emit({ type: "note", level: "warning", message: `${e.phase}: ${said} (on_refusal: warn)` });
+    else failure = failure?.error === "policy_violation" ? { error: "policy_violation", message: `${failure.message}; ${said}` } : { error: "policy_violation", message: said };
   }
   if (report.transcript) writeTranscript(dir, report.transcript);
   if (failure?.error === "policy_violation" && refused.length === 0 && (report.permissionDenials.length > 0 || outside.length > 0) && toolSet?.on_violation === "warn") {
@@ -110,12 +117,10 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   // read again through the resolver: an agent may have put a link where the file was
   for (const [name, abs] of Object.entries(outputPaths)) files[abs] = readOutputFile(workdir, e.outputFiles[name]!);
   const needsSchema = phase.outputSchema !== undefined || Object.values(phase.output).some((o) => o.schema);
-  const extracted = extractOutputs(phase.output, { text, stdout: r.stdout, stderr: r.stderrTail, files }, outputPaths, needsSchema ? await schemaChecker() : undefined, phase.outputSchema);
+  const structured = phase.kind === "agent" && report.structured !== undefined ? { structured: report.structured as JsonValue } : {};
+  const extracted = extractOutputs(phase.output, { text, stdout: r.stdout, stderr: r.stderrTail, files, ...structured }, outputPaths, needsSchema ? await schemaChecker() : undefined, phase.outputSchema);
   if (!failure && extracted.errors.length > 0) failure = { error: "output_invalid", message: extracted.errors.map((x) => x.message).join("; ") };
 
-  // measured changes, and the write scope of the tool allowlist
-  // phases sandboxed at the same time leave placeholders of protected names while they run
-  const { changes, violation } = await measurePhaseChanges(e.phase, scope, ctx, sandboxesRunning() ? (p) => isPlaceholder(workdir, p) : undefined);
   if (violation) failure ??= violation;
 
   const result: PhaseResult = {

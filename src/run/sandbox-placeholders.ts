@@ -8,8 +8,9 @@
  */
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { PROTECTED_NAMES } from "../sandbox/bwrap-args.ts";
 
-const PROTECTED = [".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json", ".git", ".vscode", ".idea", ".claude/commands", ".claude/agents", ".claude"];
+const PROTECTED: readonly string[] = [...PROTECTED_NAMES, ".git"];
 
 /** Whether `rel` (relative to the workdir) names a protected name. */
 export function protectedName(rel: string): boolean {

@@ -7,10 +7,10 @@ import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { CompiledPhase, Machine } from "../machine/types.ts";
 import { parsePipelineText, spanOfPointer } from "../pipeline/parse-pipeline-text.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
-import { homedir } from "node:os";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
-import { phaseHosts, phaseProfile } from "./phase-fence.ts";
-import { fenceable, phaseSandbox, sandboxPreflight, unsandboxedPhases, type SandboxOffer } from "../sandbox/sandbox-plan.ts";
+import { phaseHosts } from "./phase-fence.ts";
+import { fenceable, hookSandbox, phaseSandbox, sandboxPreflight, unsandboxedPhases, type SandboxOffer } from "../sandbox/sandbox-plan.ts";
+import type { CompiledHook } from "../machine/types.ts";
 
 /** run.json's record of the sandbox: what was asked, what the machine offered, what each phase got. */
 export interface RunSandbox {
@@ -31,11 +31,29 @@ export interface SandboxCheck {
   record: RunSandbox;
   /** Said at the start of the run when auto phases run without a sandbox. */
   warning?: string;
+  /** Said at the start of the run when phases or hooks run unfenced because a setting says `sandbox: off`. */
+  unfenced?: string;
+}
+
+/** The phases and hooks that run a process outside the OS sandbox because a setting (or the flag) turned it off. */
+export function unfencedByChoice(machine: Machine, flag: SandboxMode | undefined): string[] {
+  const out: string[] = [];
+  const why = (pointer: string | undefined) => (pointer === undefined ? "--sandbox off" : `${pointer.slice(1).replaceAll("/", ".")}: off`);
+  for (const p of machine.phases) {
+    if (p.kind !== "agent" && p.kind !== "run") continue;
+    const plan = phaseSandbox(machine, p, flag);
+    if (plan.mode === "off") out.push(`${p.name} (${why(plan.pointer)})`);
+  }
+  for (const hook of Object.values(machine.hooks) as CompiledHook[]) {
+    const plan = hookSandbox(machine, hook, flag);
+    if (plan.mode === "off") out.push(`hook ${hook.name} (${why(plan.pointer)})`);
+  }
+  return out;
 }
 
 /** `env` and `workdir`: the run's, which say which hosts each phase may reach. */
 export function checkSandbox(machine: Machine, text: string, flag: SandboxMode | undefined, env: Record<string, string | undefined>, workdir: string): SandboxCheck {
-  const needed = machine.phases.some((p) => phaseSandbox(machine, p, flag).mode !== "off");
+  const needed = machine.phases.some((p) => phaseSandbox(machine, p, flag).mode !== "off") || Object.values(machine.hooks).some((h) => hookSandbox(machine, h as CompiledHook, flag).mode !== "off");
   const offer: SandboxOffer = needed ? probeSandbox() : { available: false as const, reason: "no phase asks for one", fix: "" };
   let document: ReturnType<typeof parsePipelineText>["document"];
   const locate = (pointer: string) => {
@@ -59,26 +77,7 @@ export function checkSandbox(machine: Machine, text: string, flag: SandboxMode |
   const warning = bare.length === 0 ? undefined
     : !offer.available ? `no OS sandbox here (${offer.reason}): ${bare.join(", ")} ${runs}. ${offer.fix}`
     : `no proxy to allowed hosts here (${offer.noProxy!.reason}): ${bare.join(", ")}, which may reach hosts, ${runs}. ${offer.noProxy!.fix}`;
-  return { diagnostics, record, warning };
-}
-
-/** What each phase gets from the OS sandbox, for --dry-run: writable places, hidden ones, reachable hosts. */
-export function sandboxLines(machine: Machine, workdir: string, flag: SandboxMode | undefined, env: Record<string, string | undefined>): string[] {
-  const check = checkSandbox(machine, "", flag, env, workdir);
-  const offer = check.record;
-  const lines = [`OS sandbox: ${offer.available ? `available (${offer.platform})${offer.no_proxy ? `, but no proxy to allowed hosts: ${offer.no_proxy.reason}` : ""}` : `not available here: ${offer.reason}`}`];
-  const home = env.HOME || homedir();
-  const short = (p: string) => (p.startsWith(`${workdir}/`) ? `./${p.slice(workdir.length + 1)}` : p === workdir ? "./" : p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p);
-  for (const p of machine.phases) {
-    const mode = phaseSandbox(machine, p, flag).mode;
-    if (mode === "off") {
-      lines.push(`  ${p.name}: off`);
-      continue;
-    }
-    const toolSet = p.tools ? machine.tools[p.tools] : undefined;
-    const profile = phaseProfile(machine, p, toolSet?.write, env, workdir, "<temp dir>");
-    const state = offer.phases[p.name] === "on" ? "" : mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)";
-    lines.push(`  ${p.name}: ${mode}${state}; writes ${profile.allowWrite.map(short).join(", ")}; never ${profile.denyWrite.map(short).join(", ")}; hosts ${profile.allowedHosts.join(", ") || "none"}; hides ${profile.denyRead.length} secret paths of the home directory`);
-  }
-  return lines;
+  const off = unfencedByChoice(machine, flag);
+  const unfenced = off.length === 0 ? undefined : `outside the OS sandbox, with your rights: ${off.join(", ")}`;
+  return { diagnostics, record, warning, ...(unfenced ? { unfenced } : {}) };
 }

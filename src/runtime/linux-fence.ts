@@ -129,6 +129,24 @@ export function bindableWrites(profile: SandboxProfile, cwd: string): string[] {
   });
 }
 
+/**
+ * The entries of the host's /tmp a fenced process must still see under its private /tmp:
+ * the top-level entry holding each place it works in, reads its programs from or reaches the
+ * proxy through. Undefined (no private /tmp) when one of them is /tmp itself.
+ */
+export function tmpKeep(profile: SandboxProfile, cwd: string, needed: readonly string[]): string[] | undefined {
+  const keep = new Set<string>();
+  const paths = [cwd, ...profile.allowWrite, ...profile.denyRead, ...profile.denyWrite, ...(profile.carveOut ?? []), ...needed];
+  for (const path of paths) {
+    if (path === "" || !path.startsWith("/")) continue;
+    const normal = path.replace(/\/+$/, "") || "/";
+    if (normal === "/tmp") return undefined;
+    if (!normal.startsWith("/tmp/") || normal === profile.tmp || (profile.tmp !== undefined && isUnder(normal, profile.tmp))) continue;
+    keep.add(`/tmp/${normal.slice(5).split("/")[0]}`);
+  }
+  return [...keep].sort();
+}
+
 /** Whether phaseloop can build this machine's fence itself (else the library wraps each phase). */
 export function ownFenceAvailable(): boolean {
   return process.platform === "linux" && applySeccompPath() !== undefined;
@@ -159,7 +177,7 @@ export interface ProxyWanted {
  * `proxy` (a phase that may reach no host) the network namespace stays empty and the command
  * (see directCommand) starts under the seccomp helper directly.
  */
-export function wrapLinux(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string>, proxy: ProxyWanted | undefined): LinuxWrap | undefined {
+export function wrapLinux(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string>, proxy: ProxyWanted | undefined, search?: string): LinuxWrap | undefined {
   if (process.platform !== "linux") return undefined;
   const applySeccomp = applySeccompPath();
   if (applySeccomp === undefined) return undefined;
@@ -171,6 +189,9 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
   }
   const kindOf = kinds();
   profile = { ...profile, allowWrite: bindableWrites(profile, cwd) };
+  const needed = [applySeccomp, proxy?.socat ?? "", proxy?.socket ? dirname(proxy.socket) : "", process.execPath, process.env.HOME ?? "", exports.HOME ?? "", ...(search ?? "").split(":")];
+  if (typeof command !== "string" && command[0]?.startsWith("/")) needed.push(command[0]);
+  const keep = tmpKeep(profile, cwd, needed);
   const { args, env } = bwrapArgs({
     profile,
     cwd,
@@ -182,6 +203,7 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
     keepSetfcap: keepSetfcap(),
     nestedProtected: nestedRepos(profile, cwd),
     kindOf,
+    ...(keep !== undefined ? { tmpKeep: keep } : {}),
   });
   return { argv: ["bwrap", ...args], env, absent: absentProtected({ profile, cwd, kindOf }) };
 }

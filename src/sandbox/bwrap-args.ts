@@ -15,9 +15,13 @@ export type PathKind = "dir" | "file" | undefined;
 
 /**
  * Names that no phase may change inside a writable directory of the workdir, whatever its
- * write globs say: shell and tool settings that run code the next time someone opens the
- * repository, and an agent's own settings. The same list as @anthropic-ai/sandbox-runtime's
- * (DANGEROUS_FILES and its dangerous directories, 0.0.83).
+ * write globs say and whichever agent runs: shell and tool settings that run code the next
+ * time someone opens the repository, every agent CLI's project settings (a hook or an MCP
+ * server written there runs the next time any of them starts, not only the one that wrote it),
+ * MCP files, and hook managers' folders (a `.husky/pre-commit` runs at the user's next
+ * commit). The sandbox library's list (DANGEROUS_FILES and its dangerous directories, 0.0.83)
+ * and more. aider's own history files (`.aider.chat.history.md`, `.aider.input.history`,
+ * `.aider.tags.cache.*`) are its work and stay writable; its settings are not.
  */
 export const PROTECTED_NAMES = [
   ".gitconfig",
@@ -27,15 +31,32 @@ export const PROTECTED_NAMES = [
   ".zshrc",
   ".zprofile",
   ".profile",
+  ".envrc",
   ".ripgreprc",
   ".mcp.json",
   ".vscode",
   ".idea",
-  ".claude/commands",
-  ".claude/agents",
-  ".claude/settings.json",
-  ".claude/settings.local.json",
+  ".cursor",
+  ".claude",
+  ".gemini",
+  ".codex",
+  ".aider.conf.yml",
+  ".aider.model.settings.yml",
+  ".aider.model.metadata.json",
+  ".aiderignore",
+  ".husky",
+  ".githooks",
+  ".lefthook",
+  "lefthook.yml",
+  ".lefthook.yml",
+  ".pre-commit-config.yaml",
 ] as const;
+
+/** Whether `rel` (relative to the workdir) is a protected name or inside one. */
+export function isProtectedPath(rel: string): boolean {
+  const top = rel.split("/")[0] ?? "";
+  return PROTECTED_NAMES.some((name) => name === top);
+}
 
 /** The proxy a sandbox reaches its allowed hosts through. */
 export interface ProxyRoute {
@@ -71,6 +92,11 @@ export interface BwrapInput {
   nestedProtected: readonly string[];
   /** What each path the fence mentions is on disk. */
   kindOf(path: string): PathKind;
+  /**
+   * Entries of the host's `/tmp` the process still sees (read-only) under its private one:
+   * the workdir's, home's, the helpers' when they live there. Undefined: no private `/tmp`.
+   */
+  tmpKeep?: readonly string[];
 }
 
 /** The port the relay listens on inside the sandbox's network namespace. */
@@ -130,15 +156,26 @@ export function absentProtected(input: Pick<BwrapInput, "profile" | "cwd" | "kin
 }
 
 function protectedCandidates(profile: SandboxProfile, cwd: string): string[] {
-  return [...profile.denyWrite, ...PROTECTED_NAMES.map((name) => `${cwd === "/" ? "" : cwd}/${name}`)];
+  return [...profile.denyWrite, ...PROTECTED_NAMES.map((name) => `${cwd === "/" ? "" : cwd}/${name}`), ...(profile.protect ?? [])];
 }
 
 /** bwrap's arguments, and the variables to start it with (the proxy's credential stays out of argv). */
 export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<string, string> } {
   const { profile, kindOf } = input;
-  const writable = profile.allowWrite.filter((dir) => kindOf(dir) !== undefined);
+  const privateTmp = profile.tmp !== undefined && input.tmpKeep !== undefined && kindOf(profile.tmp) === "dir";
+  // the temp dir is the private /tmp itself, not bound again where the host keeps it
+  const writable = profile.allowWrite.filter((dir) => kindOf(dir) !== undefined && !(privateTmp && dir === profile.tmp));
   // --die-with-parent: bubblewrap dies with phaseloop, killed or not, and everything inside with it (its PID namespace)
-  const args = ["--new-session", "--die-with-parent", "--unshare-net", ...(input.proxy ? ["--bind", input.proxy.socket, input.proxy.socket] : []), "--ro-bind", "/", "/"];
+  const args = ["--new-session", "--die-with-parent", "--unshare-net", "--ro-bind", "/", "/"];
+  const exports = { ...input.exports };
+  if (privateTmp) {
+    // a private /tmp: the phase's temp dir in its place, what the process needs from the host's
+    // bound back read-only; a tool writing /tmp by name writes there, and nothing leaks out
+    args.push("--bind", profile.tmp!, "/tmp");
+    for (const entry of input.tmpKeep!) if (kindOf(entry) !== undefined) args.push("--ro-bind", entry, entry);
+    exports.TMPDIR = "/tmp";
+  }
+  if (input.proxy) args.push("--bind", input.proxy.socket, input.proxy.socket);
   for (const dir of writable) args.push("--bind", dir, dir);
   const protectedPaths = [...protectedCandidates(profile, input.cwd), ...input.nestedProtected];
   for (const path of new Set(protectedPaths)) {
@@ -161,12 +198,12 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
     // nothing to start before the filter: bubblewrap starts the helper, the helper the command.
     // The environment's own proxy settings would only point where nothing answers.
     for (const name of PROXY_VARS) args.push("--unsetenv", name);
-    for (const [k, v] of Object.entries({ SANDBOX_RUNTIME: "1", ...input.exports, SRT_ALLOW_NESTED_USERNS: "0" })) args.push("--setenv", k, v);
+    for (const [k, v] of Object.entries({ SANDBOX_RUNTIME: "1", ...exports, SRT_ALLOW_NESTED_USERNS: "0" })) args.push("--setenv", k, v);
     args.push("--", input.applySeccomp, ...(typeof input.command === "string" ? ["/bin/sh", "-c", input.command] : input.command));
     return { args, env: {} };
   }
   const socket = input.proxy.socket;
-  const settings = Object.entries(input.exports).map(([k, v]) => `${k}=${shellQuote(v)}`);
+  const settings = Object.entries(exports).map(([k, v]) => `${k}=${shellQuote(v)}`);
   const user = `${settings.length > 0 ? `export ${settings.join(" ")}; ` : ""}${typeof input.command === "string" ? input.command : `exec ${input.command.map(shellQuote).join(" ")}`}`;
   const relay = (family: string, extra: string) => `${shellQuote(input.socat)} ${family}-LISTEN:${RELAY_PORT},${extra}fork,reuseaddr,backlog=4096 UNIX-CONNECT:${shellQuote(socket)}`;
   const script = [

@@ -28,6 +28,8 @@ export interface SandboxInput {
   stateDirs?: readonly string[];
   /** The run's artifacts folder (absolute): writable by every phase. */
   artifacts?: string;
+  /** Other home directories whose secrets are hidden too (the user's real one, whatever HOME the pipeline sets). */
+  secretHomes?: readonly string[];
 }
 
 export interface SandboxProfile {
@@ -41,6 +43,14 @@ export interface SandboxProfile {
   denyRead: string[];
   /** Hosts the process may connect to through the proxy; nothing else is reachable. */
   allowedHosts: string[];
+  /** The phase's private temp dir: where the fence can, it is the process's `/tmp`. */
+  tmp?: string;
+  /**
+   * Paths (absolute) inside the agent's writable state that stay read-only: its settings,
+   * hooks, rules and commands, which would outlive the run in the user's own CLI and could
+   * widen a later phase.
+   */
+  protect?: string[];
 }
 
 /** Files and directories in a home directory that hold credentials. */
@@ -70,6 +80,28 @@ const AGENT_STATE: Record<SandboxInput["agent"], readonly string[]> = {
   openai: [],
   command: [],
 };
+
+/**
+ * What in each CLI's state is the user's configuration rather than the CLI's working state
+ * (relative to the state directory: `~/.claude` or where CLAUDE_CONFIG_DIR moves it).
+ */
+const STATE_CONFIG: Record<SandboxInput["agent"], readonly string[]> = {
+  claude: ["settings.json", "settings.local.json", "commands", "agents", "hooks", "plugins", "CLAUDE.md", "output-styles"],
+  gemini: ["settings.json", "GEMINI.md", "commands", "extensions", "policies"],
+  codex: ["config.toml", "rules", "AGENTS.md", "prompts"],
+  aider: [],
+  openai: [],
+  command: [],
+};
+
+/** The configuration inside an agent's state directories that no phase may change. */
+export function stateConfig(input: Pick<SandboxInput, "agent" | "home" | "stateDirs">): string[] {
+  const dirs = [joinInside(input.home, `.${input.agent}`)!, ...(input.stateDirs ?? []).filter((d) => d.startsWith("/") && d !== "/")];
+  const out = STATE_CONFIG[input.agent].length === 0 ? [] : dirs.flatMap((dir) => STATE_CONFIG[input.agent].map((rel) => joinInside(dir, rel)!));
+  // aider reads its settings from the home directory itself
+  if (input.agent === "aider") out.push(...[".aider.conf.yml", ".aider.model.settings.yml", ".aider.model.metadata.json"].map((rel) => joinInside(input.home, rel)!));
+  return out;
+}
 
 /** The API host each preset talks to when no base_url is given. */
 const AGENT_HOSTS: Record<SandboxInput["agent"], readonly string[]> = {
@@ -135,6 +167,20 @@ function outermost(dirs: readonly string[]): string[] {
   return kept;
 }
 
+/**
+ * Whether a directory a variable names (CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME) may be
+ * made writable as an agent's state: not a home directory or anything holding one, not the
+ * workdir or anything holding it, nothing inside the workdir's `.git` or `.phaseloop`, no
+ * folder holding a home's secrets, not a top-level system folder. A variable never makes
+ * writable what the tool set does not.
+ */
+export function stateDirAllowed(dir: string, workdir: string, homes: readonly string[]): boolean {
+  if (!dir.startsWith("/") || dir.split("/").filter(Boolean).length < 2 || dir.split("/").includes("..")) return false;
+  if (homes.some((home) => isUnder(home, dir)) || isUnder(workdir, dir)) return false;
+  if (isUnder(dir, `${workdir}/.git`) || isUnder(dir, `${workdir}/.phaseloop`)) return false;
+  return !homes.some((home) => HOME_SECRETS.some((rel) => isUnder(joinInside(home, rel)!, dir)));
+}
+
 /** What the agent's program writes to run at all: its state in home, or where the environment moved it. */
 export function agentState(input: Pick<SandboxInput, "agent" | "home" | "stateDirs">): string[] {
   return [...AGENT_STATE[input.agent].map((rel) => joinInside(input.home, rel)!), ...(input.stateDirs ?? []).filter((d) => d.startsWith("/") && d !== "/")];
@@ -151,11 +197,13 @@ export function compileSandbox(input: SandboxInput): SandboxProfile {
   const denyWrite = [joinInside(input.workdir, ".git")!, state];
   // the artifacts folder is phaseloop's state, yet every phase writes it
   const carveOut = input.artifacts !== undefined && isUnder(input.artifacts, state) && input.artifacts !== state ? [input.artifacts] : undefined;
-  const denyRead = HOME_SECRETS.map((rel) => joinInside(input.home, rel)!).filter((p) => !isUnder(input.workdir, p));
+  const homes = unique([input.home, ...(input.secretHomes ?? []).filter((h) => h.startsWith("/"))]);
+  const denyRead = unique(homes.flatMap((home) => HOME_SECRETS.map((rel) => joinInside(home, rel)!))).filter((p) => !isUnder(input.workdir, p));
   const baseHosts = (input.baseUrls ?? []).map(hostOf).filter((h): h is string => h !== undefined);
   const presetHosts = baseHosts.length > 0 ? baseHosts : AGENT_HOSTS[input.agent];
   const allowedHosts = unique([...presetHosts, ...(input.network ?? []).map((h) => h.toLowerCase())]);
-  return { allowWrite, denyWrite, denyRead, allowedHosts, ...(carveOut ? { carveOut } : {}) };
+  const protect = stateConfig(input);
+  return { allowWrite, denyWrite, denyRead, allowedHosts, tmp: input.tempDir, ...(protect.length ? { protect } : {}), ...(carveOut ? { carveOut } : {}) };
 }
 
 /** A phase's mode: the phase's setting wins over the pipeline's, the command line over both. */

@@ -64,10 +64,17 @@ function writable(path: string, profile: SandboxProfile): boolean {
   return profile.allowWrite.some((d) => isUnder(path, d)) && !profile.denyWrite.some((d) => isUnder(path, d));
 }
 
+/** A program's own sandbox that could not start inside phaseloop's (codex's bubblewrap, a nested namespace). */
+const NESTED_SANDBOX = /error building bubblewrap command|bwrap: (?:No permissions to create new namespace|Creating new namespace failed|setting up uid map)|sandbox (?:denied|error):/i;
+
 export function readRefusals(stderr: string, cwd: string, profile: SandboxProfile): string[] {
   const refused = new Set<string>();
   for (const line of stderr.split("\n")) {
     if (line.length > 4000 || ERROR_CODE_LINE.test(line)) continue;
+    if (NESTED_SANDBOX.test(line)) {
+      refused.add(`sandbox (a program's own sandbox could not start inside phaseloop's: ${line.trim().slice(0, 160)})`);
+      continue;
+    }
     if (READ_ONLY.test(line)) {
       const candidates = pathsIn(line).map((p) => absolute(p, cwd)).filter((p): p is string => p !== undefined);
       const path = candidates.find((p) => !writable(p, profile)) ?? candidates[0];
@@ -110,7 +117,7 @@ export function readRefusals(stderr: string, cwd: string, profile: SandboxProfil
   return [...refused];
 }
 
-const WORTH_A_LOOK = /read-only file system|EROFS|ECONNREFUSED|ENETUNREACH|Network is unreachable|Connection refused|Failed to connect|403|forbidden|blocked by|resolve|getaddrinfo|\/\./i;
+const WORTH_A_LOOK = /bubblewrap|bwrap|sandbox (?:denied|error)|read-only file system|EROFS|ECONNREFUSED|ENETUNREACH|Network is unreachable|Connection refused|Failed to connect|403|forbidden|blocked by|resolve|getaddrinfo|\/\./i;
 
 /** The strings of a JSON value, each of its lines. */
 function stringsOf(value: unknown, out: string[], depth = 0): void {

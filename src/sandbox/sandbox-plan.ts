@@ -2,9 +2,9 @@
  * Which phases run in the OS sandbox, and what a run needs before it starts. Pure: the
  * machine, the `--sandbox` flag and what the machine offers in, decisions out.
  *
- * An agent phase follows the command line, then its own `sandbox`, then the pipeline's
- * (default auto). A `run` phase is the pipeline's own command, like a hook: it is sandboxed
- * only when it says so itself, and `--sandbox off` turns that off too.
+ * A phase that runs a process (an agent, or a `run` command: both run the agent's work, a
+ * verify step runs the code the agent just wrote) follows the command line, then its own
+ * `sandbox`, then the pipeline's (default auto). A hook follows the same order.
  */
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { CompiledPhase, Machine } from "../machine/types.ts";
@@ -33,11 +33,16 @@ export function phaseSandbox(machine: Pick<Machine, "sandbox">, phase: Pick<Comp
   if (flag === "off") return { mode: "off" };
   // a question or a parallel group runs no process of its own (a group's members are phases)
   if (phase.kind !== "agent" && phase.kind !== "run") return { mode: "off" };
-  if (phase.kind === "run") return own ?? { mode: "off" };
   if (flag !== undefined) return { mode: flag };
   if (own) return own;
   if (machine.sandbox !== undefined) return { mode: machine.sandbox, pointer: "/sandbox" };
   return { mode: "auto" };
+}
+
+/** A hook's mode: like a phase's, its own setting at `/hooks/NAME/sandbox`. */
+export function hookSandbox(machine: Pick<Machine, "sandbox">, hook: { name: string; sandbox?: SandboxMode }, flag?: SandboxMode): PhaseSandbox {
+  const plan = phaseSandbox(machine, { name: hook.name, kind: "run", sandbox: hook.sandbox }, flag);
+  return plan.pointer?.startsWith("/phases/") ? { ...plan, pointer: `/hooks/${hook.name}/sandbox` } : plan;
 }
 
 /** Whether the phase runs sandboxed on a machine offering `offer` (required without one never runs). */
@@ -95,6 +100,10 @@ export function documentSandboxModes(doc: PipelineDoc): Record<string, SandboxMo
     // a phase that is neither runs no process of its own (a question, a parallel group)
     const kind: CompiledPhase["kind"] = spec.run !== undefined ? "run" : spec.agent !== undefined ? "agent" : "ask";
     out[name] = phaseSandbox(doc, { name, kind, sandbox: spec.sandbox }).mode;
+  }
+  for (const [name, spec] of Object.entries(doc.hooks ?? {})) {
+    const own = typeof spec === "object" && !Array.isArray(spec) ? spec.sandbox : undefined;
+    out[`hook ${name}`] = hookSandbox(doc, { name, sandbox: own }).mode;
   }
   return out;
 }

@@ -11,6 +11,7 @@ import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
 import { claudeEnv } from "./agent-envs.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { contractPipeline, contractSuite, gitWorkdir, leftBehind, runPipeline, type PipelineSetup, type RunOutcome } from "./contract-helpers.ts";
+import { skipped } from "../skip-reason.ts";
 
 const CLAUDE_VERSION = pinnedVersion("@anthropic-ai/claude-code");
 const bin = agentBinDir("@anthropic-ai/claude-code");
@@ -44,7 +45,7 @@ const writeFile = (path: string, content = "x\n") => tool("Write", { file_path: 
 const bash = (command: string, extra: Record<string, unknown> = {}) => tool("Bash", { command, description: "run", ...extra });
 const done = say("Finished.\nSTATUS: COMPLETE");
 
-describe.skipIf(!installed)(`Claude Code ${CLAUDE_VERSION} through phaseloop`, { timeout: 120_000 }, () => {
+describe.skipIf(skipped(!installed, "the claude CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))(`Claude Code ${CLAUDE_VERSION} through phaseloop`, { timeout: 120_000 }, () => {
   it("succeeds: writes inside its tool set, shows human lines, records the version, keeps every turn", async () => {
     const o = await run((d) => [writeFile(`${d}/src/b.ts`, "export const b = 2;\n"), done], { tools: '{ read: ["src/**"], write: ["src/**"] }' });
     expect(o.finished).toMatchObject({ status: "succeeded", output: { status: "COMPLETE" }, changes: ["src/b.ts"] });
@@ -178,6 +179,17 @@ describe.skipIf(!installed)(`Claude Code ${CLAUDE_VERSION} through phaseloop`, {
     const o = await run([tool("StructuredOutput", { verdict: "pass", score: 3 }), say("done")], { tools: '{ read: ["**"] }', output });
     expect(o.finished).toMatchObject({ status: "succeeded", output: { verdict: { verdict: "pass", score: 3 } } });
     expect((o.mock.requests[0]!.tools as { name: string }[]).map((t) => t.name)).toContain("StructuredOutput");
+  });
+
+  it("structured output keeps the rest: with --json-schema, the tag and match outputs are read from claude's own text", async () => {
+    const output = [
+      "      verdict: { json: true, schema: { type: object, properties: { verdict: { type: string } }, required: [verdict] } }",
+      "      status: { match: 'STATUS: (\\w+)', required: true }",
+      "      reason: { tag: reason, required: true }",
+    ].join("\n");
+    const o = await run([tool("StructuredOutput", { verdict: "pass" }, "Checked it.\n<reason>the tests pass</reason>\nSTATUS: COMPLETE"), say("Checked it.\n<reason>the tests pass</reason>\nSTATUS: COMPLETE")], { tools: '{ read: ["**"] }', output });
+    expect(o.finished).toMatchObject({ status: "succeeded", output: { verdict: { verdict: "pass" }, status: "COMPLETE", reason: "the tests pass" } });
+    expect(readFileSync(join(runDir(o.dir), "phases/0001-work/stdout.log"), "utf8")).toContain('"structured_output"');
   });
 
   it("without a tool set, writes headless inside the workdir", async () => {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cli, CLI, ensureBuilt, events, runDir, tempDir, write } from "./cli-helpers.ts";
+import { skipped } from "../skip-reason.ts";
 
 const hasScript = process.platform === "linux" && spawnSync("script", ["--version"]).status === 0;
 
@@ -103,7 +104,7 @@ describe("ask: a question to a person", () => {
     expect(bad.stdout + bad.stderr).toMatch(/bad\.yaml:\d+:\d+: error SCHEMA/);
   });
 
-  it.skipIf(!hasScript)("in a terminal the question is asked in the live view and the run goes on with the typed answer", async () => {
+  it.skipIf(skipped(!hasScript, "script(1) is not installed (util-linux)"))("in a terminal the question is asked in the live view and the run goes on with the typed answer", async () => {
     const dir = tempDir();
     write(dir, { "p.yaml": PIPELINE });
     // script(1) gives the CLI a terminal for stdin and stdout

@@ -107,9 +107,12 @@ describe("bwrapArgs", () => {
     const whole = compileSandbox({ workdir: "/w", home: "/h", tempDir: "/t/p", agent: "command" });
     const absent = absentProtected({ profile: whole, cwd: "/w", kindOf: (p) => (p === "/w" ? "dir" : disk[p]) });
     expect(absent).toContain("/w/.mcp.json");
-    expect(absent).toContain("/w/.claude/settings.json");
+    expect(absent).toContain("/w/.claude");
+    expect(absent).toContain("/w/.husky");
     expect(absent).not.toContain("/w/.git");
-    // outside any writable directory nothing can make them
-    expect(absentProtected({ profile, cwd: "/w", kindOf: (p) => disk[p] })).toEqual([]);
+    // outside any writable directory nothing can make them; in the agent's writable state, its configuration is watched
+    const inState = absentProtected({ profile, cwd: "/w", kindOf: (p) => disk[p] });
+    expect(inState.filter((p) => !p.startsWith("/h/.claude/"))).toEqual([]);
+    expect(inState).toContain("/h/.claude/settings.json");
   });
 });

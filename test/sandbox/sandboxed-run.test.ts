@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
 import { startFakeOpenAi, type FakeServer } from "../agents/fake-openai.ts";
 import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
+import { skipped } from "../skip-reason.ts";
 
 const probe = probeSandbox();
 let server: Server;
@@ -81,7 +82,7 @@ phases:
 stop: { max_iterations: 1 }
 `;
 
-describe.skipIf(!probe.available)("sandbox: required holds for every agent", () => {
+describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available ? "" : probe.reason}`))("sandbox: required holds for every agent", () => {
   it("a command agent gets nowhere outside its write scope, its secrets or its hosts, and the refusals are a policy_violation naming them", async () => {
     const { home, work, sibling } = world();
     const tag = `${Date.now() % 100000}${process.pid}`;
@@ -125,7 +126,7 @@ describe.skipIf(!probe.available)("sandbox: required holds for every agent", () 
     const refused = ev.find((e) => e.type === "sandbox.refused") as { phase: string; refused: string[] };
     expect(refused.phase).toBe("work");
     const all = refused.refused.join("\n");
-    for (const what of [`write ${home}/.bashrc`, `write ${marker}`, `write ${join(sibling, "file")}`, `write ${work}/.git/hooks/pre-commit`, `write ${work}/README.md`, `read ${home}/.aws`, `connect 127.0.0.1:${port}`, "connect evil.example.com"]) expect(all).toContain(what);
+    for (const what of [`write ${home}/.bashrc`, `write ${join(sibling, "file")}`, `write ${work}/.git/hooks/pre-commit`, `write ${work}/README.md`, `read ${home}/.aws`, `connect 127.0.0.1:${port}`, "connect evil.example.com"]) expect(all).toContain(what);
     expect(ev.find((e) => e.type === "phase.started")).toMatchObject({ sandbox: true });
     expect(JSON.parse(readFileSync(join(runDir(work), "run.json"), "utf8")).sandbox).toMatchObject({ available: true, phases: { work: "on" } });
   }, 60_000);
@@ -139,9 +140,10 @@ describe.skipIf(!probe.available)("sandbox: required holds for every agent", () 
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(readFileSync(join(work, "src", "got.txt"), "utf8")).toBe("LOOPBACK-SECRET\n");
     expect(hits).toBe(before + 1);
+    // a private /tmp: the phase's temp dir in the host's /tmp's place, removed with the phase
     const tmp = readFileSync(join(work, "src", "tmp.txt"), "utf8").trim();
-    expect(tmp).toMatch(/phaseloop-run-[^/]+\/work-[^/]+$/);
-    expect(existsSync(tmp)).toBe(false); // removed with the phase
+    expect(tmp).toBe("/tmp");
+    expect(existsSync("/tmp/scratch")).toBe(false);
   }, 60_000);
 
   it("the built-in agent's commands run in the sandbox: a command its allowlist lets through still cannot write outside", async () => {
@@ -196,7 +198,7 @@ stop: { max_iterations: 1 }
   }, 60_000);
 });
 
-describe.skipIf(!probe.available)("a sandboxed run killed mid-phase", () => {
+describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available ? "" : probe.reason}`))("a sandboxed run killed mid-phase", () => {
   it.each([
     ["may reach a host (the proxy's bridges and the relay run)", `, network: ["127.0.0.1:9"]`],
     ["may reach no host (no proxy, no relay)", ""],
@@ -294,7 +296,7 @@ describe("preflight", () => {
   }, 60_000);
 });
 
-describe.skipIf(!probe.available)("without socat, the fence runs for phases that may reach no host", () => {
+describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available ? "" : probe.reason}`))("without socat, the fence runs for phases that may reach no host", () => {
   /** A PATH with bubblewrap and what the phases use, but no socat; and a fake `claude`. */
   function pathWithoutSocat(root: string): string {
     const bin = join(root, "bin");

@@ -1,0 +1,57 @@
+/**
+ * The environment a fenced process gets: what the pipeline names (its `env`, the phase's and
+ * the agent's: the process's own variables) and, of what phaseloop inherited from the shell
+ * it was started in, only what a process needs to run (PATH, HOME, locale, terminal,
+ * certificates, toolchain homes) and, for an agent, its CLI's API variables. The rest of the
+ * parent's environment (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `NPM_TOKEN`, …) does not reach
+ * it: a pipeline that wants one passes it by name (`env: { GITHUB_TOKEN: "{{ env.GITHUB_TOKEN }}" }`).
+ * Pure.
+ */
+
+/** Inherited variables every fenced process keeps. */
+const BASE = new Set([
+  "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TERMINFO", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE",
+  "LANG", "LANGUAGE", "TZ", "PWD", "HOSTNAME", "CI", "EDITOR", "VISUAL", "PAGER",
+  "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_DIRS",
+  "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
+  "NODE_OPTIONS", "NODE_PATH", "NODE_ENV", "NODE_NO_WARNINGS",
+  "RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN", "GOPATH", "GOROOT", "GOFLAGS", "GOTOOLCHAIN", "JAVA_HOME",
+  "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PNPM_HOME", "NVM_DIR", "NVM_BIN", "VOLTA_HOME",
+  "BUN_INSTALL", "DENO_DIR", "DENO_INSTALL", "GEM_HOME", "GEM_PATH", "RBENV_ROOT", "PYENV_ROOT", "PIPX_HOME",
+]);
+
+/** Inherited variables an agent keeps: its CLI's API keys, endpoints and settings. */
+const AGENT_EXACT = new Set([
+  "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GEMINI_BASE_URL",
+  "CLOUD_ML_REGION", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY", "XAI_API_KEY", "COHERE_API_KEY", "OLLAMA_HOST", "OLLAMA_API_BASE",
+]);
+const AGENT_PREFIX = /^(?:ANTHROPIC_|CLAUDE_|OPENAI_|CODEX_|GEMINI_|GOOGLE_GENAI_|AIDER_|AZURE_OPENAI_|VERTEX_)/;
+/** Claude Code on Bedrock reads the AWS credentials; only then do they reach it. */
+const BEDROCK = /^AWS_(?:ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|REGION|PROFILE|DEFAULT_REGION|BEARER_TOKEN_BEDROCK)$/;
+
+export interface EnvNeeds {
+  /** An agent phase (its CLI's API variables pass), not a `run` phase or a hook. */
+  agent: boolean;
+  /** Further inherited names the agent's own configuration names (codex's `env_key`). */
+  names?: readonly string[];
+}
+
+/** Whether an inherited variable reaches a fenced process. */
+export function inheritedPasses(name: string, needs: EnvNeeds, env: Record<string, string | undefined>): boolean {
+  if (BASE.has(name) || name.startsWith("LC_") || name.startsWith("PHASELOOP_")) return true;
+  if (!needs.agent) return false;
+  if (AGENT_EXACT.has(name) || AGENT_PREFIX.test(name) || needs.names?.includes(name)) return true;
+  return BEDROCK.test(name) && /^(?:1|true)$/i.test(env.CLAUDE_CODE_USE_BEDROCK ?? "");
+}
+
+/**
+ * The variables to lay over a process's environment so that only what passes is left: each
+ * inherited one that does not pass set to undefined (a child process is not given a variable
+ * whose value is undefined). Own variables of `env` (the pipeline's, the phase's, the agent's)
+ * always pass.
+ */
+export function withheld(env: Record<string, string | undefined>, needs: EnvNeeds): Record<string, undefined> {
+  const out: Record<string, undefined> = {};
+  for (const name in env) if (!Object.hasOwn(env, name) && !inheritedPasses(name, needs, env)) out[name] = undefined;
+  return out;
+}

@@ -1,0 +1,153 @@
+/**
+ * What makes ordinary work livable inside the fence: the folders a phase's write globs name
+ * made before it starts (only a folder that exists can be bound writable), and settings that
+ * meet tools' habits (update checks, telemetry, caches under HOME, bytecode and test caches
+ * written beside the sources) with a place of the run's own instead of a refusal.
+ *
+ * Why folders are made beforehand rather than giving the phase an overlay to write into:
+ * bubblewrap 0.8 (Debian 12) has no overlay options, so an overlay would need a helper of
+ * phaseloop's own mounting overlayfs inside the user namespace, then a merge of the upper
+ * layer back into the workdir after every process, on every phase; a folder made beforehand
+ * costs one mkdir, keeps the kernel's own check exact at the folder, and what the kernel
+ * cannot tell apart inside it (`docs/run.sh` under `docs/*.md`) is undone after the phase.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, lstatSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { findProgram } from "../runtime/preflight-host.ts";
+import { shellQuote } from "../expr/shell-context.ts";
+import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { isUnder } from "../sandbox/compile-sandbox.ts";
+
+/**
+ * Make the missing write folders of the profile inside the workdir, one component at a time,
+ * never through a symlink. Returns the folders made, outermost first.
+ */
+export function makeWriteDirs(profile: SandboxProfile, workdir: string): string[] {
+  const made: string[] = [];
+  for (const dir of profile.allowWrite) {
+    if (dir === workdir || !isUnder(dir, workdir)) continue;
+    let at = workdir;
+    for (const part of dir.slice(workdir.length + 1).split("/")) {
+      at = join(at, part);
+      let stat;
+      try {
+        stat = lstatSync(at, { throwIfNoEntry: false });
+      } catch {
+        break;
+      }
+      if (stat !== undefined) {
+        if (stat.isDirectory()) continue;
+        break; // a file or a symlink in the way: left alone, the folder is not bound
+      }
+      try {
+        mkdirSync(at, { mode: 0o755 });
+        made.push(at);
+      } catch {
+        break;
+      }
+    }
+  }
+  return made;
+}
+
+/** Remove the folders `makeWriteDirs` made that are still empty, innermost first. */
+export function removeEmptyMade(made: readonly string[]): void {
+  for (const dir of [...made].reverse()) {
+    try {
+      if (readdirSync(dir).length === 0) rmdirSync(dir);
+    } catch {
+      // gone or in use: left
+    }
+  }
+}
+
+/** Settings that turn off what a tool does on its own over the network: update checks, telemetry, error reports. */
+export const QUIET_ENV: Readonly<Record<string, string>> = {
+  NPM_CONFIG_UPDATE_NOTIFIER: "false",
+  npm_config_update_notifier: "false",
+  NO_UPDATE_NOTIFIER: "1",
+  npm_config_fund: "false",
+  npm_config_audit: "false",
+  DO_NOT_TRACK: "1",
+  DISABLE_TELEMETRY: "1",
+  DISABLE_ERROR_REPORTING: "1",
+  DISABLE_AUTOUPDATER: "1",
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+  GEMINI_TELEMETRY_ENABLED: "false",
+  NEXT_TELEMETRY_DISABLED: "1",
+  GATSBY_TELEMETRY_DISABLED: "1",
+  NUXT_TELEMETRY_DISABLED: "1",
+  ASTRO_TELEMETRY_DISABLED: "1",
+  DOTNET_CLI_TELEMETRY_OPTOUT: "1",
+  HOMEBREW_NO_AUTO_UPDATE: "1",
+  PIP_DISABLE_PIP_VERSION_CHECK: "1",
+  // git's opportunistic index refresh writes .git, which no phase may
+  GIT_OPTIONAL_LOCKS: "0",
+};
+
+/**
+ * The environment a fenced process gets on top of its own: the quiet settings, caches in the
+ * run's cache home instead of the (read-only) home, and, where the phase may not write beside
+ * the sources, bytecode, test and build caches moved there too. `user` is what the pipeline
+ * or the user set: it wins over everything here but the cache home.
+ */
+export function livableEnv(profile: SandboxProfile, workdir: string, cacheHome: string, user: Record<string, string | undefined>): Record<string, string> {
+  const writable = (rel: string) => profile.allowWrite.some((dir) => isUnder(join(workdir, rel), dir));
+  const env: Record<string, string> = { ...QUIET_ENV, XDG_CACHE_HOME: cacheHome, npm_config_cache: join(cacheHome, "npm") };
+  if (!writable("__pycache__/x")) env.PYTHONPYCACHEPREFIX = join(cacheHome, "pycache");
+  if (!writable(".pytest_cache")) env.PYTEST_ADDOPTS = `${user.PYTEST_ADDOPTS ? `${user.PYTEST_ADDOPTS} ` : ""}-p no:cacheprovider`;
+  if (!writable("target")) env.CARGO_TARGET_DIR = join(cacheHome, "cargo-target");
+  // a variable the pipeline or the user set is theirs (a cache the user points elsewhere stays theirs only if it is writable)
+  for (const name of Object.keys(QUIET_ENV)) if (user[name] !== undefined) delete env[name];
+  return env;
+}
+
+/**
+ * codex as it runs inside phaseloop's fence: every `-s`/`--sandbox` of `codex exec` becomes
+ * `danger-full-access`, and codex is told so in its config too. Codex's own sandbox is
+ * bubblewrap (or Landlock) in a new user namespace, which the fence refuses (a nested one could
+ * undo its read-only binds): inside it, each of codex's commands failed and each patch was
+ * refused, and the phase looked done. Here phaseloop's fence is the sandbox, on purpose: it is
+ * as strict or stricter (only the write globs' folders writable, `.git` never, home secrets
+ * hidden, only the agent's hosts). Outside the fence (`sandbox: off`) codex keeps its own.
+ */
+const CODEX_SHIM = (real: string) => `#!/bin/sh
+# phaseloop: inside phaseloop's OS sandbox, codex leaves the sandboxing to it
+if [ "$1" = exec ] || [ "$1" = e ]; then
+  _pl_n=0 _pl_prev=
+  for _pl_a do
+    [ "$_pl_n" -eq 0 ] && set --
+    _pl_n=$((_pl_n + 1))
+    case "$_pl_prev" in -s|--sandbox) _pl_a=danger-full-access ;; esac
+    case "$_pl_a" in
+      --sandbox=*) _pl_a=--sandbox=danger-full-access ;;
+      --full-auto) _pl_a=--sandbox; _pl_prev=; set -- "$@" "$_pl_a"; _pl_a=danger-full-access ;;
+    esac
+    _pl_prev=$_pl_a
+    set -- "$@" "$_pl_a"
+    [ "$_pl_n" -eq 1 ] && set -- "$@" -c 'sandbox_mode="danger-full-access"'
+  done
+  unset _pl_n _pl_prev _pl_a
+fi
+exec ${shellQuote(real)} "$@"
+`;
+
+const shimDirs = new Map<string, string | null>();
+
+/** A folder holding the codex shim for the codex `search` finds (undefined when there is none). */
+export async function codexShim(runTemp: string, search: string, cwd: string): Promise<string | undefined> {
+  const known = shimDirs.get(`${runTemp}\0${search}`);
+  if (known !== undefined) return known ?? undefined;
+  const real = await findProgram("codex", cwd, search);
+  let dir: string | null = null;
+  if (real !== null) {
+    dir = join(runTemp, `codex-shim-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
+    if (!existsSync(join(dir, "codex"))) {
+      mkdirSync(dir, { recursive: true, mode: 0o755 });
+      writeFileSync(join(dir, "codex"), CODEX_SHIM(real), { mode: 0o755 });
+    }
+  }
+  shimDirs.set(`${runTemp}\0${search}`, dir);
+  return dir ?? undefined;
+}
