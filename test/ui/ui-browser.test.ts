@@ -9,6 +9,7 @@ import { join } from "node:path";
 import process from "node:process";
 import type { Browser } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipped } from "../skip-reason.ts";
 import { CLI, ensureBuilt } from "../cli/cli-helpers.ts";
 import { hasChromium, launchBrowser, lockHolder, makeWorkdir, recordRequests, runEvents, startUi, until, type Recorded, type UiProcess } from "./ui-helpers.ts";
 import { spawn } from "node:child_process";
@@ -19,7 +20,7 @@ if (!hasChromium) {
   process.stderr.write("\n*** test/ui/ui-browser.test.ts SKIPPED: /usr/bin/chromium is absent (apt-get install chromium) ***\n\n");
 }
 
-describe.skipIf(!hasChromium)("phaseloop ui in chromium", () => {
+describe.skipIf(skipped(!hasChromium, "/usr/bin/chromium is absent (apt-get install chromium): the page is not tested in a browser"))("phaseloop ui in chromium", () => {
   let work: { dir: string; runs: Record<string, string> };
   let ui: UiProcess;
   let browser: Browser;

@@ -5,6 +5,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipped } from "../skip-reason.ts";
 import { cli, ensureBuilt, write } from "../cli/cli-helpers.ts";
 import { laneRepo } from "../cli/lanes-helpers.ts";
 import { listRunRows } from "../../src/ui/read-runs.ts";
@@ -71,7 +72,7 @@ describe("lanes and sub-pipeline runs", () => {
     ]);
   });
 
-  it.skipIf(!hasChromium)("have pages of their own, and a run's lanes are rows of its timeline", async () => {
+  it.skipIf(skipped(!hasChromium, "/usr/bin/chromium is absent (apt-get install chromium): the page is not tested in a browser"))("have pages of their own, and a run's lanes are rows of its timeline", async () => {
     const ui = await startUi(lanesDir);
     const { browser, close } = await launchBrowser();
     try {
