@@ -72,7 +72,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     });
     if (!verdict.ok) return sendText(res, verdict.status, verdict.message);
     const url = new URL(req.url ?? "/", "http://localhost");
-    if (verdict.fromQuery) {
+    const isPage = url.pathname === "/" || url.pathname.startsWith("/run/");
+    if (verdict.fromQuery && isPage) {
       // the token goes into a cookie and out of the address bar (and of the history)
       res.setHeader("set-cookie", `${guard!.cookieName}=${token}; Path=/; HttpOnly; SameSite=Strict`);
       res.writeHead(303, { location: withoutToken(req.url ?? "/") });
