@@ -13,7 +13,7 @@ const USAGE = "Usage: phaseloop runs [options]";
 const HELP = `${USAGE}
 
 Lists the runs of a workdir, newest first: id, pipeline, when it started
-(UTC), how long it took, its outcome (or running, interrupted, crashed),
+(UTC), how long it took, its outcome (or running, awaiting answer, interrupted, crashed),
 iterations, tokens and cost.
 
 Options:
