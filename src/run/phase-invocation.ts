@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import type { StreamParser } from "../agents/agent-adapter.ts";
 import { parserFor } from "../agents/command-agent.ts";
 import { getAdapter } from "../agents/get-adapter.ts";
+import { nativeOutputSchema } from "../agents/native-schema.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
 import { parseTemplate, renderArgv, renderTemplate, type Template } from "../expr/index.ts";
 import type { CompiledPhase, Effect } from "../machine/types.ts";
@@ -119,8 +120,8 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
     const model = rendered !== undefined && spec.models && Object.hasOwn(spec.models, rendered) ? spec.models[rendered] : rendered;
     const agent = model !== spec.model ? { ...spec, model } : spec;
     const tools = toolSet ? { ...toolSet, write: toolSet.write?.map(render), read: toolSet.read?.map(render), bash: toolSet.bash?.map(render) } : undefined;
-    const structured = Object.values(phase.output).filter((o) => o.json === true && o.schema);
-    const outputSchema = structured.length === 1 ? (structured[0]!.schema as Record<string, unknown>) : undefined;
+    // the schema the agent enforces itself, when every other output can still be read
+    const outputSchema = nativeOutputSchema(phase.output, agent.command ? undefined : agent.preset);
     env.PHASELOOP_SESSION = e.session ?? "";
     const mcp = phaseMcpServers(phase.mcp, machine.mcp, info.workdir, render);
     if (agent.preset === "openai") {

@@ -119,4 +119,22 @@ describe.skipIf(skipped(!bin, "the codex CLI is not installed (npm run test:agen
     expect(processesRunning("sleep 3171")).toEqual([]);
     expect(o.leftovers).toEqual([]);
   });
+  it("structured output keeps the rest: beside match and tag outputs, the json output is read from codex's own text, not through --output-schema", async () => {
+    const output = [
+      "      verdict: { json: true, required: true, schema: { type: object, properties: { verdict: { type: string } }, required: [verdict], additionalProperties: false } }",
+      "      status: { match: 'STATUS: (\\w+)', required: true }",
+      "      reason: { tag: reason, required: true }",
+    ].join("\n");
+    const o = await run([say('Checked it.\n```json\n{"verdict": "pass"}\n```\n<reason>the tests pass</reason>\nSTATUS: COMPLETE')], { tools: '{ read: ["**"] }', output });
+    expect(o.finished, `${o.stdout}\n${o.stderr}`).toMatchObject({ status: "succeeded", output: { verdict: { verdict: "pass" }, status: "COMPLETE", reason: "the tests pass" } });
+    // under --output-schema codex's final message would be the JSON alone, and the match and tag would find nothing
+    expect(o.mock.requests[0]!.text).not.toMatchObject({ format: { type: "json_schema" } });
+  });
+
+  it("structured output: with no other output reading the message, the schema is codex's --output-schema and its answer is read", async () => {
+    const output = "      verdict: { json: true, required: true, schema: { type: object, properties: { verdict: { type: string } }, required: [verdict], additionalProperties: false } }";
+    const o = await run([say('{"verdict":"pass"}')], { tools: '{ read: ["**"] }', output });
+    expect(o.finished, `${o.stdout}\n${o.stderr}`).toMatchObject({ status: "succeeded", output: { verdict: { verdict: "pass" } } });
+    expect(o.mock.requests[0]!.text).toMatchObject({ format: { type: "json_schema" } });
+  });
 });
