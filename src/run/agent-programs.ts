@@ -1,7 +1,8 @@
 /**
  * The program each agent starts, as far as it can be known before a run:
- * a preset's CLI, a command's first word, or, for `sh -c SCRIPT`, the first
- * word of the script (the recipes take their agent as a param that way).
+ * a preset's CLI, a command's first word, or, for `sh -c SCRIPT`, the program
+ * of the script's first simple command, when that is certain (the recipes take
+ * their agent as a param that way); when it is not, nothing is checked.
  * Pure: templates are rendered from the params alone, and an argument that
  * needs more than that is left unchecked.
  */
@@ -26,7 +27,7 @@ export interface AgentProgram {
 
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ash", "ksh", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env sh"]);
 /** Words a script may start with that are not programs to look for. */
-const SHELL_WORDS = new Set(["cd", "echo", "printf", "exec", "eval", "set", "export", "true", "false", "test", "[", ":", ".", "source", "if", "for", "while", "until", "case", "{", "(", "!", "read", "exit", "command", "type", "trap", "unset", "local", "return", "wait", "time"]);
+const SHELL_WORDS = new Set(["cd", "echo", "printf", "exec", "eval", "set", "export", "true", "false", "test", "[", ":", ".", "source", "if", "for", "while", "until", "case", "{", "(", "!", "read", "exit", "command", "type", "trap", "unset", "local", "return", "wait", "time", "then", "do", "done", "fi", "esac", "elif", "else", "in", "function", "select", "coproc", "alias", "ulimit", "umask", "shift", "break", "continue", "declare", "typeset", "readonly", "let", "builtin", "hash", "getopts", "pwd"]);
 
 export function agentPrograms(machine: Machine, params: Record<string, JsonValue>): AgentProgram[] {
   const out: AgentProgram[] = [];
@@ -75,12 +76,28 @@ function renderParams(source: string, params: Record<string, JsonValue>): { text
   return names.size === 1 && only !== undefined ? { text: r.value, param: only } : { text: r.value };
 }
 
-/** The program a script starts with: after `VAR=value` assignments, a plain word that is no shell builtin. */
+/**
+ * The program a script starts with, when that is certain: the first simple
+ * command of the script, after `VAR=value` assignments whose values are plain
+ * words, as a plain word ended by a blank, a `;`, `|`, `&` or a redirection.
+ * Anything less certain (a quote, an expansion, a substitution, a redirection
+ * first, a compound command, a shell builtin) is no program to look up.
+ */
 export function firstWord(script: string): string | undefined {
-  const words = script.trim().split(/\s+/);
-  let i = 0;
-  while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++;
-  const word = words[i];
-  if (word === undefined || SHELL_WORDS.has(word)) return undefined;
-  return /^[A-Za-z0-9_./+@-]+$/.test(word) ? word : undefined;
+  let rest = script.replace(/^[ \t\n]+/, "");
+  for (;;) {
+    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(rest)) {
+      // an assignment whose value is a plain word is skipped; one with quotes, `$(`, `${`, a backquote is not understood
+      const plain = /^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_./+@:,%=-]*(?:[ \t]+|$)/.exec(rest);
+      if (!plain) return undefined;
+      rest = rest.slice(plain[0].length);
+      continue;
+    }
+    const m = /^([A-Za-z0-9_./+@-]+)(?=$|[ \t\n;|&<>])/.exec(rest);
+    if (!m) return undefined;
+    const word = m[1]!;
+    // `2>err cmd`: a redirection's file descriptor, not a command
+    if (/^\d+$/.test(word) && /^[<>]/.test(rest.slice(word.length))) return undefined;
+    return SHELL_WORDS.has(word) ? undefined : word;
+  }
 }
