@@ -9,6 +9,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
 import { cli, ensureBuilt, events, git, ROOT, runDir, tempDir, write } from "../cli/cli-helpers.ts";
 
 beforeAll(() => ensureBuilt(), 120_000);
@@ -26,6 +27,12 @@ function repo(files: Record<string, string>): string {
 const agent = (cases: Record<string, string>) => `case "$PHASELOOP_PHASE" in ${Object.entries(cases).map(([phase, script]) => `${phase}) ${script} ;;`).join(" ")} esac`;
 const run = (dir: string, recipe: string, ...params: string[]) => cli(["run", join(ROOT, "pipelines", `${recipe}.yaml`), "--reporter", "plain", ...params.flatMap((p) => ["--param", p])], dir);
 const finished = (dir: string) => events(dir).at(-1) as { outcome: string; reason: { code: string; message: string } };
+/** Where the machine has an OS sandbox, every agent phase ran in it. */
+const sandboxed = (dir: string) => {
+  const agentPhases = events(dir).filter((e) => e.type === "phase.started" && e.kind !== "run");
+  expect(agentPhases.length).toBeGreaterThan(0);
+  for (const e of agentPhases) expect(e.sandbox, String(e.phase)).toBe(probeSandbox().available);
+};
 const artifacts = (dir: string) => readdirSync(join(runDir(dir), "artifacts")).sort();
 
 describe("recipes under the defaults, in a git repository with a .gitignore", { timeout: 120_000 }, () => {
@@ -47,6 +54,7 @@ describe("recipes under the defaults, in a git repository with a .gitignore", { 
     expect(finished(dir)).toMatchObject({ outcome: "complete" });
     expect(readFileSync(join(dir, "work.txt"), "utf8")).toBe("step\n");
     expect(artifacts(dir)).toEqual(["interpretation.md", "plan.md", "review.md"]);
+    sandboxed(dir);
     const phases = events(dir).filter((e) => e.type === "phase.finished");
     expect(phases.map((e) => [e.phase, e.status])).toEqual([["interpret", "succeeded"], ["plan", "succeeded"], ["execute", "succeeded"], ["review", "succeeded"]]);
   });
@@ -67,6 +75,7 @@ describe("recipes under the defaults, in a git repository with a .gitignore", { 
     expect(JSON.parse(readFileSync(join(dir, ".loop/prd.json"), "utf8")).userStories[0]).toMatchObject({ id: "US-001", passes: true });
     expect(readFileSync(join(dir, ".loop/progress.md"), "utf8")).toMatch(/### US-001 — First\nIteration: 1\nVerdict: PASS/);
     expect(artifacts(dir)).toEqual(["evaluation.md"]);
+    sandboxed(dir);
     expect(existsSync(join(dir, "work.txt"))).toBe(true);
   });
 
