@@ -115,7 +115,7 @@ const snapshotShape = obj({
 const eventBase = { seq: count, type: str, at: str, run: str };
 const command: Check = (v, p) => (typeof v === "string" ? undefined : stringList(v, p));
 const eventFields: Record<string, Record<string, Check>> = {
-  "run.started": { pipeline: str, file: str, hash: str, workdir: str, params: recordOf(json), max_iterations: count, phases: stringList, version: str, task: optional(str) },
+  "run.started": { pipeline: str, file: str, hash: str, workdir: str, params: recordOf(json), max_iterations: count, phases: stringList, version: str, task: optional(str), started_via: optional(literal("cli", "mcp", "ui")) },
   "run.resumed": { iteration: count, phase: nullable(str) },
   "iteration.started": { iteration: count, task: nullable(str) },
   "phase.started": { iteration: count, phase: str, attempt: count, kind: str, dir: str, command },

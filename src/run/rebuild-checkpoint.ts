@@ -20,7 +20,7 @@ import { checkEvent, checkRunInfo } from "./check-run-state.ts";
 import type { Checkpoint, IterationRecord } from "./checkpoint.ts";
 import { loadTasks } from "./load-tasks.ts";
 import type { RunEvent } from "./run-events.ts";
-import type { RunInfo } from "./run-info.ts";
+import { STARTED_VIA, type RunInfo } from "./run-info.ts";
 
 type Logged = RunEvent & Record<string, unknown>;
 
@@ -65,6 +65,7 @@ export function runInfoFromLog(runId: string, events: Logged[]): RunInfo | undef
     agents: {},
     max_iterations: started.max_iterations,
     ...(started.task !== undefined ? { task: started.task } : {}),
+    ...(started.started_via !== undefined && STARTED_VIA.includes(started.started_via) ? { started_via: started.started_via } : {}),
   };
   return checkRunInfo(info, "") === undefined ? info : undefined;
 }

@@ -268,5 +268,5 @@ async function finishedRun(workdir: string, runId: string, dir: string, read: { 
 }
 
 function runStartedEvent(machine: Machine, info: RunInfo): Record<string, unknown> {
-  return { type: "run.started", pipeline: machine.name, file: info.file, hash: info.hash, workdir: info.workdir, params: info.params, max_iterations: info.max_iterations, phases: machine.phases.map((p) => p.name), version: VERSION };
+  return { type: "run.started", pipeline: machine.name, file: info.file, hash: info.hash, workdir: info.workdir, params: info.params, max_iterations: info.max_iterations, phases: machine.phases.map((p) => p.name), version: VERSION, ...(info.task !== undefined ? { task: info.task } : {}), ...(info.started_via !== undefined ? { started_via: info.started_via } : {}) };
 }

@@ -10,6 +10,7 @@
  */
 import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
 import type { PhaseStatus } from "../pipeline/context.ts";
+import type { StartedVia } from "./run-info.ts";
 
 export type RunOutcome = "complete" | "blocked" | "failed" | "stopped";
 
@@ -43,6 +44,8 @@ export type RunEvent = Base &
         version: string;
         /** `run --task`: the one task this run works. */
         task?: string;
+        /** How the run was started (the command line, the MCP server, the page of `phaseloop ui`), as run.json records it. */
+        started_via?: StartedVia;
       }
     | {
         type: "run.resumed";

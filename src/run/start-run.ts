@@ -200,6 +200,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
         phases: machine.phases.map((p) => p.name),
         version: VERSION,
         ...(o.task !== undefined ? { task: o.task } : {}),
+        ...(o.startedVia !== undefined ? { started_via: o.startedVia } : {}),
       },
     ];
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);

@@ -46,6 +46,20 @@ describe("the control layer starts runs in processes of their own", () => {
     expect(cli(["resume", entry!.run], dir).code).toBe(0); // a finished run: its exit code stands
   }, 60_000);
 
+  it("run.started says how the run was started, so a run.json that resume --force rebuilds from the log keeps started_via", async () => {
+    const { cli, events } = await import("../cli/cli-helpers.ts");
+    const dir = repo({ "short.yaml": SLOW.replaceAll("iteration >= 40", "iteration >= 3").replace("max_iterations: 40", "max_iterations: 3") });
+    const { runId } = await startRun({ workdir: dir, pipeline: "short.yaml", params: {}, via: "mcp", env: ENV });
+    await waitForRun(dir, runId, { timeoutMs: 600 });
+    expect((await stopRun(dir, runId)).status.state).toBe("interrupted");
+    expect(events(dir).find((e) => e.type === "run.started")).toMatchObject({ started_via: "mcp" });
+    write(dir, { [`.phaseloop/runs/${runId}/run.json`]: "{ torn" });
+    const r = cli(["resume", runId, "--force"], dir);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(existsSync(join(dir, ".phaseloop/runs", runId, "run.json.damaged"))).toBe(true);
+    expect(runJson(dir, runId)).toMatchObject({ started_via: "mcp", params: { note: "none" } });
+  }, 60_000);
+
   it("refuses an invalid pipeline with its diagnostics, unknown params, and a busy workdir, before anything starts", async () => {
     const dir = repo({ "bad.yaml": "phaseloop: 1\nname: Bad Name\nphases: {}\n", "quick.yaml": QUICK, "slow.yaml": SLOW });
     const bad = await refusal(startRun({ workdir: dir, pipeline: "bad.yaml", via: "mcp", env: ENV }));
