@@ -56,3 +56,18 @@ export { startRun, type StartOptions, type StartOutcome } from "./run/start-run.
 export { resumeRun, type ResumeOptions } from "./run/resume-run.ts";
 export type { RunEvent, RunOutcome, Reporter } from "./run/run-events.ts";
 export { createReporter, type ReporterKind } from "./reporters/create-reporter.ts";
+
+// ── the control layer ────────────────────────────────────────────────────────
+/**
+ * The operations the CLI, the MCP server and `phaseloop ui` share over a
+ * workdir's runs: start a run in a process of its own, stop, answer, resume,
+ * wait for, list and read runs, validate a pipeline, list the recipes. Errors
+ * are `control.ControlError`s with a stable `code`.
+ *
+ * ```ts
+ * import { control } from "phaseloop";
+ * const { runId } = await control.startRun({ workdir, pipeline: "loop.yaml", via: "cli" });
+ * const { status } = await control.waitForRun(workdir, runId, { timeoutMs: 60_000 });
+ * ```
+ */
+export * as control from "./control/index.ts";
