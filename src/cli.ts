@@ -19,6 +19,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main: Co
   tasks: { summary: "list a pipeline's task queue (--ready: what can start now)", load: () => import("./commands/tasks.ts") },
   validate: { summary: "check pipelines and report every problem", load: () => import("./commands/validate.ts") },
   graph: { summary: "draw a pipeline's state machine (Mermaid or DOT)", load: () => import("./commands/graph.ts") },
+  migrate: { summary: "write the fixes of format 1's newer warnings into a pipeline", load: () => import("./commands/migrate.ts") },
   init: { summary: "copy a recipe into a repository", load: () => import("./commands/init.ts") },
   recipes: { summary: "list the recipes", load: () => import("./commands/recipes.ts") },
   schema: { summary: "print the pipeline JSON Schema", load: () => import("./commands/schema.ts") },
@@ -43,6 +44,7 @@ Usage:
   phaseloop tasks PIPELINE [--ready] [--json] [--workdir DIR]
   phaseloop validate PIPELINE... [--json] [--print]
   phaseloop graph PIPELINE [--format mermaid|dot] [--expand]
+  phaseloop migrate PIPELINE [--write]
   phaseloop init [[PACKAGE/]RECIPE] [--extends [PACKAGE/]RECIPE] [--dir DIR]
                 [--force]
   phaseloop recipes [--json]

@@ -10,7 +10,7 @@ import { parseCommandArgs, writerOf, type CommandIo } from "../reporters/command
 import { runDir } from "../reporters/run-log.ts";
 import { selectRun } from "../reporters/select-run.ts";
 
-const USAGE = "usage: phaseloop report [RUN_ID] --html [-o FILE] [--workdir DIR]";
+const USAGE = "Usage: phaseloop report [RUN_ID] --html [options]";
 
 const HELP = `${USAGE}
 
@@ -18,8 +18,13 @@ Writes a run's page (the latest run unless RUN_ID, or a unique prefix of it,
 is given) as one HTML file with everything inside: the graph with the path
 taken, the iterations, the phases' prompts and output (the latest and the
 failed ones), tokens and cost. It opens from disk and makes no request.
-Default FILE: .phaseloop/runs/RUN_ID/report.html, beside summary.md; "-o -"
-writes to standard output.
+
+Options:
+  --html               the page as one HTML file (the only form there is)
+  -o, --output FILE    where to write it (default: .phaseloop/runs/RUN_ID/
+                       report.html, beside summary.md; "-o -": standard output)
+  --workdir DIR        where the run's .phaseloop/ is (default: .)
+  -h, --help           this text
 `;
 
 export async function main(argv: string[], io: CommandIo): Promise<number> {

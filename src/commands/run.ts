@@ -192,7 +192,7 @@ export function dryRunText(machine: Machine, plan: RunPlan): string {
     const s = p.sandbox;
     if (s) {
       const state = s.state === "on" ? "" : s.state === "off" ? "" : s.mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)";
-      lines.push(s.mode === "off" ? `    OS sandbox: off` : `    OS sandbox: ${s.mode}${state}; writes ${s.writes!.join(", ")}; never ${s.never!.join(", ")}; hosts ${s.hosts!.join(", ") || "none"}; hides ${s.hidden} secret paths of the home directory${s.env?.length ? `; sets ${s.env.join(" ")}` : ""}`);
+      lines.push(s.mode === "off" ? `    OS sandbox: off` : `    OS sandbox: ${s.mode}${state}; writes ${s.writes!.join(", ")}; never ${s.never!.join(", ")}; hosts ${s.hosts!.join(", ") || "none"}; hides ${s.hidden} secret paths of the home directory${s.env?.length ? `; sets ${s.env.join(" ")}` : ""}${s.withheld?.length ? `; keeps out ${s.withheld.join(" ")}` : ""}`);
     }
   }
   const anyFenced = plan.phases.some((p) => p.sandbox && p.sandbox.mode !== "off");

@@ -8,18 +8,24 @@ import { resolve } from "node:path";
 import process from "node:process";
 import { parseCommandArgs, writerOf, type CommandIo } from "../reporters/command-io.ts";
 
-const USAGE = "usage: phaseloop ui [--workdir DIR] [--port N] [--host H] [--open]";
+const USAGE = "Usage: phaseloop ui [options]";
 
 const HELP = `${USAGE}
 
-Serves a live page of the workdir's runs (default: .): the runs list, and for
-each run its graph with the path taken, the iterations as a timeline, the
-running phase's output, every phase's prompt, values, changes, refusals and
-violations, tokens and cost, and the controls: answer a question, stop a run,
-resume a stopped one. Listens on 127.0.0.1 on a port the OS picks (--port N to
-choose) and prints the address to open, with a token in it; nothing is served
-without the token. --host listens elsewhere (a warning says what that means).
---open opens the browser. Ctrl-C stops the server; the runs go on.
+Serves a live page of the workdir's runs: the runs list, and for each run its
+graph with the path taken, the iterations as a timeline, the running phase's
+output, every phase's prompt, values, changes, refusals and violations, tokens
+and cost, and the controls: answer a question, stop a run, resume a stopped
+one. It prints the address to open, with a token in it; nothing is served
+without the token. Ctrl-C stops the server; the runs go on.
+
+Options:
+  --workdir DIR   whose runs (default: .)
+  --port N        the port to listen on (default: one the OS picks)
+  --host H        listen on H instead of 127.0.0.1 (a warning says what that
+                  means)
+  --open          open the page in the browser
+  -h, --help      this text
 `;
 
 export interface UiOptions {

@@ -1,5 +1,5 @@
 /**
- * The environment a fenced process gets: what the pipeline names (its `env`, the phase's and
+ * The environment a fenced agent gets: what the pipeline names (its `env`, the phase's and
  * the agent's: the process's own variables) and, of what phaseloop inherited from the shell
  * it was started in, only what a process needs to run (PATH, HOME, locale, terminal,
  * certificates, toolchain homes) and, for an agent, its CLI's API variables. The rest of the

@@ -18,6 +18,7 @@ import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
 import { codexShim, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
 import { withheld } from "./fence-env.ts";
+import { tmpPathsIn } from "../runtime/linux-fence.ts";
 
 /** A command made ready to run in the fence. */
 export interface FencedCommand {
@@ -267,13 +268,18 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
       // meets phaseloop's fence as its sandbox, not its own, which cannot start inside it
       const shims = await codexShim(runTemp!, env.PATH ?? "", ctx.info.workdir);
       if (shims !== undefined) inside.PATH = `${shims}:${env.PATH ?? ""}`;
-      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, inside, inside.PATH ?? env.PATH);
+      // what the process may look for in the host's /tmp (a file NODE_OPTIONS requires, the pipeline's own folder): seen there, read-only
+      const seen = [dirname(ctx.machine.file)];
+      for (const name in env) if (typeof env[name] === "string" && env[name]!.includes("/tmp/")) seen.push(...tmpPathsIn(env[name]!));
+      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, inside, inside.PATH ?? env.PATH, seen);
       running++;
       let ended = false;
       return {
         argv: wrapped.argv,
         // the parent's environment only as far as the process needs it (fence-env.ts)
-        env: { ...withheld(env, { agent: phase.kind === "agent", names: agent === "codex" ? codexEnvKeys(env) : [] }), ...wrapped.env, TMPDIR: tempDir },
+        // an agent's: the parent's environment only as far as it needs it (fence-env.ts); a run
+        // phase or a hook is the pipeline's own command, and keeps the environment it was started in
+        env: { ...(phase.kind === "agent" ? withheld(env, { agent: true, names: agent === "codex" ? codexEnvKeys(env) : [] }) : {}), ...wrapped.env, TMPDIR: tempDir },
         done(stderr, stdout) {
           if (!ended) running--;
           ended = true;

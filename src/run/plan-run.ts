@@ -24,6 +24,8 @@ import { phaseProfile } from "./phase-fence.ts";
 import { preparePhase, type InvocationFiles } from "./phase-invocation.ts";
 import { artifactsRel } from "./run-artifacts.ts";
 import { inheritedEnv, type RunContext } from "./run-context.ts";
+import { withheld } from "./fence-env.ts";
+import { livableEnv } from "./fence-livable.ts";
 import { checkSandbox, type RunSandbox } from "./sandbox-preflight.ts";
 import { pickEnv } from "./start-run.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
@@ -34,6 +36,8 @@ import { openAiBaseUrl } from "../agents/openai-agent.ts";
 export const PLAN_RUN_ID = "RUN_ID";
 /** The temp dir a dry run names: the run makes one per phase. */
 const PLAN_TEMP = "<temp dir>";
+/** The run's cache home (XDG_CACHE_HOME inside the fence), made when the run starts. */
+const PLAN_CACHE = "<run cache>";
 
 export interface PhaseSandboxPlan {
   /** As the pipeline, the phase and `--sandbox` decide it. */
@@ -47,6 +51,8 @@ export interface PhaseSandboxPlan {
   hidden?: number;
   /** Variables the fence sets inside (names). */
   env?: string[];
+  /** Inherited variables the fence keeps out of the process (names). */
+  withheld?: string[];
 }
 
 export interface PhasePlan {
@@ -179,10 +185,14 @@ function planPhase(o: PlanOptions, phase: CompiledPhase, seq: number, snapshot: 
   if (mode === "off") return out;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
   const scope = openWriteScope(toolSet, e.context, ctx);
-  const profile = phaseProfile(machine, phase, toolSet ? (scope?.globs ?? []) : undefined, inv.env, workdir, PLAN_TEMP, inv.command, namedFiles.artifacts(workdir, PLAN_RUN_ID));
+  const compiled = phaseProfile(machine, phase, toolSet ? (scope?.globs ?? []) : undefined, inv.env, workdir, PLAN_TEMP, inv.command, namedFiles.artifacts(workdir, PLAN_RUN_ID));
+  // as the fence lays it out (phase-fence.ts): the run's cache home writable, the livable settings inside
+  const profile: SandboxProfile = { ...compiled, allowWrite: [...compiled.allowWrite, PLAN_CACHE] };
+  const inside = { ...livableEnv(profile, workdir, PLAN_CACHE, inv.env), TMPDIR: PLAN_TEMP };
+  const kept = Object.keys(withheld(inv.env, { agent: phase.kind === "agent" })).sort();
   const home = inv.env.HOME || homedir();
   const short = (p: string) => (p.startsWith(`${workdir}/`) ? `./${p.slice(workdir.length + 1)}` : p === workdir ? "./" : p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p);
-  out.sandbox = { mode, state, writes: profile.allowWrite.map(short), never: profile.denyWrite.map(short), hosts: [...profile.allowedHosts], hidden: profile.denyRead.length, ...(state === "on" ? { env: fenceEnvNames(profile, workdir, inv.command) } : {}) };
+  out.sandbox = { mode, state, writes: profile.allowWrite.map(short), never: profile.denyWrite.map(short), hosts: [...profile.allowedHosts], hidden: profile.denyRead.length, ...(state === "on" ? { env: fenceEnvNames(profile, workdir, inv.command, inside), withheld: kept } : {}) };
   return out;
 }
 
@@ -207,9 +217,9 @@ function planContext(o: PlanOptions, snapshot: Snapshot, env: ReturnType<typeof 
  * The variables the fence sets inside, as bwrapArgs sets them (the run's own fence on Linux):
  * without allowed hosts, its --setenv list; with them, the proxy's variables and the exports.
  */
-function fenceEnvNames(profile: SandboxProfile, workdir: string, command: string | string[]): string[] {
+function fenceEnvNames(profile: SandboxProfile, workdir: string, command: string | string[], inside: Record<string, string>): string[] {
   if (process.platform !== "linux") return [];
-  const exports = { NO_PROXY: "", no_proxy: "", TMPDIR: PLAN_TEMP };
+  const exports = { NO_PROXY: "", no_proxy: "", ...inside };
   const proxy = profile.allowedHosts.length > 0 ? { socket: "<socket>", token: "<token>", username: "<user>" } : undefined;
   const { args, env } = bwrapArgs({ profile, cwd: workdir, command, exports, ...(proxy ? { proxy } : {}), applySeccomp: "<apply-seccomp>", socat: "socat", keepSetfcap: false, nestedProtected: [], kindOf: () => undefined });
   const names = new Set<string>(["TMPDIR"]);

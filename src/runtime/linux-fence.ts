@@ -147,6 +147,11 @@ export function tmpKeep(profile: SandboxProfile, cwd: string, needed: readonly s
   return [...keep].sort();
 }
 
+/** The paths under /tmp a text names (a command, a variable's value): what the process will look for there. */
+export function tmpPathsIn(text: string): string[] {
+  return [...text.matchAll(/(?:^|[\s:='"=,])(\/tmp\/[^\s:'"\/,;]+)/g)].map((m) => m[1]!).slice(0, 64);
+}
+
 /** Whether phaseloop can build this machine's fence itself (else the library wraps each phase). */
 export function ownFenceAvailable(): boolean {
   return process.platform === "linux" && applySeccompPath() !== undefined;
@@ -177,7 +182,7 @@ export interface ProxyWanted {
  * `proxy` (a phase that may reach no host) the network namespace stays empty and the command
  * (see directCommand) starts under the seccomp helper directly.
  */
-export function wrapLinux(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string>, proxy: ProxyWanted | undefined, search?: string): LinuxWrap | undefined {
+export function wrapLinux(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string>, proxy: ProxyWanted | undefined, search?: string, seen: readonly string[] = []): LinuxWrap | undefined {
   if (process.platform !== "linux") return undefined;
   const applySeccomp = applySeccompPath();
   if (applySeccomp === undefined) return undefined;
@@ -189,7 +194,7 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
   }
   const kindOf = kinds();
   profile = { ...profile, allowWrite: bindableWrites(profile, cwd) };
-  const needed = [applySeccomp, proxy?.socat ?? "", proxy?.socket ? dirname(proxy.socket) : "", process.execPath, process.env.HOME ?? "", exports.HOME ?? "", ...(search ?? "").split(":")];
+  const needed = [applySeccomp, proxy?.socat ?? "", proxy?.socket ? dirname(proxy.socket) : "", process.execPath, process.argv[1] ?? "", process.env.HOME ?? "", exports.HOME ?? "", ...(search ?? "").split(":"), ...seen, ...tmpPathsIn(typeof command === "string" ? command : command.join(" "))];
   if (typeof command !== "string" && command[0]?.startsWith("/")) needed.push(command[0]);
   const keep = tmpKeep(profile, cwd, needed);
   const { args, env } = bwrapArgs({

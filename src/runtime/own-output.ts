@@ -84,12 +84,12 @@ function filesBehindPipe(ino: number): string[] {
   let readers = readersOf.get(ino);
   if (!readers) {
     const self = String(process.pid);
-    readers = new Set(openFiles().filter((f) => f.pid !== self && f.link === link && f.mode !== 1).map((f) => `${f.pid}/${f.fd}`));
+    readers = new Set(openFiles(undefined, (l) => l === link).filter((f) => f.pid !== self && f.mode !== 1).map((f) => `${f.pid}/${f.fd}`));
     readersOf.set(ino, readers);
   }
   if (readers.size === 0) return [];
   const pids = [...new Set([...readers].map((r) => r.slice(0, r.indexOf("/"))))];
-  const table = openFiles(pids);
+  const table = openFiles(pids, (l) => l === link || l.startsWith("/"));
   const out: string[] = [];
   // a reader that no longer reads the pipe (ended; its pid may be another process's now) is dropped
   for (const r of [...readers]) if (!table.some((f) => `${f.pid}/${f.fd}` === r && f.link === link)) readers.delete(r);
@@ -106,13 +106,16 @@ function filesBehindPipe(ino: number): string[] {
   return out;
 }
 
-/** The open files of these processes (all when not given), from /proc, or through `sh` where /proc cannot be read directly. */
-function openFiles(pids?: string[]): OpenFile[] {
+/**
+ * The open files of these processes (all when not given) whose link `keep`
+ * accepts, from /proc, or through `sh` where /proc cannot be read directly.
+ */
+function openFiles(pids: string[] | undefined, keep: (link: string) => boolean): OpenFile[] {
   let list: string[];
   try {
     list = pids ?? readdirSync("/proc").filter((n) => /^\d+$/.test(n));
   } catch (error) {
-    return denied(error) ? openFilesBySh(pids) : []; // no /proc here
+    return denied(error) ? openFilesBySh(pids).filter((f) => keep(f.link)) : []; // no /proc here
   }
   const out: OpenFile[] = [];
   for (const pid of list) {
@@ -120,12 +123,14 @@ function openFiles(pids?: string[]): OpenFile[] {
     try {
       fds = readdirSync(`/proc/${pid}/fd`);
     } catch (error) {
-      if (denied(error)) return openFilesBySh(pids);
+      if (denied(error)) return openFilesBySh(pids).filter((f) => keep(f.link));
       continue; // gone, or another user's
     }
     for (const fd of fds) {
       try {
-        out.push({ pid, fd, link: readlinkSync(`/proc/${pid}/fd/${fd}`), mode: modeOf(readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8")) });
+        const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        // the access mode only of what is kept: one more read per fd would double a full scan
+        if (keep(link)) out.push({ pid, fd, link, mode: modeOf(readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8")) });
       } catch {
         // closed meanwhile
       }

@@ -117,13 +117,13 @@ export async function closeSandboxSession(): Promise<void> {
  * through the proxy an allowed loopback host is reachable and any other is refused and
  * recorded). One that may reach none gets no proxy: nothing answers it at all.
  */
-export async function wrapInSandbox(profile: SandboxProfile, given: string[] | string, cwd: string, exports: Record<string, string> = {}, search?: string): Promise<WrappedCommand> {
+export async function wrapInSandbox(profile: SandboxProfile, given: string[] | string, cwd: string, exports: Record<string, string> = {}, search?: string, seen: readonly string[] = []): Promise<WrappedCommand> {
   const command = insideFence(given);
   const commandId = `phaseloop-${randomUUID()}`;
   // a phase that may reach no host needs neither the proxy nor a relay to it: its network
   // namespace stays empty (on Linux, where phaseloop builds the fence itself)
   if (profile.allowedHosts.length === 0 && ownFenceAvailable()) {
-    const own = wrapLinux(profile, await directCommand(command, search, cwd), cwd, { NO_PROXY: "", no_proxy: "", ...exports }, undefined, search);
+    const own = wrapLinux(profile, await directCommand(command, search, cwd), cwd, { NO_PROXY: "", no_proxy: "", ...exports }, undefined, search, seen);
     if (own !== undefined) {
       const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, proxied: false };
       wraps.add(made);
@@ -135,7 +135,7 @@ export async function wrapInSandbox(profile: SandboxProfile, given: string[] | s
   const text = `export ${settings.join(" ")}; ${typeof command === "string" ? command : `exec ${command.map(shellQuote).join(" ")}`}`;
   const library = manager();
   library.registerCommandNetworkLists(commandId, { allowedDomains: profile.allowedHosts });
-  const own = wrapLinux(profile, command, cwd, { NO_PROXY: "", no_proxy: "", ...exports }, { commandId, socat: boundSocat() ?? "socat", socket: library.getLinuxHttpSocketPath(), token: library.getProxyAuthToken() }, search);
+  const own = wrapLinux(profile, command, cwd, { NO_PROXY: "", no_proxy: "", ...exports }, { commandId, socat: boundSocat() ?? "socat", socket: library.getLinuxHttpSocketPath(), token: library.getProxyAuthToken() }, search, seen);
   if (own !== undefined) {
     // bubblewrap dies with phaseloop (--die-with-parent), and the relay inside with it
     const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, proxied: true };

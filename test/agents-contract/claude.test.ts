@@ -3,7 +3,7 @@
  * its CLI, in a temporary git workdir, against a loopback Anthropic API that
  * each test scripts turn by turn.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runDir } from "../cli/cli-helpers.ts";
@@ -11,6 +11,7 @@ import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
 import { claudeEnv } from "./agent-envs.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { contractPipeline, contractSuite, gitWorkdir, leftBehind, runPipeline, type PipelineSetup, type RunOutcome } from "./contract-helpers.ts";
+import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
 import { skipped } from "../skip-reason.ts";
 
 const CLAUDE_VERSION = pinnedVersion("@anthropic-ai/claude-code");
@@ -190,6 +191,22 @@ describe.skipIf(skipped(!installed, "the claude CLI is not installed (npm run te
     const o = await run([tool("StructuredOutput", { verdict: "pass" }, "Checked it.\n<reason>the tests pass</reason>\nSTATUS: COMPLETE"), say("Checked it.\n<reason>the tests pass</reason>\nSTATUS: COMPLETE")], { tools: '{ read: ["**"] }', output });
     expect(o.finished).toMatchObject({ status: "succeeded", output: { verdict: { verdict: "pass" }, status: "COMPLETE", reason: "the tests pass" } });
     expect(readFileSync(join(runDir(o.dir), "phases/0001-work/stdout.log"), "utf8")).toContain('"structured_output"');
+  });
+
+  it.skipIf(!probeSandbox().available)("writes its verdict into the run's artifacts folder inside the OS sandbox, where the rest of .phaseloop/ is read-only, and the verdict is read", async () => {
+    const output = "      review: { file: '{{ run.artifacts }}/review.toml', required: true }";
+    const review = async (target: (dir: string, artifacts: string) => string) => {
+      const { dir } = gitWorkdir("phaseloop-claude-", { "p.yaml": pipeline({ tools: '{ read: ["**"] }', output }), "src/a.ts": "export const a = 1;\n" });
+      // the run folder exists by the time claude asks: the verdict goes where {{ run.artifacts }} names
+      const artifacts = () => join(dir, ".phaseloop/runs", readdirSync(join(dir, ".phaseloop/runs"))[0]!, "artifacts");
+      const mock = track(await startAnthropicMock((i) => (i === 0 ? tool("Write", { file_path: target(dir, artifacts()), content: 'summary = "ok"\nblocker = "needs a key"\n' }) : say("Reviewed."))));
+      return { dir, o: await runPipeline(dir, claudeEnv(bin, mock.url), ["--sandbox", "required"]) };
+    };
+    const ok = await review((_, artifacts) => join(artifacts, "review.toml"));
+    expect(ok.o.finished).toMatchObject({ status: "succeeded", output: { review: { summary: "ok", blocker: "needs a key" } } });
+    const elsewhere = await review((dir) => join(dir, ".phaseloop/review.toml"));
+    expect(elsewhere.o.finished).toMatchObject({ status: "failed" });
+    expect(existsSync(join(elsewhere.dir, ".phaseloop/review.toml"))).toBe(false);
   });
 
   it("without a tool set, writes headless inside the workdir", async () => {

@@ -80,7 +80,8 @@ describe("run --dry-run against the run that follows it", () => {
     write(dir, { "pipeline.yaml": PIPELINE, "bin/recorder": RECORDER, "bin/claude": RECORDER, "notes-server.mjs": "process.stdin.resume();\n", ".gitignore": "node_modules/\ndist/\n*.log\n.env\ncoverage/\n" });
     spawnSync("chmod", ["+x", join(dir, "bin/recorder"), join(dir, "bin/claude")]);
     for (const args of [["init", "-q"], ["add", "-A"], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"]]) spawnSync("git", args, { cwd: dir });
-    env = { PATH: `${join(dir, "bin")}:${process.env.PATH}`, HOME: tempDir("phaseloop-dry-home-") };
+    // GITHUB_TOKEN: a variable of the user's that the fence keeps out of every phase
+    env = { PATH: `${join(dir, "bin")}:${process.env.PATH}`, HOME: tempDir("phaseloop-dry-home-"), GITHUB_TOKEN: "not-for-agents" };
   }, 120_000);
 
   it("says what each phase runs, its variables by name, its sandbox and outputs, and the run does exactly that", () => {
@@ -104,6 +105,8 @@ describe("run --dry-run against the run that follows it", () => {
     expect(check.timeout_ms).toBe(600_000);
     // values are never shown
     expect(dry.stdout).not.toContain(env.HOME);
+    expect(dry.stdout).not.toContain("not-for-agents");
+    if (plan.sandbox.available) expect(work.sandbox).toMatchObject({ state: "on", withheld: expect.arrayContaining(["GITHUB_TOKEN"]) });
 
     const run = cli(["run", "pipeline.yaml", "--reporter", "plain"], dir, env);
     expect(run.stderr).not.toMatch(/internal error/);
@@ -132,6 +135,8 @@ describe("run --dry-run against the run that follows it", () => {
       expect(normal(rec.argv), p.phase).toEqual(normal(shown.slice(shown[0] === "claude" ? 1 : 2)));
       expect(rec.stdin.length > 0, p.phase).toBe(p.stdin === "prompt");
       const said = new Set([...(p.env ?? []), ...(p.sandbox?.env ?? [])]);
+      // what the fence keeps out, it keeps out
+      for (const name of (p.sandbox as { withheld?: string[] } | undefined)?.withheld ?? []) expect(rec.env, `${p.phase}: ${name} kept out`).not.toContain(name);
       for (const name of said) expect(rec.env, `${p.phase}: ${name}`).toContain(name);
       // everything else it saw is what the run inherited (cli() adds CI and NO_COLOR to env)
       const inherited = new Set([...Object.keys(env), "CI", "NO_COLOR"]);
@@ -153,7 +158,7 @@ describe("run --dry-run against the run that follows it", () => {
   });
 
   it("says whether the OS sandbox is here even when no phase of the run uses it", () => {
-    write(dir, { "plain.yaml": `phaseloop: 1\nname: plain\nphases:\n  go: { run: "true", next: [{ stop: complete }] }\nstop: { max_iterations: 1 }\n` });
+    write(dir, { "plain.yaml": `phaseloop: 1\nname: plain\nsandbox: off\nphases:\n  go: { run: "true", next: [{ stop: complete }] }\nstop: { max_iterations: 1 }\n` });
     const r = cli(["run", "plain.yaml", "--dry-run"], dir, env);
     expect(r.code).toBe(0);
     expect(r.stdout).not.toContain("no phase asks for one");

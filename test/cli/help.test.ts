@@ -18,10 +18,17 @@ const COMMANDS: Record<string, string[]> = {
   tasks: ["--ready", "--json", "--workdir"],
   validate: ["--json", "--print"],
   graph: ["--format", "--expand"],
+  migrate: ["--write"],
   init: ["--extends", "--dir", "--force"],
   recipes: ["--json"],
   schema: [],
+  ui: ["--workdir", "--port", "--host", "--open"],
+  report: ["--html", "--output", "--workdir"],
+  mcp: ["--workdir"],
 };
+
+/** Commands whose line the README's command list does not have yet (their owners add it). */
+const README_PENDING = new Set<string>([]);
 
 describe("help texts", () => {
   let scratch: string;
@@ -49,23 +56,25 @@ describe("help texts", () => {
     for (const line of r.stdout.split("\n")) expect(line.length, line).toBeLessThanOrEqual(80);
   });
 
-  it("the top-level help and the README list the same commands, with the same options", () => {
+  it.each(Object.entries(COMMANDS))("the top-level help names %s with its options", (command, options) => {
     const help = cli(["--help"], ROOT).stdout;
     for (const line of help.split("\n")) expect(line.length, line).toBeLessThanOrEqual(80);
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("## Commands"), readme.indexOf("\n## ", readme.indexOf("## Commands") + 5));
-    for (const [command, options] of Object.entries(COMMANDS)) {
-      expect(help, command).toContain(`phaseloop ${command}`);
-      expect(section, command).toContain(`phaseloop ${command}`);
-      for (const option of options) {
-        // the top-level synopsis and the README name each option of each command
-        const inHelp = help.replace(/\n {16}/g, " ").split("\n  phaseloop ").find((l) => l.startsWith(`${command} `) || l.startsWith(`${command}\n`)) ?? "";
-        expect(inHelp, `--help: ${command} ${option}`).toContain(option);
-        const inReadme = section.split(/phaseloop (?=\w)/).find((l) => l.startsWith(`${command} `) || l.startsWith(`${command}\n`)) ?? "";
-        expect(inReadme, `README: ${command} ${option}`).toContain(option);
-      }
-    }
+    // the synopsis lines wrap: continuation lines joined first
+    const inHelp = help.replace(/\n {16}/g, " ").split("\n  phaseloop ").find((l) => l === command || l.startsWith(`${command} `) || l.startsWith(`${command}\n`)) ?? "";
+    expect(inHelp, `phaseloop --help has a line for ${command}`).not.toBe("");
+    for (const option of options) expect(inHelp, `--help: ${command} ${option}`).toContain(option.replace("--output", "-o"));
   });
+
+  for (const [command, options] of Object.entries(COMMANDS)) {
+    const test = README_PENDING.has(command) ? it.fails : it;
+    test(`the README's command list names ${command} with its options${README_PENDING.has(command) ? " (not yet: its line is to come)" : ""}`, () => {
+      const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+      const section = readme.slice(readme.indexOf("## Commands"), readme.indexOf("\n## ", readme.indexOf("## Commands") + 5));
+      const inReadme = section.split(/phaseloop (?=\w)/).find((l) => l.startsWith(`${command} `) || l.startsWith(`${command}\n`)) ?? "";
+      expect(inReadme, `README: ${command}`).not.toBe("");
+      for (const option of options) expect(inReadme, `README: ${command} ${option}`).toContain(option.replace("--output", "-o"));
+    });
+  }
 
   it("init's next steps are commands a user can paste in a project that installed phaseloop", () => {
     const r = cli(["init", "hailstone", "--dir", "pipelines"], scratch);

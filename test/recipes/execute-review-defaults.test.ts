@@ -6,6 +6,7 @@
  * write: a blocker stops the run, and a reviewer that crashes without a
  * verdict never lets it complete.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cli, ensureBuilt, events, git, ROOT, tempDir, write } from "../cli/cli-helpers.ts";
@@ -51,5 +52,18 @@ describe("execute-review under the defaults", { timeout: 120_000 }, () => {
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(finished(dir)).toMatchObject({ outcome: "failed", reason: { code: "unhandled_failure" } });
     expect(finished(dir).reason.message).toMatch(/phase "review" failed/);
+  });
+
+  it("validate and --dry-run flag the old review path under .phaseloop/, located, with the way out", () => {
+    const dir = repo();
+    const old = readFileSync(join(ROOT, "pipelines/execute-review.yaml"), "utf8").replace('"{{ run.artifacts }}/review_output.toml"', ".phaseloop/review_output.toml");
+    write(dir, { "old.yaml": old.replaceAll("execute-review/", `${join(ROOT, "pipelines/execute-review")}/`) });
+    const line = old.split("\n").findIndex((l) => l.includes(".phaseloop/review_output.toml")) + 1;
+    for (const args of [["validate", "old.yaml"], ["run", "old.yaml", "--dry-run"]]) {
+      const r = cli(args, dir);
+      expect(r.stderr, args.join(" ")).toMatch(new RegExp(`old\\.yaml:${line}:\\d+: warning OUTPUT_FILE_UNWRITABLE`));
+      expect(r.stderr).toContain('{{ run.artifacts }}/review_output.toml');
+    }
+    expect(cli(["validate", join(ROOT, "pipelines/execute-review.yaml")], dir).stderr).not.toContain("OUTPUT_FILE_UNWRITABLE");
   });
 });

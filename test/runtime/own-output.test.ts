@@ -47,7 +47,9 @@ function repo(agent = COUNTER): string {
 
 /** The command line a user types, through sh. */
 function shell(dir: string, line: string): { status: number | null; out: string } {
-  const r = spawnSync("sh", ["-c", line], { cwd: dir, env: { ...ENV, PHASELOOP: `${process.execPath} ${CLI}` }, encoding: "utf8", timeout: 110_000 });
+  // the built CLI, run by the runtime running this test (Deno runs a script with `run -A`)
+  const phaseloop = "Deno" in globalThis ? `${process.execPath} run -A ${CLI}` : `${process.execPath} ${CLI}`;
+  const r = spawnSync("sh", ["-c", line], { cwd: dir, env: { ...ENV, PHASELOOP: phaseloop }, encoding: "utf8", timeout: 110_000 });
   return { status: r.status, out: r.stdout + r.stderr };
 }
 
@@ -96,5 +98,13 @@ describe("phaseloop's own output in the workdir", { timeout: 120_000 }, () => {
     shell(dir, "$PHASELOOP run p.yaml --sandbox off > run.out 2>&1");
     expect(violations(dir).flatMap((v) => v.paths)).toContain("notes.txt");
     expect(outcome(dir).outcome).not.toBe("complete");
+  });
+
+  it("leaving the run's own output out leaves the repository's own files in: a hook a phase writes is still outside every write scope", () => {
+    const dir = repo(`${COUNTER}; printf '#!/bin/sh\\n' > .git/hooks/pre-commit`);
+    shell(dir, "$PHASELOOP run p.yaml --sandbox off > run.out 2>&1");
+    expect(violations(dir).flatMap((v) => v.paths)).toContain(".git/hooks/pre-commit");
+    const work = events(dir).find((e) => e.type === "phase.finished" && e.phase === "work");
+    expect(work).toMatchObject({ status: "failed", error: "policy_violation" });
   });
 });
