@@ -17,6 +17,10 @@ read_run_log, wait_for_run, answer_question, stop_run and resume_run, and each
 run's summary.md as the resource phaseloop://runs/RUN_ID/summary. Every path
 and run is in the workdir (default: .); runs it starts go on after it ends.
 Configuration for each agent: docs/mcp.md.
+
+Options:
+  --workdir DIR        the workdir whose runs it serves (default: .)
+  -h, --help           this text
 `;
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
