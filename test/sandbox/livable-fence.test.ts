@@ -90,7 +90,7 @@ describe.skipIf(!probe.available)("the fence under the defaults", () => {
     const v = await cliAsync(["validate", "p.yaml"], work, { HOME: home }).done;
     expect(v.stdout).toContain("verify off");
     const dry = await cliAsync(["run", "p.yaml", "--dry-run"], work, { HOME: home }).done;
-    expect(dry.stdout).toMatch(/verify: off/);
+    expect(dry.stdout).toMatch(/^ {2}verify: .*\n(?: {4}.*\n)* {4}OS sandbox: off$/m); // under the phase's plan
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(readFileSync(join(home, ".ran"), "utf8")).toBe("x\n");
