@@ -9,18 +9,18 @@ import { ControlError } from "../control/control-error.ts";
 import { resolveWorkdir } from "../control/workdir-path.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 
-const USAGE = `Usage: phaseloop mcp [--workdir DIR]
+const USAGE = `Usage: phaseloop mcp [options]
 
-Serves phaseloop to an agent over the Model Context Protocol (stdio): the
-tools list_recipes, validate_pipeline, start_run, list_runs, get_run,
-read_run_log, wait_for_run, answer_question, stop_run and resume_run, and each
-run's summary.md as the resource phaseloop://runs/RUN_ID/summary. Every path
-and run is in the workdir (default: .); runs it starts go on after it ends.
-Configuration for each agent: docs/mcp.md.
+Serves phaseloop to an agent over the Model Context Protocol, on stdin and
+stdout: the tools list_recipes, validate_pipeline, start_run, list_runs,
+get_run, read_run_log, wait_for_run, answer_question, stop_run and
+resume_run, and each run's summary.md as phaseloop://runs/RUN_ID/summary.
+Every path and run is in the workdir; the runs it starts go on after it
+ends. Each agent's configuration: docs/mcp.md.
 
 Options:
-  --workdir DIR        the workdir whose runs it serves (default: .)
-  -h, --help           this text
+  --workdir DIR   the workdir it serves (default: .)
+  -h, --help      this text
 `;
 
 export async function main(argv: string[], io: CliIo): Promise<number> {

@@ -6,7 +6,8 @@
  * every run, whoever starts it.
  */
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { makePhaseloopDir } from "../runtime/run-store.ts";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -15,8 +16,11 @@ import { fileURLToPath } from "node:url";
 export function phaseloopCommand(): string[] {
   const deno = (globalThis as { Deno?: DenoLike }).Deno;
   if (deno) {
-    // Deno runs the sources, with no more permission than this process has
-    return [deno.execPath(), "run", ...denoPermissions(deno), fileURLToPath(new URL("../cli.ts", import.meta.url))];
+    // Deno runs this phaseloop again (the script it started from, or the sources), with no more permission than this process has
+    const main = deno.mainModule.startsWith("file:") ? fileURLToPath(deno.mainModule) : "";
+    const script = /[\\/]cli\.(ts|cjs)$/.test(main) ? main : [new URL("../cli.ts", import.meta.url), new URL("../../src/cli.ts", import.meta.url)].map((u) => fileURLToPath(u)).find((p) => existsSync(p));
+    if (!script) throw new Error("cannot find phaseloop's CLI (src/cli.ts)");
+    return [deno.execPath(), "run", ...denoPermissions(deno), script];
   }
   // the bundle (dist/chunks/ → dist/cli.cjs), the library build (dist/control/ → dist/cli.cjs), the sources (src/control/ → dist/cli.cjs)
   for (const candidate of ["../cli.cjs", "../../dist/cli.cjs"]) {
@@ -28,13 +32,15 @@ export function phaseloopCommand(): string[] {
 
 interface DenoLike {
   execPath(): string;
+  mainModule: string;
   permissions: { querySync(descriptor: { name: string }): { state: string } };
 }
 
 /** The `--allow-*` flags of the permissions this process holds whole (one granted in part is left out: the run then says what it lacks). */
 function denoPermissions(deno: DenoLike): string[] {
-  const names = ["read", "write", "env", "run", "sys", "net"];
-  return names.filter((name) => deno.permissions.querySync({ name }).state === "granted").map((name) => `--allow-${name}`);
+  const names = ["read", "write", "env", "run", "sys", "net", "ffi"];
+  const granted = names.filter((name) => deno.permissions.querySync({ name }).state === "granted");
+  return granted.length === names.length ? ["-A"] : granted.filter((name) => name !== "ffi").map((name) => `--allow-${name}`);
 }
 
 /** Where a detached run's own output goes (the reporter's lines, and what it says if it cannot start). */
@@ -65,7 +71,7 @@ export interface LaunchOptions {
 export function launchDetached(o: LaunchOptions): Launched {
   const [program, ...prefix] = o.command ?? phaseloopCommand();
   const logPath = outputLogPath(o.workdir, o.runId);
-  mkdirSync(join(o.workdir, ".phaseloop", "output"), { recursive: true });
+  makePhaseloopDir(o.workdir, "output"); // with its .gitignore, as a run makes it
   const fd = openSync(logPath, "a");
   let exitCode: number | null | undefined;
   let child;

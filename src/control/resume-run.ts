@@ -10,7 +10,7 @@ import type { RunStatus } from "../reporters/run-status.ts";
 import { ControlError } from "./control-error.ts";
 import { launchDetached, outputLogPath } from "./launch.ts";
 import { getRun } from "./read-runs.ts";
-import { refuseBusy, untilStarted } from "./start-run.ts";
+import { busyInstead, refuseBusy, untilStarted } from "./start-run.ts";
 import { resolveWorkdir } from "./workdir-path.ts";
 
 export interface ResumeRunOptions {
@@ -67,7 +67,7 @@ async function launchResume(dir: string, runId: string, extra: string[], o: Resu
   await untilStarted(launched, holdsLock, o.startTimeoutMs ?? 60_000, `the resume of run ${runId}`).catch((error: unknown) => {
     // a resume that ended at once having done its work (asked again, finished, was stopped) did start; exit 2 is a refusal
     if (error instanceof ControlError && error.code === "START_FAILED" && launched.exitCode !== undefined && launched.exitCode !== null && launched.exitCode !== 2) return;
-    throw error;
+    busyInstead(error);
   });
   return { runId, pid: launched.pid, output: outputLogPath(dir, runId) };
 }

@@ -79,7 +79,7 @@ export async function startRun(o: StartRunOptions): Promise<StartedRun> {
   const args = ["run", file, "--workdir", workdir, CONTROL_FLAGS.runId, runId, CONTROL_FLAGS.startedVia, o.via, "--reporter", "plain", ...params.map((p) => `--param=${p.name}=${p.text}`)];
   if (o.maxIterations !== undefined) args.push("--max-iterations", String(o.maxIterations));
   const launched = launchDetached({ args, workdir, runId, env: o.env ?? process.env, ...(o.command ? { command: o.command } : {}) });
-  await untilStarted(launched, () => existsSync(join(runPath(workdir, runId), "run.json")), o.startTimeoutMs ?? 60_000, `run ${runId}`);
+  await untilStarted(launched, () => existsSync(join(runPath(workdir, runId), "run.json")), o.startTimeoutMs ?? 60_000, `run ${runId}`).catch(busyInstead);
   return { runId, pid: launched.pid, pipeline: file, workdir, output: outputLogPath(workdir, runId) };
 }
 
@@ -139,6 +139,15 @@ export async function untilStarted(launched: Launched, ready: () => boolean | Pr
     await Promise.race([launched.exited, new Promise((r) => setTimeout(r, pause))]);
     pause = Math.min(pause * 2, 100);
   }
+}
+
+/** A start that lost the workdir's lock to another one begun at the same moment says so by its code. */
+export function busyInstead(error: unknown): never {
+  if (error instanceof ControlError && error.code === "START_FAILED") {
+    const held = /the workdir is in use by run (\S+)[^\n]*/.exec(error.output ?? "");
+    if (held) throw new ControlError("WORKDIR_BUSY", held[0].replace(/; wait for it, or stop it first$/, ""), { hint: `wait for it (wait_for_run), or stop it first (stop_run ${held[1]})` });
+  }
+  throw error;
 }
 
 function firstLines(text: string): string {

@@ -18,7 +18,9 @@ export function argumentChecker(tools: readonly ToolDefinition<never>[]): (tool:
     const value = args ?? {};
     const validate = compiled.get(tool.name)!;
     if (validate(value)) return value as Record<string, unknown>;
-    throw new ControlError("BAD_ARGUMENT", (validate.errors ?? []).map((e) => describe(tool, e)).join("; "), { hint: `${tool.name} takes: ${Object.keys(tool.inputSchema.properties).join(", ") || "no arguments"}` });
+    // the alternatives of an anyOf are said once, by the anyOf
+    const errors = (validate.errors ?? []).filter((e) => !e.schemaPath.includes("/anyOf/"));
+    throw new ControlError("BAD_ARGUMENT", errors.map((e) => describe(tool, e)).join("; "), { hint: `${tool.name} takes: ${Object.keys(tool.inputSchema.properties).join(", ") || "no arguments"}` });
   };
 }
 
@@ -29,6 +31,7 @@ function describe(tool: ToolDefinition<never>, e: ErrorObject): string {
     if (e.instancePath === "" && FENCE_WORDS.test(name)) return `${tool.name} takes no argument "${name}": a run keeps the sandbox, tools and workdir its pipeline and this server give it, and nothing sent here can change them`;
     return `${where} has an argument ${tool.name} does not take: "${name}"`;
   }
+  if (e.keyword === "anyOf") return `${where} must be a string, a number or true/false`;
   if (e.keyword === "required") return `${tool.name} needs "${String((e.params as { missingProperty: string }).missingProperty)}"`;
   return `${where} ${e.message ?? "is not valid"}`;
 }

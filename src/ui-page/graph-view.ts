@@ -71,8 +71,15 @@ export function graphView(graph: RunGraph, onPhase: (phase: string) => void): Gr
     if (first) {
       const i = edgeEls.findIndex((e) => e.from === "start");
       if (i >= 0) taken.set(i, 1);
+      // a task queue starts every iteration (of every lane) at the head
       const q = edgeEls.findIndex((e) => e.from === "queue" && nodeIdsOf(first.phase).includes(e.to));
-      if (q >= 0) taken.set(q, Math.max(taken.get(q) ?? 0, view.rows.filter((r) => r.task === null).length));
+      if (q >= 0) taken.set(q, Math.max(taken.get(q) ?? 0, view.rows.length));
+    }
+    const end = view.summary.finished?.outcome;
+    if (end !== undefined) {
+      // a queue decides when tasks are done or blocked: the run ended there, not at its last phase
+      const fromQueue = edgeEls.findIndex((e) => e.from === "queue" && e.to === end);
+      if (fromQueue >= 0 && ["tasks_done", "tasks_blocked"].includes(view.summary.finished?.reason.code ?? "")) taken.set(fromQueue, 1);
     }
     // a group's fork to its members and their join: taken as often as the member ran
     edgeEls.forEach((e, i) => {

@@ -61,7 +61,12 @@ export function phasePanel(load: LoadFiles): { el: HTMLElement; show(run: PhaseR
         return;
       }
       if (got.prompt !== null) files.append(section("Rendered prompt", h("pre", { class: "text" }, got.prompt)));
-      if (got.stdout !== null) files.append(section(`stdout${got.cut.stdout ? ` (the last part; ${formatCount(got.cut.stdout)} bytes before it)` : ""}`, h("pre", { class: "text" }, got.stdout)));
+      if (got.stdout !== null) {
+        // an agent's JSON event stream is shown as what it says
+        const events = got.stdout.trimStart().startsWith("{");
+        const shown = events ? got.stdout.split("\n").flatMap(displayLines).join("\n") : got.stdout;
+        files.append(section(`${events ? "output (from its event stream)" : "stdout"}${got.cut.stdout ? ` (the last part; ${formatCount(got.cut.stdout)} bytes before it)` : ""}`, h("pre", { class: "text" }, shown)));
+      }
       if (got.stderr !== null && got.stderr !== "") files.append(section("stderr", h("pre", { class: "text" }, got.stderr)));
       if (got.transcript !== null) files.append(section("Transcript", h("pre", { class: "text" }, got.transcript)));
       if (got.prompt === null && got.stdout === null && got.transcript === null) files.append(h("p", { class: "muted" }, `No prompt or output under phases/${run.dir}/.`));
@@ -102,10 +107,11 @@ export function outputPanel(): { el: HTMLElement; add(dir: string, stream: strin
     add(dir, stream, text) {
       const b = boxOf(dir);
       const stick = b.pre.scrollTop + b.pre.clientHeight >= b.pre.scrollHeight - 4;
-      for (const line of text.split("\n")) {
-        if (line === "") continue;
-        b.pre.append(h("div", { class: stream === "stderr" ? "err" : "" }, line.length > 2000 ? `${line.slice(0, 2000)}…` : line));
-        b.lines += 1;
+      for (const raw of text.split("\n")) {
+        for (const line of displayLines(raw)) {
+          b.pre.append(h("div", { class: stream === "stderr" ? "err" : "" }, line.length > 2000 ? `${line.slice(0, 2000)}…` : line));
+          b.lines += 1;
+        }
       }
       while (b.lines > LINES_MAX && b.pre.firstChild) {
         b.pre.removeChild(b.pre.firstChild);
@@ -130,4 +136,38 @@ export function outputPanel(): { el: HTMLElement; add(dir: string, stream: strin
       idle.hidden = boxes.size > 0;
     },
   };
+}
+
+/**
+ * What a line of an agent's output says, for people: an agent that speaks a
+ * JSON event stream (Claude Code's stream-json, Codex's and Gemini's JSON) has
+ * its text and tool calls shown, not its JSON; any other line as it is.
+ */
+export function displayLines(line: string): string[] {
+  if (line.trim() === "") return [];
+  if (!line.startsWith("{")) return [line];
+  let ev: Record<string, unknown>;
+  try {
+    ev = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return [line];
+  }
+  const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+  const out: string[] = [];
+  const message = ev.message as { content?: unknown } | undefined;
+  if (Array.isArray(message?.content)) {
+    for (const c of message.content as Record<string, unknown>[]) {
+      if (c?.type === "text" && str(c.text)) out.push(...str(c.text)!.split("\n").filter((l) => l.trim() !== ""));
+      else if (c?.type === "tool_use") out.push(`→ ${str(c.name) ?? "tool"} ${JSON.stringify(c.input ?? {}).slice(0, 160)}`);
+      else if (c?.type === "tool_result" && c.is_error === true) out.push(`✗ ${String(typeof c.content === "string" ? c.content : "tool error").slice(0, 160)}`);
+    }
+    return out;
+  }
+  if (ev.type === "result") return [`${ev.is_error === true ? "✗" : "✓"} ${(str(ev.result) ?? "").split("\n")[0] ?? ""}`];
+  const item = ev.item as Record<string, unknown> | undefined;
+  if (item && str(item.text)) return str(item.text)!.split("\n").filter((l) => l.trim() !== "");
+  if (item && str(item.command)) return [`$ ${str(item.command)}`];
+  if (str(ev.content) && ev.role !== "user") return str(ev.content)!.split("\n").filter((l) => l.trim() !== "");
+  if (ev.type === "system" || ev.type === "user" || ev.type === "init" || str(ev.type)?.endsWith(".started")) return [];
+  return [line];
 }

@@ -96,6 +96,7 @@ export function runPage(key: string, options: RunPageOptions): RunPage {
   function renderFacts(): void {
     if (!view) return;
     const s = view.summary;
+    document.title = `${state()} · ${s.pipeline ?? key} · phaseloop`;
     const elapsed = s.finished ? s.finished.elapsed_ms : live ? view.now + (Date.now() - receivedAt) : view.now;
     clear(facts);
     facts.append(
@@ -121,7 +122,11 @@ export function runPage(key: string, options: RunPageOptions): RunPage {
     if (sig === controlsFor) return;
     controlsFor = sig;
     clear(controls);
-    if (q !== null && (st === "awaiting answer" || st === "running")) {
+    if (q !== null && st === "running") {
+      // a run asking in a terminal reads its answer there; stopped, it waits for one from anywhere
+      controls.append(h("div", { class: "answer" }, h("p", { class: "question" }, h("strong", {}, `${q.phase} asks: `), q.question), h("p", { class: "muted" }, "The run asks in the terminal it runs in: answer it there, or stop it here and answer it once it has stopped.")));
+    }
+    if (q !== null && st === "awaiting answer") {
       const input = h("input", { type: "text", name: "answer", placeholder: "your answer", "aria-label": "answer", autocomplete: "off" });
       const form = h("form", { class: "answer" }, h("p", { class: "question" }, h("strong", {}, `${q.phase} asks: `), q.question), input, h("button", { type: "submit", class: "primary" }, "Answer"));
       form.addEventListener("submit", (e) => {

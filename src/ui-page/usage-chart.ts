@@ -29,8 +29,8 @@ export function usageChart(): { el: HTMLElement; update(view: RunView): void } {
     tokens.setAttribute("points", [`${PAD},${H - PAD}`, ...pts.map((p) => `${x(p.t).toFixed(1)},${y(p.tokens, kMax).toFixed(1)}`)].join(" "));
     cost.setAttribute("points", [`${PAD},${H - PAD}`, ...pts.map((p) => `${x(p.t).toFixed(1)},${y(p.cost_usd, cMax).toFixed(1)}`)].join(" "));
     tMax.textContent = formatDuration(tEnd);
-    kTop.textContent = pts.length > 1 ? `${formatCount(kMax)} tokens` : "";
-    cTop.textContent = pts.length > 1 ? formatCost(cMax) : "";
+    kTop.textContent = view.summary.tokens > 0 ? `${formatCount(kMax)} tokens` : "";
+    cTop.textContent = view.summary.cost_usd > 0 ? formatCost(cMax) : "";
     legend.textContent = `tokens ${formatCount(view.summary.tokens)} (blue) · cost ${formatCost(view.summary.cost_usd)} (orange) · ${pts.length} points`;
   }
   return { el, update };

@@ -34,14 +34,21 @@ export interface RequestFacts {
   contentType: string | undefined;
 }
 
-/** The `Host` values that name this server: its address and `localhost`, with its port. */
-export function allowedHosts(address: string, port: number): Set<string> {
+/**
+ * The `Host` values that name this server: its address and `localhost`, with
+ * its port. Listening on every interface (`0.0.0.0`, `::`), each of the
+ * machine's own addresses names it (`interfaces`); a name never does, as a
+ * rebinding name is as good as any other.
+ */
+export function allowedHosts(address: string, port: number, interfaces: readonly string[] = []): Set<string> {
   const hosts = new Set<string>();
-  const bracket = address.includes(":") ? `[${address}]` : address;
-  hosts.add(`${bracket}:${port}`);
-  if (address === "127.0.0.1" || address === "::1" || address === "localhost") {
+  const add = (a: string) => hosts.add(`${a.includes(":") ? `[${a.toLowerCase()}]` : a.toLowerCase()}:${port}`);
+  add(address);
+  const any = address === "0.0.0.0" || address === "::";
+  if (any) for (const a of interfaces) add(a);
+  if (any || address === "127.0.0.1" || address === "::1" || address === "localhost") {
     hosts.add(`localhost:${port}`);
-    hosts.add(`127.0.0.1:${port}`);
+    add("127.0.0.1");
   }
   return hosts;
 }

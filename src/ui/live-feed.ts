@@ -8,6 +8,7 @@
  * bounded: a log far behind is read a chunk per change, output from its end.
  */
 import type { ServerResponse } from "node:http";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { EventLineSplitter, isRunLive, readLock, runsDir } from "../reporters/run-log.ts";
 import type { RunEvent } from "../run/run-events.ts";
@@ -218,6 +219,8 @@ export class LiveFeed {
   private reconcile(): void {
     const runs = runsDir(this.workdir);
     const folders = new Set<string>([join(this.workdir, ".phaseloop"), runs]);
+    // before the first run there is no .phaseloop to watch: the workdir says when it appears
+    if (!existsSync(runs)) folders.add(this.workdir);
     for (const r of this.rows) if (r.depth === 0 && !FINAL.has(r.state)) folders.add(join(runs, r.key));
     for (const c of this.clients) {
       if (c.key === null) continue;

@@ -6,10 +6,10 @@
  * replaced with a link is not followed.
  */
 import { constants } from "node:fs";
-import { open, readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { lstat, open, readdir, readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { lastEvents, listRuns, type RunListEntry } from "../reporters/list-runs.ts";
-import { isRunLive, readEvents, runsDir } from "../reporters/run-log.ts";
+import { EventLineSplitter, isRunLive, readEvents, runsDir } from "../reporters/run-log.ts";
 import { addToRunSummary, emptyRunSummary, runStateOf } from "../reporters/run-summary.ts";
 import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 import { machineName } from "../runtime/run-lock.ts";
@@ -154,30 +154,87 @@ export interface RunRead {
   problem?: string;
 }
 
-/** A run's view, from its whole event log (streamed, a chunk at a time). */
+/**
+ * Views folded lately, by workdir and key, with the bytes of the log they hold: opening a
+ * run's page again (or a page reconnecting) folds in only what the log gained since.
+ */
+const folded = new Map<string, { view: RunView; offset: number; ino: number; pending: Promise<unknown> }>();
+const FOLDED_MAX = 4;
+
+/** A run's view, from its event log (streamed, a chunk at a time; from where it was left when folded lately). */
 export async function readRunView(workdir: string, key: string): Promise<RunRead | undefined> {
   const dir = runFolder(workdir, key);
   if (dir === undefined) return undefined;
+  const path = join(dir, "events.jsonl");
+  const cacheKey = `${workdir}\u0000${key}`;
+  const cached = folded.get(cacheKey);
+  // one fold at a time per run: a second reader waits for the first, then folds what is left
+  const turn = (cached?.pending ?? Promise.resolve()).then(() => foldLog(workdir, key, path, cacheKey));
+  if (cached) cached.pending = turn.catch(() => undefined);
+  const got = await turn;
+  if (got === undefined) return undefined;
+  const live = await isRunLive(workdir, rootRunOf(key), machineName());
+  // a lane's log starts at its first iteration: its pipeline is its run's (the nearest run.json up the key)
+  let file = got.view.summary.file;
+  const parts = parseRunKey(key)!;
+  for (let n = parts.length; file === null && n > 0; n -= 2) {
+    try {
+      const info = JSON.parse(await readFile(join(runsDir(workdir), ...parts.slice(0, n), "run.json"), "utf8")) as { file?: unknown };
+      if (typeof info.file === "string") file = info.file;
+    } catch {
+      // no run.json here: look further up
+    }
+  }
+  return { view: got.view, offset: got.offset, live, file, ...(got.problem === undefined ? {} : { problem: got.problem }) };
+}
+
+async function foldLog(workdir: string, key: string, path: string, cacheKey: string): Promise<{ view: RunView; offset: number; problem?: string } | undefined> {
+  let info;
+  try {
+    info = await lstat(path);
+  } catch {
+    info = undefined;
+  }
+  const cached = folded.get(cacheKey);
+  if (cached && info?.isFile() && info.ino === cached.ino && info.size >= cached.offset) {
+    for (;;) {
+      const more = await readFrom(path, cached.offset, 4 * 1024 * 1024);
+      if (more === undefined || more.offset <= cached.offset) break;
+      const splitter = new EventLineSplitter();
+      splitter.push(Buffer.from(more.text), (e) => addToRunView(cached.view, e));
+      cached.offset = more.offset;
+    }
+    folded.delete(cacheKey);
+    folded.set(cacheKey, cached); // the most recent last
+    return { view: cached.view, offset: cached.offset };
+  }
   const view = emptyRunView(key);
-  const result = await readEvents(join(dir, "events.jsonl"), (e) => addToRunView(view, e));
+  const result = await readEvents(path, (e) => addToRunView(view, e));
   if (result.bytes === 0 && result.problem === undefined) {
     try {
-      await readdir(dir);
+      await readdir(dirname(path));
     } catch {
       return undefined; // no such run
     }
   }
-  const live = await isRunLive(workdir, rootRunOf(key), machineName());
-  let file = view.summary.file;
-  if (file === null) {
-    try {
-      const info = JSON.parse(await readFile(join(dir, "run.json"), "utf8")) as { file?: unknown };
-      if (typeof info.file === "string") file = info.file;
-    } catch {
-      // no run.json: no graph beyond the phases seen
-    }
+  // kept when the log ends with a whole line: the next fold starts at a line's start
+  if (info?.isFile() && result.problem === undefined && !result.torn && result.bytes > 0 && (await endsWithNewline(path, result.bytes))) {
+    folded.delete(cacheKey);
+    folded.set(cacheKey, { view, offset: result.bytes, ino: info.ino, pending: Promise.resolve() });
+    while (folded.size > FOLDED_MAX) folded.delete(folded.keys().next().value!);
   }
-  return { view, offset: result.bytes, live, file, ...(result.problem === undefined ? {} : { problem: result.problem }) };
+  return { view, offset: result.bytes, ...(result.problem === undefined ? {} : { problem: result.problem }) };
+}
+
+async function endsWithNewline(path: string, size: number): Promise<boolean> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const b = Buffer.alloc(1);
+    await handle.read(b, 0, 1, size - 1);
+    return b[0] === 10;
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The run's state as `status` says it, for the page's header. */
@@ -198,10 +255,16 @@ export interface PhaseFiles {
 const FILE_MAX = 256 * 1024;
 
 /** The files of one phase run: its prompt, logs (their end), transcript and extracted output. */
-export async function readPhaseFiles(workdir: string, key: string, phaseDir: string, max = FILE_MAX): Promise<PhaseFiles | undefined> {
+export async function readPhaseFiles(workdir: string, key: string, phaseDir: string, max = FILE_MAX): Promise<PhaseFiles | null | undefined> {
   const dir = runFolder(workdir, key);
   if (dir === undefined || !isPhaseDirName(phaseDir)) return undefined;
   const base = join(dir, "phases", phaseDir);
+  // a phase folder is a folder: one an agent replaced with a link to elsewhere is not read
+  try {
+    if (!(await lstat(base)).isDirectory()) return null;
+  } catch {
+    return null;
+  }
   const stdout = await readTextEnd(join(base, "stdout.log"), max);
   const stderr = await readTextEnd(join(base, "stderr.log"), max);
   return {

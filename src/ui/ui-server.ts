@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { networkInterfaces } from "node:os";
 import type { ControlResult, RunControls } from "./controls.ts";
 import { allowedHosts, judgeRequest, withoutToken, type GuardConfig } from "./guard.ts";
 import { LiveFeed } from "./live-feed.ts";
@@ -71,7 +72,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     });
     if (!verdict.ok) return sendText(res, verdict.status, verdict.message);
     const url = new URL(req.url ?? "/", "http://localhost");
-    if (verdict.fromQuery) {
+    const isPage = url.pathname === "/" || url.pathname.startsWith("/run/");
+    if (verdict.fromQuery && isPage) {
       // the token goes into a cookie and out of the address bar (and of the history)
       res.setHeader("set-cookie", `${guard!.cookieName}=${token}; Path=/; HttpOnly; SameSite=Strict`);
       res.writeHead(303, { location: withoutToken(req.url ?? "/") });
@@ -127,7 +129,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     server.listen(options.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  guard = { token, hosts: allowedHosts(host, port), cookieName: `phaseloop_ui_${port}` };
+  const interfaces = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+  guard = { token, hosts: allowedHosts(host, port, interfaces), cookieName: `phaseloop_ui_${port}` };
   const shown = host.includes(":") ? `[${host}]` : host;
   const origin = `http://${shown}:${port}`;
   return {

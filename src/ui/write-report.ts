@@ -31,7 +31,7 @@ export async function buildRunReport(workdir: string, key: string, now = new Dat
   const phases: Record<string, PhaseFiles> = {};
   for (const dir of chosen) {
     const files = await readPhaseFiles(workdir, key, dir, FILE_MAX);
-    if (files !== undefined) phases[dir] = files;
+    if (files) phases[dir] = files;
   }
   const data = { key, run: { view: read.view, live: false, graph, problem: read.problem ?? null }, phases, generated_at: now.toISOString(), version: VERSION };
   return { ok: true, html: reportHtml(asset, data, `phaseloop run ${key}`) };

@@ -19,6 +19,8 @@ async function refusal(p: Promise<unknown>): Promise<ControlError> {
 
 const LONG = `phaseloop: 1
 name: long-log
+# the log is what is read here: phases unfenced, so the loop takes a moment, not a minute
+sandbox: off
 phases:
   tick:
     run: "true"

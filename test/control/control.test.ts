@@ -131,6 +131,34 @@ describe("the control layer starts runs in processes of their own", () => {
     expect((await refusal(resumeRun(dir, runId, { env: ENV }))).code).toBe("RUN_FINISHED");
   }, 90_000);
 
+  it("of starts at the same moment one runs; the others are told the workdir is busy", async () => {
+    const dir = repo({ "slow.yaml": SLOW });
+    const results = await Promise.allSettled([1, 2, 3].map(() => startRun({ workdir: dir, pipeline: "slow.yaml", via: "ui", env: ENV })));
+    const started = results.filter((r): r is PromiseFulfilledResult<Awaited<ReturnType<typeof startRun>>> => r.status === "fulfilled");
+    expect(started.length).toBe(1);
+    for (const r of results) if (r.status === "rejected") expect((r.reason as ControlError).code).toBe("WORKDIR_BUSY");
+    expect((await listRuns(dir)).length).toBe(1);
+    await stopRun(dir, started[0]!.value.runId);
+  }, 60_000);
+
+  it("stops a run started at a terminal, as its Ctrl-C would", async () => {
+    const { cliAsync } = await import("../cli/cli-helpers.ts");
+    const dir = repo({ "slow.yaml": SLOW });
+    const run = cliAsync(["run", "slow.yaml", "--reporter", "plain"], dir);
+    let runId = "";
+    for (let i = 0; i < 200 && !runId; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      runId = (await listRuns(dir))[0]?.run ?? "";
+    }
+    await waitForRun(dir, runId, { timeoutMs: 800 });
+    const stopped = await stopRun(dir, runId);
+    expect(stopped).toMatchObject({ stopped: true, status: { state: "interrupted" } });
+    const ended = await run.done;
+    expect(ended.code).toBe(130);
+    expect(ended.stderr).toContain(`resume with: phaseloop resume ${runId}`);
+    expect(runJson(dir, runId).started_via).toBe("cli");
+  }, 60_000);
+
   it("knows no run it does not have", async () => {
     const dir = repo({ "quick.yaml": QUICK });
     expect((await refusal(getRun(dir, "20260101-000000-zzzz"))).code).toBe("UNKNOWN_RUN");

@@ -148,7 +148,7 @@ describe("phaseloop mcp, driven by the SDK's own client", () => {
       expect(refused.code).toBe("BAD_ARGUMENT");
       expect(refused.message).toMatch(/takes no argument .*nothing sent here can change them/);
     }
-    expect(errorOf(await mcp.call("start_run", { pipeline: "loops/quick.yaml", params: { word: ["a"] } })).code).toBe("BAD_ARGUMENT");
+    expect(errorOf(await mcp.call("start_run", { pipeline: "loops/quick.yaml", params: { word: ["a"] } }))).toMatchObject({ code: "BAD_ARGUMENT", message: '"params.word" must be a string, a number or true/false' });
     expect(errorOf(await mcp.call("start_run", { pipeline: "loops/quick.yaml", max_iterations: 0 })).code).toBe("BAD_ARGUMENT");
     expect(errorOf(await mcp.call("start_run", {})).code).toBe("BAD_ARGUMENT");
     expect(errorOf(await mcp.call("start_run", { recipe: "no-such-recipe" })).code).toBe("PATH_NOT_FOUND");
@@ -166,6 +166,40 @@ describe("phaseloop mcp, driven by the SDK's own client", () => {
     expect(errorOf(await mcp.call("no_such_tool")).code).toBe("BAD_ARGUMENT");
     expect((await mcp.client.listTools()).tools.length).toBe(10);
   }, 60_000);
+});
+
+describe("read_run_log over a long log", () => {
+  it("pages 1,500 events and more, each once, in order; a phase's alone; the cursor picks up later events", async () => {
+    const { cli } = await import("../cli/cli-helpers.ts");
+    const pipeline = `phaseloop: 1\nname: long\nsandbox: off\nphases:\n  tick:\n    run: "true"\n  tock:\n    run: "true"\n    next:\n      - if: iteration >= 250\n        stop: complete\n      - goto: tick\nstop: { max_iterations: 250 }\n`;
+    const dir = repo({ "long.yaml": pipeline });
+    expect(cli(["run", "long.yaml", "--reporter", "json"], dir).code).toBe(0);
+    const mcp = await connect(dir);
+    try {
+      const { runs } = valueOf<{ runs: { run: string }[] }>(await mcp.call("list_runs"));
+      const run_id = runs[0]!.run;
+      const logged = readFileSync(join(dir, ".phaseloop/runs", run_id, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      expect(logged.length).toBeGreaterThan(1500);
+      const seen: unknown[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      for (;;) {
+        const page = valueOf<{ events: unknown[]; cursor: string; more: boolean }>(await mcp.call("read_run_log", { run_id, limit: 250, ...(cursor ? { cursor } : {}) }));
+        seen.push(...page.events);
+        cursor = page.cursor;
+        pages += 1;
+        if (!page.more) break;
+      }
+      expect(pages).toBe(Math.ceil(logged.length / 250));
+      expect(seen).toEqual(logged);
+      const tocks = valueOf<{ events: { phase: string; iteration: number }[] }>(await mcp.call("read_run_log", { run_id, phase: "tock", limit: 1000 }));
+      expect(tocks.events.length).toBe(logged.filter((e) => e.phase === "tock").length);
+      // at the end the cursor waits: what a later resume appends is what the next page holds
+      expect(valueOf<{ events: unknown[] }>(await mcp.call("read_run_log", { run_id, cursor })).events).toEqual([]);
+    } finally {
+      await mcp.close();
+    }
+  }, 120_000);
 });
 
 describe("a client that goes away", () => {

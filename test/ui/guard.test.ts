@@ -28,6 +28,12 @@ describe("who may use the page", () => {
     expect(judgeRequest(config, get({ host: "localhost:4321", cookie: "phaseloop_ui_4321=s3cret-token" })).ok).toBe(true);
   });
 
+  it("listening on every interface, answers to the machine's own addresses only", () => {
+    const any = allowedHosts("0.0.0.0", 8080, ["127.0.0.1", "192.168.1.20", "fe80::1"]);
+    expect([...any].sort()).toEqual(["0.0.0.0:8080", "127.0.0.1:8080", "192.168.1.20:8080", "[fe80::1]:8080", "localhost:8080"]);
+    expect(allowedHosts("::1", 9)).toEqual(new Set(["[::1]:9", "localhost:9", "127.0.0.1:9"]));
+  });
+
   it("lets a request change a run only from the page's own origin, as JSON", () => {
     const post = (over: Partial<RequestFacts>) => judgeRequest(config, get({ method: "POST", url: "/api/stop", cookie: "phaseloop_ui_4321=s3cret-token", contentType: "application/json", origin: "http://127.0.0.1:4321", ...over }));
     expect(post({}).ok).toBe(true);

@@ -7,6 +7,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipped } from "../skip-reason.ts";
 import { cli, ensureBuilt, tempDir, write } from "../cli/cli-helpers.ts";
 import { hasChromium, launchBrowser, makeWorkdir, recordRequests } from "./ui-helpers.ts";
 
@@ -67,7 +68,7 @@ stop: { max_iterations: 1 }
     expect(r.stdout.match(/<script/g)).toHaveLength(2);
   });
 
-  it.skipIf(!hasChromium)("opens from disk with the network off and makes no request", async () => {
+  it.skipIf(skipped(!hasChromium, "/usr/bin/chromium is absent (apt-get install chromium): the report is not opened in a browser"))("opens from disk with the network off and makes no request", async () => {
     const file = join(work.dir, ".phaseloop/runs", work.runs.complete!, "report.html");
     expect(cli(["report", work.runs.complete!, "--html"], work.dir).code).toBe(0);
     const { browser, close } = await launchBrowser();

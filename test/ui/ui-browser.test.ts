@@ -9,17 +9,19 @@ import { join } from "node:path";
 import process from "node:process";
 import type { Browser } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, ensureBuilt } from "../cli/cli-helpers.ts";
-import { hasChromium, launchBrowser, lockHolder, makeWorkdir, recordRequests, runEvents, startUi, until, type Recorded, type UiProcess } from "./ui-helpers.ts";
+import { skipped } from "../skip-reason.ts";
+import { CLI, ensureBuilt, write } from "../cli/cli-helpers.ts";
+import { hasChromium, launchBrowser, lockHolder, makeWorkdir, PIPELINES, recordRequests, runEvents, startUi, until, type Recorded, type UiProcess } from "./ui-helpers.ts";
 import { spawn } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 
 if (!hasChromium) {
   // loud: a browser test that does not run is not a pass
   process.stderr.write("\n*** test/ui/ui-browser.test.ts SKIPPED: /usr/bin/chromium is absent (apt-get install chromium) ***\n\n");
 }
 
-describe.skipIf(!hasChromium)("phaseloop ui in chromium", () => {
+describe.skipIf(skipped(!hasChromium, "/usr/bin/chromium is absent (apt-get install chromium): the page is not tested in a browser"))("phaseloop ui in chromium", () => {
   let work: { dir: string; runs: Record<string, string> };
   let ui: UiProcess;
   let browser: Browser;
@@ -162,6 +164,8 @@ describe.skipIf(!hasChromium)("phaseloop ui in chromium", () => {
         req.end(body);
       });
     expect(await ask("/api/runs", { authorization: `Bearer ${token}` })).toBe(200);
+    expect(await ask(`/api/runs?token=${token}`, {})).toBe(200); // a script's request is served, not sent on
+    expect(await ask(`/?token=${token}`, {})).toBe(303); // a browser's first visit trades the token for the cookie
     expect(await ask("/api/runs", { authorization: `Bearer ${token}`, host: "attacker.example" })).toBe(421);
     expect(await ask(`/?token=${token}`, { host: `attacker.example:${port}` })).toBe(421);
     const post = { authorization: `Bearer ${token}`, "content-type": "application/json" };
@@ -169,6 +173,28 @@ describe.skipIf(!hasChromium)("phaseloop ui in chromium", () => {
     expect(await ask("/api/stop", { ...post }, "POST", JSON.stringify({ key: work.runs.complete }))).toBe(403);
     expect(await ask("/api/stop", { ...post, origin: ui.origin, "content-type": "text/plain" }, "POST", JSON.stringify({ key: work.runs.complete }))).toBe(403);
   });
+
+  it("shows the first run of a workdir that had none", async () => {
+    const fresh = mkdtempSync(join(tmpdir(), "phaseloop-ui-empty-"));
+    write(fresh, { "slow.yaml": PIPELINES["slow.yaml"]!.replace("max_iterations: 8", "max_iterations: 2") });
+    const second = await startUi(fresh);
+    try {
+      const page = await browser.newPage();
+      const rec = await recordRequests(page);
+      recorded.push(rec);
+      await page.goto(second.url);
+      await page.waitForSelector("p.empty:not([hidden])");
+      const run = spawn(process.execPath, [CLI, "run", "slow.yaml", "--reporter", "plain"], { cwd: fresh, stdio: "ignore", env: { PATH: process.env.PATH, HOME: process.env.HOME, CI: "true" } });
+      const exited = new Promise((r) => run.on("exit", r));
+      await until("the run's folder", () => existsSync(join(fresh, ".phaseloop/runs")));
+      await page.waitForSelector("tr[data-key]", { timeout: 3000 });
+      await exited;
+      await page.close();
+    } finally {
+      await second.stop();
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it("made no request off loopback, in any test", () => {
     const all = recorded.flatMap((r) => r.all);

@@ -18,7 +18,7 @@ Example: start_run {"pipeline": "pipelines/loop.yaml", "params": {"task_file": "
       params: {
         type: "object",
         description: "The pipeline's params by name: strings, numbers or booleans.",
-        additionalProperties: { type: ["string", "number", "boolean"] },
+        additionalProperties: { anyOf: [{ type: "string" }, { type: "number" }, { type: "boolean" }] },
       },
       max_iterations: { type: "integer", minimum: 1, description: "The run's iteration limit, over the pipeline's stop.max_iterations." },
     },
