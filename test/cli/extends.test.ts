@@ -22,6 +22,8 @@ function acme(dir: string, version = "1.4.2") {
       "    next:",
       '      - if: "phases.check.exit_code == 0"',
       "        stop: complete",
+      // it signals phaseloop itself, which no fenced process can reach
+      "    sandbox: off",
       "stop: { max_iterations: 3 }",
       "",
     ].join("\n"),
