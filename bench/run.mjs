@@ -112,7 +112,27 @@ try {
     for (let i = 0; i < (quick ? 3 : 5); i++) bigRuns.push(time([node, cli, "graph", big]));
     report("scale: validate + compile + draw a 1,000-phase pipeline", median(bigRuns) - median(base), undefined, { max: 500 });
 
-  
+    // 2b. validation stays linear: a phase of a 60,000-phase file (the most that fits the 2 MB
+    // cap) against a phase of a 6,000-phase one, each timed less a 1-phase file's validate.
+    // A check that compares every key with every other (as yaml's own duplicate-key check
+    // did) makes the large file's phases ten times dearer; linear ones keep the ratio near 1.
+    const flat = (n) => {
+      const file = join(work, `flat-${n}.yaml`);
+      let t = "phaseloop: 1\nname: flat\nphases:\n";
+      for (let i = 0; i < n; i++) t += `  p${i}: {run: x, next: p${(i + 1) % n}}\n`;
+      writeFileSync(file, `${t}stop: {max_iterations: 1, when: [{if: iteration > 1, outcome: complete}]}\n`);
+      return file;
+    };
+    const one = flat(1), small6k = flat(6000), large60k = flat(60000);
+    const perPhase = (file, n, floor) => (time([node, cli, "validate", file]) - floor) / n;
+    const floors = [], smallPer = [], largePer = [];
+    for (let i = 0; i < (quick ? 1 : 3); i++) {
+      const floor = time([node, cli, "validate", one]);
+      floors.push(floor);
+      smallPer.push(perPhase(small6k, 6000, floor));
+      largePer.push(perPhase(large60k, 60000, floor));
+    }
+    report("scale: validate, per phase of a 60,000-phase file against a 6,000-phase one", median(largePer) * 1000, median(smallPer) * 1000, 2, "µs");
   }
 
   if (wanted("loop")) {

@@ -3,7 +3,7 @@
 // command in dist/chunks/: loading a few files instead of a hundred is most of
 // the CLI's startup time. Deno runs src/ directly and needs none of this.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
@@ -43,5 +43,17 @@ await build({
   },
 });
 chmodSync(join(root, "dist/cli.cjs"), 0o755);
+// the page of `phaseloop ui` and `report --html`: one script and one style sheet, served by the
+// server and inlined by the report; src/ui-page/ is written against the DOM alone, no framework
+await build({
+  cwd: root,
+  input: join(root, "src/ui-page/main.ts"),
+  platform: "browser",
+  logLevel: "warn",
+  output: { file: join(root, "dist/ui-assets/page.js"), format: "iife", minify: true, charset: "ascii" },
+});
+copyFileSync(join(root, "src/ui-page/style.css"), join(root, "dist/ui-assets/page.css"));
+// tsc's copy of the page's modules is not what the browser loads
+rmSync(join(root, "dist/ui-page"), { recursive: true, force: true });
 // tsc's unbundled copy of the entry is not the CLI: leave no second one about
 for (const f of ["dist/cli.js", "dist/cli.d.ts", "dist/cli.js.map", "dist/cli.d.ts.map"]) rmSync(join(root, f), { force: true });

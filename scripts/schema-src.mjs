@@ -173,7 +173,7 @@ const schema = {
       tag: d("The text inside <TAG>…</TAG> (the last occurrence).", { type: "string", examples: ["verdict"] }),
       section: d("The list items under a heading with this title.", { type: "string", examples: ["NEXT STEPS"] }),
       json: d("The final message parsed as JSON; a string is a JSON pointer into it.", { anyOf: [{ const: true }, { type: "string" }] }),
-      file: d("A file the phase writes, relative to the workdir (a template), parsed by extension: .toml, .json, .yaml/.yml, else text. Cleared before the phase runs.", { type: "string", examples: [".phaseloop/review_output.toml"] }),
+      file: d("A file the phase writes, relative to the workdir (a template; the run's artifacts folder, {{ run.artifacts }}, is writable by every phase), parsed by extension: .toml, .json, .yaml/.yml, else text. Cleared before the phase runs.", { type: "string", examples: ["{{ run.artifacts }}/review_output.toml"] }),
       format: d("Override the file format.", { enum: ["toml", "json", "yaml", "text"] }),
       from: d("The text extractors read: the agent's final message (default), stdout or stderr.", { enum: ["text", "stdout", "stderr"] }),
       default: d("The value when nothing is found."),

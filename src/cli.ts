@@ -19,9 +19,13 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main: Co
   tasks: { summary: "list a pipeline's task queue (--ready: what can start now)", load: () => import("./commands/tasks.ts") },
   validate: { summary: "check pipelines and report every problem", load: () => import("./commands/validate.ts") },
   graph: { summary: "draw a pipeline's state machine (Mermaid or DOT)", load: () => import("./commands/graph.ts") },
+  migrate: { summary: "write the fixes of format 1's newer warnings into a pipeline", load: () => import("./commands/migrate.ts") },
   init: { summary: "copy a recipe into a repository", load: () => import("./commands/init.ts") },
   recipes: { summary: "list the recipes", load: () => import("./commands/recipes.ts") },
   schema: { summary: "print the pipeline JSON Schema", load: () => import("./commands/schema.ts") },
+  ui: { summary: "a live page of the workdir's runs, on loopback, with a token", load: () => import("./commands/ui.ts") },
+  report: { summary: "a run's page as one self-contained HTML file", load: () => import("./commands/report.ts") },
+  mcp: { summary: "serve phaseloop to agents over MCP (stdio)", load: () => import("./commands/mcp.ts") },
 };
 
 const HELP = `phaseloop ${VERSION}: agentic coding loops from versioned YAML pipelines
@@ -29,31 +33,39 @@ const HELP = `phaseloop ${VERSION}: agentic coding loops from versioned YAML pip
 Usage:
   phaseloop run PIPELINE [--param k=v]... [--workdir DIR] [--max-iterations N]
                 [--parallel N] [--into BRANCH] [--task ID]
-                [--reporter auto|tty|plain|json] [--sandbox auto|required|off] [--dry-run]
-  phaseloop resume [RUN_ID] [--force] [--answer TEXT | --answer-file F] [--workdir DIR]
                 [--reporter auto|tty|plain|json] [--sandbox auto|required|off]
+                [--dry-run [--json]]
+  phaseloop resume [RUN_ID] [--force] [--answer TEXT | --answer-file F]
+                [--workdir DIR] [--reporter auto|tty|plain|json]
+                [--sandbox auto|required|off]
   phaseloop status [RUN_ID] [--json] [--workdir DIR]
   phaseloop runs [--json] [--workdir DIR]
   phaseloop logs [RUN_ID] [--follow] [--json] [--workdir DIR]
   phaseloop tasks PIPELINE [--ready] [--json] [--workdir DIR]
   phaseloop validate PIPELINE... [--json] [--print]
   phaseloop graph PIPELINE [--format mermaid|dot] [--expand]
-  phaseloop init [[PACKAGE/]RECIPE] [--extends [PACKAGE/]RECIPE] [--dir DIR] [--force]
-  phaseloop recipes
+  phaseloop migrate PIPELINE [--write]
+  phaseloop init [[PACKAGE/]RECIPE] [--extends [PACKAGE/]RECIPE] [--dir DIR]
+                [--force]
+  phaseloop recipes [--json]
   phaseloop schema
+  phaseloop ui [--workdir DIR] [--port N] [--host H] [--open]
+  phaseloop report [RUN_ID] --html [-o FILE] [--workdir DIR]
+  phaseloop mcp [--workdir DIR]
 
 Commands:
 ${Object.entries(COMMANDS)
   .map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`)
   .join("\n")}
 
-Every command: --help (its own options), --no-color. phaseloop --version.
+Every command: --help (its options), --no-color. phaseloop --version.
 
 Exit codes: 0 complete, 1 failed, 2 invalid input or usage, 3 stopped without
 completing (blocked, limit, breaker, budget), 130 interrupted (resumable).
 
 Docs: README.md and docs/ in the package (format.md, expressions.md,
-stop-logic.md, agents.md, events.md, diagnostics.md, recipes.md, ci.md).
+stop-logic.md, agents.md, events.md, diagnostics.md, recipes.md, ci.md, ui.md,
+mcp.md).
 `;
 
 function ignoreEpipe(stream: NodeJS.WriteStream): void {

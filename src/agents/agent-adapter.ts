@@ -26,6 +26,12 @@ export interface AgentInvocationInput {
   mcp?: McpServer[];
   /** Renders `{{ }}` in command elements with the phase context plus `prompt` and `prompt_file`. */
   render: (template: string) => string;
+  /**
+   * Render a command's argv list (a command agent's `command`): a shell's
+   * script (`[sh, -c, "…"]`) with its values in environment variables, put in
+   * `env`; a template that would be a program is an error.
+   */
+  renderArgv?: (templates: string[], env: Record<string, string>) => string[];
 }
 
 export interface AgentInvocation {
@@ -58,6 +64,8 @@ export interface ToolCall {
 export interface AgentRunReport {
   /** The agent's final message (text agents: the whole stdout, capped). */
   text: string;
+  /** The structured answer a CLI returned beside its text, under a JSON Schema it enforced (claude `--json-schema`). */
+  structured?: unknown;
   /** A terminal success event was seen; null for text agents (the exit code decides). */
   success: boolean | null;
   error?: { class: "agent_error" | "transient" | "policy_violation"; message: string };

@@ -8,6 +8,8 @@
  * tool set: `acceptEdits` with Bash allowed, writes headless inside the workdir.
  * The `result` event judges: `is_error`, `api_error_status`, `subtype`, in the
  * CLI's own words; claude's own retries are bounded (CLAUDE_CODE_MAX_RETRIES).
+ * With `--json-schema` its `structured_output` is the phase's `json` outputs'
+ * answer, and its last text turn the text every other output reads.
  */
 import type { ToolSetSpec } from "../pipeline/spec.ts";
 import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
@@ -76,7 +78,7 @@ export const claudeAgent: AgentAdapter = {
     argv.push("--permission-mode", p.mode);
     if (p.tools) argv.push(`--tools=${p.tools.join(",")}`);
     if (p.allowed.length) argv.push(`--allowedTools=${p.allowed.join(",")}`);
-    // the structured answer comes back as the result text, JSON
+    // the structured answer comes back beside the text (`structured_output`), which the other outputs read
     if (input.outputSchema) argv.push(`--json-schema=${JSON.stringify(input.outputSchema)}`);
     argv.push(...(input.agent.args ?? []).map(input.render));
     const env: Record<string, string> = { ...CLAUDE_ENV };
@@ -159,13 +161,15 @@ export const claudeStream: StreamPreset = {
   },
   judge(result) {
     if (!result) return { success: false, error: { class: "agent_error", message: "claude ended without a result event" } };
-    const text = result.structured_output !== undefined && result.structured_output !== null ? JSON.stringify(result.structured_output) : str(result.result);
+    // under --json-schema the result is the structured answer, kept apart: the text is claude's own last words
+    const structured = result.structured_output !== undefined && result.structured_output !== null ? result.structured_output : undefined;
+    const text = structured !== undefined ? undefined : str(result.result);
     const status = num(result.api_error_status);
     const failed = result.is_error === true || result.subtype !== "success";
     if (!failed) {
       const denials = Array.isArray(result.permission_denials) ? (result.permission_denials as Ev[]) : [];
-      if (denials.length > 0) return { success: false, text, error: { class: "policy_violation", message: `claude was refused ${denials.map(describeDenial).join("; ")}` } };
-      return { success: true, text };
+      if (denials.length > 0) return { success: false, text, structured, error: { class: "policy_violation", message: `claude was refused ${denials.map(describeDenial).join("; ")}` } };
+      return { success: true, text, structured };
     }
     const why = claudeFailure(result);
     const transient = status === 429 || status === 529 || (status >= 500 && status < 600) || /overloaded/i.test(str((result.errors as unknown[] | undefined)?.[0]) ?? "");

@@ -16,8 +16,9 @@ export const commandAgent: AgentAdapter = {
     const { agent } = input;
     const template = agent.command ?? [];
     const usesPromptVar = template.some((t) => /\{\{\s*prompt(_file)?\s*\}\}/.test(t));
-    const argv = template.map((t) => input.render(t));
-    argv.push(...(agent.args ?? []).map((t) => input.render(t)));
+    const env: Record<string, string> = {};
+    const all = [...template, ...(agent.args ?? [])];
+    const argv = input.renderArgv ? input.renderArgv(all, env) : all.map((t) => input.render(t));
     const via = agent.prompt_via ?? "stdin";
     let stdin: string | undefined;
     if (via === "stdin") stdin = input.prompt;
@@ -26,7 +27,6 @@ export const commandAgent: AgentAdapter = {
       if (agent.prompt_flag) argv.push(agent.prompt_flag);
       argv.push(value);
     }
-    const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(agent.env ?? {})) env[k] = input.render(v);
     // a command agent gets the model through the environment, never by a guessed flag
     if (agent.model) env.PHASELOOP_MODEL = agent.model;

@@ -168,7 +168,8 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
         report.success = true;
         // as with the CLI agents: a call the tool set refused fails the phase (the answer is kept for its outputs)
         if (report.permissionDenials.length > 0) {
-          const refused = report.permissionDenials.map((d) => `${d.tool} ${summarise(JSON.stringify(d.input ?? ""))}`).join("; ");
+          const denials = report.permissionDenials;
+          const refused = denials.slice(0, 5).map((d) => `${d.tool} ${summarise(JSON.stringify(d.input ?? ""))}`).join("; ") + (denials.length > 5 ? `; and ${denials.length - 5} more` : "");
           report.error = { class: "policy_violation", message: `the tool set refused ${report.permissionDenials.length} call${report.permissionDenials.length === 1 ? "" : "s"}: ${refused}` };
         }
         return finish();

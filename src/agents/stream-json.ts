@@ -36,6 +36,8 @@ export interface Judgement {
   error?: AgentRunReport["error"];
   /** The final message, when the terminal event carries it. */
   text?: string;
+  /** The structured answer, when the CLI enforced a JSON Schema on it (it is not the final message then). */
+  structured?: unknown;
 }
 
 export interface StreamPreset {
@@ -149,7 +151,7 @@ export function createStreamParser(preset: StreamPreset): StreamParser {
       const j = preset.judge(terminal, { toolCalls, denials, events, exitCode: exitCode ?? null });
       const text = j.text ?? turns[turns.length - 1] ?? "";
       const transcript = turns.join("\n\n---\n\n");
-      return { text, success: j.success, error: j.error, tokens, costUsd, sessionId, permissionDenials: denials, commands, toolCalls, transcript, lastLine, events, terminal: terminal !== undefined };
+      return { text, success: j.success, error: j.error, tokens, costUsd, sessionId, permissionDenials: denials, commands, toolCalls, transcript, lastLine, events, terminal: terminal !== undefined, ...(j.structured !== undefined ? { structured: j.structured } : {}) };
     },
   };
 }

@@ -7,11 +7,17 @@ import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 import { fsReadHost } from "./validate.ts";
 
-const USAGE = `Usage: phaseloop graph PIPELINE [--format mermaid|dot] [--expand]
+const USAGE = `Usage: phaseloop graph PIPELINE [options]
 
-Prints the compiled state machine: phases, guarded transitions, outcomes and
-limits. Mermaid (the default) renders in GitHub markdown; DOT feeds Graphviz.
-A sub-pipeline is one node; --expand draws its phases as a subgraph.
+Prints the compiled state machine: phases, each rule as an arrow (labelled with
+its condition, its label:, or otherwise), outcomes and limits.
+
+Options:
+  --format FORMAT   mermaid (the default; renders in GitHub markdown) or dot
+                    (Graphviz)
+  --expand          draw each sub-pipeline's phases as a subgraph (without it,
+                    a sub-pipeline is one node)
+  -h, --help        this text
 `;
 
 export async function main(argv: string[], io: CliIo): Promise<number> {

@@ -7,17 +7,21 @@ import { extendingFile, extendsSpecifier, ownRecipes, packageRecipes, relativeFi
 /** What `phaseloop init` copies when no recipe is named: the simplest loop there is. */
 export const STARTER_RECIPE = "ralph";
 
-const USAGE = `Usage: phaseloop init [RECIPE | PACKAGE/RECIPE] [--dir DIR] [--force]
-       phaseloop init --extends RECIPE | PACKAGE/RECIPE [--dir DIR] [--force]
+const USAGE = `Usage: phaseloop init [RECIPE | PACKAGE/RECIPE] [options]
+       phaseloop init --extends RECIPE | PACKAGE/RECIPE [options]
 
 Copies a recipe (RECIPE.yaml and its folder of prompts and scripts) into DIR
 (default: ./pipelines), so a team can commit it and adapt it. Without RECIPE it
 copies ${STARTER_RECIPE}: one prompt repeated until a check command passes.
 PACKAGE/RECIPE names a recipe of an installed package (see: phaseloop recipes).
 
---extends writes a short file that extends the recipe instead of copying it:
-improvements to the recipe reach it when the package is updated.
-Refuses to overwrite existing files unless --force.
+Options:
+  --extends RECIPE   write a short file that extends the recipe instead of
+                     copying it: its improvements reach it when the package is
+                     updated
+  --dir DIR          where to write (default: ./pipelines)
+  --force            overwrite files that exist (refused otherwise)
+  -h, --help         this text
 `;
 
 async function exists(path: string): Promise<boolean> {
@@ -74,6 +78,6 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   const shown = relative(io.cwd, target) || target;
   const what = base !== undefined ? ` (extends ${recipe.id})` : copies.length > 1 ? ` and ${relative(io.cwd, join(dir, recipe.name))}/` : "";
-  io.stdout(`created ${shown}${what}\n\nNext:\n  phaseloop validate ${shown}${base !== undefined ? `\n  phaseloop validate --print ${shown}` : ""}\n  phaseloop run ${shown} --dry-run\n`);
+  io.stdout(`created ${shown}${what}\n\nNext:\n  npx phaseloop validate ${shown}${base !== undefined ? `\n  npx phaseloop validate --print ${shown}` : ""}\n  npx phaseloop run ${shown} --dry-run\n`);
   return 0;
 }

@@ -13,7 +13,21 @@ import type { RunEvent } from "../run/run-events.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { selectRun } from "../reporters/select-run.ts";
 
-const USAGE = "usage: phaseloop logs [RUN_ID] [--follow] [--json] [--workdir DIR]";
+const USAGE = "Usage: phaseloop logs [RUN_ID] [options]";
+
+const HELP = `${USAGE}
+
+Prints a run's events, one line each. The latest run unless RUN_ID (or a
+unique prefix of it) is given. Agent output is not in the event log: see
+.phaseloop/runs/RUN_ID/phases/.
+
+Options:
+  -f, --follow    keep printing until the run finishes or stops running
+                  (Ctrl-C stops following)
+  --json          the NDJSON lines as stored (see docs/events.md)
+  --workdir DIR   where the run's .phaseloop/ is (default: .)
+  -h, --help      this text
+`;
 
 export interface LogsOptions {
   /** Poll interval for --follow (ms). */
@@ -36,7 +50,7 @@ export async function main(argv: string[], io: CommandIo, options: LogsOptions =
   }
   const { args } = parsed;
   if (args.flags.has("--help") || args.flags.has("-h")) {
-    out(`${USAGE}\n\nPrints a run's events, one line each (--json: the NDJSON lines as stored).\nThe latest run unless RUN_ID (or a unique prefix of it) is given. --follow\nkeeps printing until the run finishes or stops running; Ctrl-C stops it.\nAgent output is not in the event log: see .phaseloop/runs/RUN_ID/phases/.\n`);
+    out(HELP);
     return 0;
   }
   if (args.positionals.length > 1) {

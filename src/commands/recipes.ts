@@ -26,7 +26,18 @@ export async function listRecipes(): Promise<RecipeInfo[]> {
 /** `phaseloop recipes` */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
-    io.stdout("Usage: phaseloop recipes [--json]\n\nLists the loop recipes that ship with phaseloop, then those of installed packages\nthat declare some (\"phaseloop\": { \"recipes\": \"FOLDER\" } in their package.json), as\nPACKAGE/RECIPE. Copy one with phaseloop init RECIPE, or extend it with\nphaseloop init --extends RECIPE.\n");
+    io.stdout(`Usage: phaseloop recipes [options]
+
+Lists the loop recipes that ship with phaseloop, then those of installed
+packages that declare some ("phaseloop": { "recipes": "FOLDER" } in their
+package.json), as PACKAGE/RECIPE. Copy one with phaseloop init RECIPE, or
+extend it with phaseloop init --extends RECIPE.
+
+Options:
+  --json       a JSON array: {"name","description","package","version"} each
+               (version: for recipes of installed packages)
+  -h, --help   this text
+`);
     return 0;
   }
   const unknown = argv.find((a) => a !== "--json");

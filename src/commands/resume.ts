@@ -1,25 +1,33 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { resumeRun } from "../run/resume-run.ts";
+import { resumeInForeground } from "../control/run-in-foreground.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { askerFor, finish, interruptSignal, isSandboxMode, parseReporter, reporterFactory } from "./run-common.ts";
 import { optimizeHotCodeOnly } from "../runtime/hot-code-only.ts";
 import { keepHeapSteady } from "../runtime/steady-heap.ts";
 
-const USAGE = `Usage: phaseloop resume [RUN_ID] [--answer TEXT | --answer-file FILE] [--force] [--workdir DIR] [--reporter KIND] [--sandbox MODE]
+const USAGE = `Usage: phaseloop resume [RUN_ID] [options]
 
-Continues a run from its checkpoint (the latest run by default), re-running
-the phase that was in flight. Refuses a pipeline that changed since the run
-started unless --force. A state file that cannot be used is reported (exit 2,
-nothing changed); --force rebuilds what the event log can rebuild (the
-checkpoint, run.json) and skips log lines that cannot be read.
+Continues a run from its checkpoint (the latest run unless RUN_ID, or a unique
+prefix of it, is given), re-running the phase that was in flight. A state file
+that cannot be used is reported (exit 2, nothing changed).
 
-A run that waits for an answer (an ask phase, exit 3) continues with
---answer TEXT, or --answer-file FILE (the file's text, one final newline
-dropped).
+Options:
+  --answer TEXT        answer the question a waiting run asks (an ask phase
+                       that ended the run with exit 3)
+  --answer-file FILE   the same, from a file (its text, one final newline
+                       dropped)
+  --force              run a pipeline that changed since the run started;
+                       rebuild what the event log can rebuild (the checkpoint,
+                       run.json) and skip log lines that cannot be read
+  --workdir DIR        where the run's .phaseloop/ is (default: .)
+  --reporter KIND      auto | tty | plain | json (default auto)
+  --sandbox MODE       auto | required | off: over the OS sandbox setting the
+                       run started with (which it keeps without this option)
+  -h, --help           this text
 
---sandbox auto|required|off overrides the OS sandbox setting; without it the
-run keeps what it started with.
+Exit: as run: 0 complete, 1 failed, 2 invalid input, 3 stopped without
+completing, 130 interrupted.
 `;
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
@@ -61,7 +69,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   keepHeapSteady();
   optimizeHotCodeOnly();
   try {
-    const outcome = await resumeRun({
+    const outcome = await resumeInForeground({
       runId: parsed.args.positionals[0],
       workdir: resolve(io.cwd, parsed.args.values.get("--workdir") ?? "."),
       force: parsed.args.flags.has("--force"),

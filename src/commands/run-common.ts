@@ -8,31 +8,8 @@ import type { CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 import { sourceTexts } from "../pipeline/load-pipeline.ts";
 
-/**
- * SIGINT, SIGTERM and SIGHUP (a closed terminal) abort the run: the phase's
- * process group is stopped, the checkpoint written, exit 130. Phases run in
- * groups of their own, so without this a closed terminal would leave them running.
- */
-export function interruptSignal(): { signal: AbortSignal; dispose: () => void } {
-  const ac = new AbortController();
-  let count = 0;
-  const handler = (sig: NodeJS.Signals) => {
-    count += 1;
-    if (count > 2) process.exit(130); // a third Ctrl-C: leave now
-    ac.abort(sig);
-  };
-  process.on("SIGINT", handler);
-  process.on("SIGTERM", handler);
-  process.on("SIGHUP", handler);
-  return {
-    signal: ac.signal,
-    dispose: () => {
-      process.off("SIGINT", handler);
-      process.off("SIGTERM", handler);
-      process.off("SIGHUP", handler);
-    },
-  };
-}
+/** Ctrl-C, SIGTERM, SIGHUP: the control layer's way to stop a run (stopRun sends SIGINT). */
+export { interruptSignal } from "../control/interrupt-signal.ts";
 
 export function reporterFactory(kind: ReporterKind, io: CliIo) {
   return () =>

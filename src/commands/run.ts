@@ -1,11 +1,8 @@
-import { getAdapter } from "../agents/get-adapter.ts";
-import { openAiBaseUrl } from "../agents/openai-agent.ts";
-import { parseTemplate, renderShell, renderTemplate, shellQuote } from "../expr/index.ts";
-import { buildContext } from "../machine/build-context.ts";
+import { shellQuote } from "../expr/index.ts";
 import { describeMachine } from "../machine/format-graph.ts";
-import { initialSnapshot } from "../machine/transition.ts";
 import type { Machine } from "../machine/types.ts";
-import { startRun } from "../run/start-run.ts";
+import { PLAN_RUN_ID, planRun, type PhasePlan, type RunPlan } from "../run/plan-run.ts";
+import { runInForeground, takeControlFlags } from "../control/run-in-foreground.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
 import { resolve, dirname } from "node:path";
 import type { CliIo } from "./cli-io.ts";
@@ -15,9 +12,12 @@ import { optimizeHotCodeOnly } from "../runtime/hot-code-only.ts";
 import { keepHeapSteady } from "../runtime/steady-heap.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
-import { sandboxLines } from "../run/sandbox-preflight.ts";
+import { SourceMap, sortDiagnostics, toJsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
 
 const USAGE = `Usage: phaseloop run PIPELINE [options]
+
+Validates the pipeline, checks that its agents can start, and runs it in the
+workdir, its state, logs and report in .phaseloop/runs/RUN_ID/.
 
 Options:
   --param k=v          set a param (repeatable); typed by the pipeline's params
@@ -33,7 +33,12 @@ Options:
   --reporter KIND      auto | tty | plain | json (default auto)
   --sandbox MODE       auto | required | off: the OS sandbox of agent phases,
                        over the pipeline's and the phases' own settings
-  --dry-run            print the machine and each phase's command, run nothing
+  --dry-run            print what the run will do and run nothing: the machine,
+                       and each phase as it will start (argv, the variables
+                       it gets, by name, its OS sandbox, outputs, timeouts,
+                       retries)
+  --json               with --dry-run: the same as one JSON document
+  -h, --help           this text
 
 Exit: 0 complete, 1 failed, 2 invalid input, 3 stopped without completing,
 130 interrupted (resume with phaseloop resume).
@@ -46,10 +51,16 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let maxIterations: number | undefined;
   let reporterText: string | undefined;
   let dryRun = false;
+  let json = false;
   let sandbox: SandboxMode | undefined;
   let task: string | undefined;
   let parallel: number | undefined;
   let into: string | undefined;
+  // what the control layer passes a run it starts in a process of its own
+  const control = takeControlFlags(argv);
+  if (!control.ok) return usage(io, control.message);
+  const { runId, startedVia } = control;
+  argv = control.rest;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.startsWith("--") && arg.includes("=") && !arg.startsWith("--param=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
@@ -95,6 +106,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case "--dry-run":
         dryRun = true;
         break;
+      case "--json":
+        json = true;
+        break;
       case "--task":
         task = value();
         if (!task) return usage(io, "--task needs a task id (phaseloop tasks PIPELINE lists them)");
@@ -117,15 +131,22 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
   }
   if (!pipeline) return usage(io, "no pipeline given");
+  if (json && !dryRun) return usage(io, "--json goes with --dry-run (a run's events as JSON: --reporter json)");
   const kind = parseReporter(reporterText);
   if (!kind) return usage(io, `unknown reporter "${reporterText}"; use auto, tty, plain or json`);
   const { signal, dispose } = interruptSignal();
   keepHeapSteady();
   optimizeHotCodeOnly();
   try {
-    const outcome = await startRun({ pipeline, params, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, parallel, into, task, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
+    const outcome = await runInForeground({ pipeline, params, runId, startedVia, workdir: resolve(io.cwd, workdir), maxIterations, dryRun, sandbox, parallel, into, task, env: io.env, reporter: reporterFactory(kind, io), signal, ask: askerFor(kind, io) });
     if (outcome.kind === "dry-run") {
-      io.stdout(dryRunText(outcome.machine, outcome.params, resolve(io.cwd, workdir), maxIterations, sandbox, io.env));
+      const file = resolve(outcome.machine.file);
+      const plan = planRun({ machine: outcome.machine, params: outcome.params, workdir: resolve(io.cwd, workdir), env: io.env, maxIterations, sandbox, file, dir: dirname(file) });
+      if (json) {
+        io.stdout(JSON.stringify({ ...plan, diagnostics: sortDiagnostics(outcome.diagnostics).map((d) => toJsonDiagnostic(d, new SourceMap({ [outcome.loaded.file]: outcome.loaded.text }))) }, null, 2) + "\n");
+        return hasErrors(outcome.diagnostics) ? 2 : 0;
+      }
+      io.stdout(dryRunText(outcome.machine, plan));
       // what preflight found, as a run would report it before starting
       await printDiagnostics(io, outcome.diagnostics, { [outcome.loaded.file]: outcome.loaded.text });
       return hasErrors(outcome.diagnostics) ? 2 : 0;
@@ -141,45 +162,52 @@ function usage(io: CliIo, message: string): number {
   return 2;
 }
 
-/** The machine in words, then what each phase would run in iteration 1. */
-export function dryRunText(machine: Machine, params: Record<string, JsonValue>, workdir: string, maxIterations?: number, sandbox?: SandboxMode, env: Record<string, string | undefined> = {}): string {
-  const file = resolve(machine.file);
-  const snap = initialSnapshot(machine, { runId: "dry-run", params, pipeline: { name: machine.name, file, dir: dirname(file) }, workdir });
-  if (maxIterations !== undefined) snap.limits.maxIterations = maxIterations;
-  snap.iteration = 1;
-  const ctx = buildContext(machine, snap) as unknown as Record<string, JsonValue>;
-  const lines = [describeMachine(machine), `resolved limits: max_iterations ${snap.limits.maxIterations}${snap.limits.noProgress !== null ? `, no_progress ${snap.limits.noProgress}` : ""}`, `params: ${JSON.stringify(params)}`, "", "commands (as rendered for iteration 1):"];
-  for (const p of machine.phases) {
-    if (p.kind === "run" && p.run) {
-      const cmd = "shell" in p.run ? renderOr(p.run.shell, ctx, true) : JSON.stringify(p.run.argv.map((a) => renderOr(a, ctx)));
-      lines.push(`  ${p.name}: ${"shell" in p.run ? `sh -c ${shellQuote(cmd)}` : cmd}`);
-    } else if (p.agent) {
-      const agent = machine.agents[p.agent]!;
-      const render = (t: string) => {
-        const parsed = parseTemplate(t);
-        if (!parsed.template) return t;
-        const r = renderTemplate(parsed.template, { ...ctx, prompt: "<prompt>", prompt_file: "<prompt file>" });
-        return r.ok ? r.value : t;
-      };
-      if (agent.preset === "openai") {
-        const set = p.tools ? machine.tools[p.tools] : undefined;
-        const tools = [set?.read?.length ? "read_file, list_files" : "", set?.write?.length ? "write_file" : "", set?.bash?.length ? "run_command" : ""].filter(Boolean).join(", ");
-        lines.push(`  ${p.name}: built-in agent: POST ${openAiBaseUrl(agent)}/chat/completions, model ${agent.model ?? "<none: set agents.${p.agent}.model>"}, tools: ${tools || "none"}`);
-        continue;
-      }
-      try {
-        const inv = getAdapter(agent).buildInvocation({ agent, prompt: "<prompt>", promptFile: ".phaseloop/runs/RUN_ID/phases/NNNN-" + p.name + "/prompt.md", tools: p.tools ? machine.tools[p.tools] : undefined, workdir, render });
-        lines.push(`  ${p.name}: ${JSON.stringify(inv.argv)}${inv.stdin !== undefined ? " (prompt on stdin)" : ""}`);
-      } catch (error) {
-        lines.push(`  ${p.name}: cannot build the agent command: ${(error as Error).message}`);
-      }
+/** The machine in words, then what each phase will run in iteration 1, from the plan the run's own functions built. */
+export function dryRunText(machine: Machine, plan: RunPlan): string {
+  const lines = [describeMachine(machine), `resolved limits: max_iterations ${plan.limits.max_iterations}${plan.limits.no_progress !== null ? `, no_progress ${plan.limits.no_progress}` : ""}`, `params: ${JSON.stringify(plan.params)}`, "", `each phase as it will start in iteration 1 (the run folder is .phaseloop/runs/${PLAN_RUN_ID}; variables named, not valued):`];
+  const sandbox = plan.sandbox;
+  for (const p of plan.phases) {
+    if (p.kind === "ask") {
+      lines.push(`  ${p.phase}: asks ${JSON.stringify(p.question)}${p.timeout_ms ? `, waits at most ${formatMs(p.timeout_ms)}` : ", waits as long as it takes"}`);
+      continue;
+    }
+    if (p.kind === "group") {
+      lines.push(`  ${p.phase}: runs ${(p.members ?? []).join(", ")} at once (join: ${p.join})`);
+      continue;
+    }
+    if (p.kind === "pipeline") {
+      lines.push(`  ${p.phase}: runs the pipeline ${p.pipeline}${retryText(p)}`);
+      continue;
+    }
+    if (p.error) {
+      lines.push(`  ${p.phase}: cannot start: ${p.error}`);
+      continue;
+    }
+    const what = p.builtin ? `built-in agent: POST ${p.builtin.url}, model ${p.builtin.model ?? "<none>"}, tools: ${p.builtin.tools.join(", ") || "none"}` : typeof p.command === "string" ? `sh -c ${shellQuote(p.command)}` : JSON.stringify(p.command);
+    lines.push(`  ${p.phase}: ${what}${p.stdin ? " (prompt on stdin)" : ""}`);
+    if (p.prompt_file) lines.push(`    prompt file: ${shortPath(p.prompt_file, plan.workdir)}`);
+    if (p.env?.length) lines.push(`    env: ${p.env.join(" ")}`);
+    if (p.outputs) for (const [name, how] of Object.entries(p.outputs)) lines.push(`    output ${name}: ${how}`);
+    lines.push(`    timeout ${formatMs(p.timeout_ms!)}${p.idle_timeout_ms ? `, idle ${formatMs(p.idle_timeout_ms)}` : ""}${retryText(p)}`);
+    const s = p.sandbox;
+    if (s) {
+      const state = s.state === "on" ? "" : s.state === "off" ? "" : s.mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)";
+      lines.push(s.mode === "off" ? `    OS sandbox: off` : `    OS sandbox: ${s.mode}${state}; writes ${s.writes!.join(", ")}; never ${s.never!.join(", ")}; hosts ${s.hosts!.join(", ") || "none"}; hides ${s.hidden} secret paths of the home directory${s.env?.length ? `; sets ${s.env.join(" ")}` : ""}${s.withheld?.length ? `; keeps out ${s.withheld.join(" ")}` : ""}`);
     }
   }
-  lines.push("", ...sandboxLines(machine, workdir, sandbox, env));
+  const anyFenced = plan.phases.some((p) => p.sandbox && p.sandbox.mode !== "off");
+  lines.push("", `OS sandbox: ${sandbox.available ? `available (${sandbox.platform})${sandbox.no_proxy ? `, but no proxy to allowed hosts: ${sandbox.no_proxy}` : ""}` : `not available here: ${sandbox.reason}`}${anyFenced ? "" : "; no phase of this run uses it"}`);
   return lines.join("\n") + "\n";
 }
 
-function renderOr(t: import("../expr/index.ts").Template, ctx: Record<string, JsonValue>, quote = false): string {
-  const r = quote ? renderShell(t, ctx) : renderTemplate(t, ctx);
-  return r.ok ? r.value : `<cannot render: ${r.error}>`;
+function retryText(p: PhasePlan): string {
+  return p.retry && p.retry.max_attempts > 1 ? `; up to ${p.retry.max_attempts} attempts on ${p.retry.on.join(", ")}` : "";
+}
+
+function formatMs(ms: number): string {
+  return ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`;
+}
+
+function shortPath(path: string, workdir: string): string {
+  return path.startsWith(`${workdir}/`) ? path.slice(workdir.length + 1) : path;
 }

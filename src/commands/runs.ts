@@ -8,13 +8,18 @@ import { parseCommandArgs, writerOf, type CommandIo } from "../reporters/command
 import { formatCost, formatCount, formatDuration, paintFor, type Paint } from "../reporters/format-event-line.ts";
 import { listRuns, type RunListEntry } from "../reporters/list-runs.ts";
 
-const USAGE = "usage: phaseloop runs [--json] [--workdir DIR]";
+const USAGE = "Usage: phaseloop runs [options]";
 
 const HELP = `${USAGE}
 
-Lists the runs of a workdir (default: .), newest first: id, pipeline, when it
-started (UTC), how long it took, its outcome (or running, interrupted,
-crashed), iterations, tokens and cost. --json prints them as a JSON array.
+Lists the runs of a workdir, newest first: id, pipeline, when it started
+(UTC), how long it took, its outcome (or running, awaiting answer,
+interrupted, crashed), iterations, tokens and cost.
+
+Options:
+  --json          the same as a JSON array
+  --workdir DIR   whose runs (default: .)
+  -h, --help      this text
 `;
 
 export async function main(argv: string[], io: CommandIo): Promise<number> {

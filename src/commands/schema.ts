@@ -4,7 +4,7 @@ import type { CliIo } from "./cli-io.ts";
 /** `phaseloop schema`: the published JSON Schema, for editors and tools. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
-    io.stdout("Usage: phaseloop schema\n\nPrints the pipeline JSON Schema (format v1).\n");
+    io.stdout("Usage: phaseloop schema [options]\n\nPrints the pipeline JSON Schema (format v1), for editors and other tools.\n\nOptions:\n  -h, --help   this text\n");
     return 0;
   }
   if (argv.length > 0) {

@@ -6,17 +6,20 @@ import { compileFile } from "../run/start-run.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 
-const USAGE = `Usage: phaseloop tasks PIPELINE [--ready] [--json] [--workdir DIR]
+const USAGE = `Usage: phaseloop tasks PIPELINE [options]
 
 Prints the pipeline's task queue in the order it is worked: id, priority,
 status (done, blocked, ready: its dependencies are done, waiting: they are
 not), dependencies and title. The task files are read from the workdir.
 
+Options:
   --ready        only the tasks that can start now
   --json         a JSON array on one line, one object per task:
-                 {"id","title","priority","depends_on","status","ready","reason","slug"}
+                 {"id","title","priority","depends_on","status","ready",
+                 "reason","slug"}
                  (a GitHub Actions strategy.matrix input; see docs/ci.md)
   --workdir DIR  where the task files are (default: .)
+  -h, --help     this text
 `;
 
 /** `phaseloop tasks PIPELINE` */

@@ -7,14 +7,22 @@ import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 
-const USAGE = `Usage: phaseloop validate PIPELINE... [--json] [--print]
+const USAGE = `Usage: phaseloop validate PIPELINE... [options]
 
 Checks each pipeline (YAML, the schema, and the rules the schema cannot
-express) and prints every problem as file:line:col: error CODE message.
-Exit 0 when all are valid (warnings allowed), 2 when any has an error.
+express) and prints every problem as file:line:col: error CODE message
+(docs/diagnostics.md says what each code means).
 
-  --print   print each pipeline as phaseloop reads it: with the files it
-            extends and includes merged in (YAML, on stdout)
+Options:
+  --json       a JSON array, one object per pipeline: {"file","valid",
+               "diagnostics","sandbox"}; each diagnostic {"file","line",
+               "column","endLine","endColumn","severity","code","message",
+               "hint","pointer"}; sandbox: each phase's OS sandbox mode
+  --print      print each pipeline as phaseloop reads it: with the files it
+               extends and includes merged in (YAML, on stdout)
+  -h, --help   this text
+
+Exit: 0 when all are valid (warnings allowed), 2 when any has an error.
 `;
 
 export const fsReadHost = { readFile: async (path: string) => readSourceFile(path), get cwd() {

@@ -47,8 +47,9 @@ export function formatDiagnostic(d: Diagnostic, sources: SourceMap, options: For
   const pos = counter?.position(d.start) ?? { line: 1, col: 1 };
   const sev = d.severity === "error" ? c.red(c.bold("error")) : c.yellow(c.bold("warning"));
   const lines = [`${c.bold(`${d.file ?? "<input>"}:${pos.line}:${pos.col}`)}: ${sev} ${c.dim(d.code)} ${d.message}`];
-  if (counter && options.frame !== false) {
-    const src = counter.lineText(pos.line);
+  const src = counter && options.frame !== false ? counter.lineText(pos.line) : "";
+  // a blank line frames nothing (a file that could not be read has no text at all)
+  if (counter && src.trim() !== "") {
     const endPos = counter.position(Math.max(d.start, d.end));
     const width = endPos.line === pos.line ? Math.max(1, endPos.col - pos.col) : Math.max(1, src.length - pos.col + 1);
     const gutter = String(pos.line);

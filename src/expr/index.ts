@@ -21,4 +21,5 @@ export {
   type Template,
   type RenderResult,
 } from "./template.ts";
-export { shellContexts, quoteFor, renderShell, shellQuote, type ShellContext } from "./shell-context.ts";
+export { shellContexts, renderShell, shellQuote, isUserWord, templateVariable, type ShellContext, type ShellRender } from "./shell-context.ts";
+export { argvRoles, checkArgv, renderArgv, type ArgvRole, type ArgvRender } from "./shell-argv.ts";

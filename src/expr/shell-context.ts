@@ -1,68 +1,199 @@
 /**
- * Where each `{{ }}` of a shell command stands, as `sh` will read it: bare,
- * inside double quotes, or inside single quotes. Each of those has a quoting
- * that hands the command exactly the value; anywhere else (backticks, `${…}`,
- * arithmetic, `$'…'`, a comment, a here-document) phaseloop cannot quote
- * safely, and the template is refused before anything runs.
+ * Templates in shell commands. A value is data, never code: each `{{ }}` of
+ * a `run:` or hook string is rendered as a reference to an environment
+ * variable the process is given (`"${PHASELOOP_T1_answer}"` bare,
+ * `${PHASELOOP_T1_answer}` inside double quotes), which every POSIX shell
+ * expands to exactly the value and never reads again. Where a parameter
+ * expansion is not plain data (after a `$`, inside single quotes, backticks,
+ * `${…}`, arithmetic, `[[ … -eq … ]]`, a comment or a here-document), or
+ * where the word it stands in is a program (`{{ x }} arg`, `sh -c …`,
+ * `eval`, `… | sh`), a variable name or arithmetic, the template is refused
+ * before anything runs. The user's own words (`params.*`, `pipeline.dir`,
+ * `env.*`) may stand where a program goes: there they are the program.
  */
+import type { Expr } from "./ast.ts";
 import type { ExprDiagnostic } from "./diagnostic.ts";
 import type { JsonValue } from "./json-value.ts";
+import { RESERVED, readsProgramFromStdin, wordRole, type WordRole } from "./shell-words.ts";
 import { renderTemplate, type RenderResult, type Template } from "./template.ts";
 
-export type ShellContext = "bare" | "double" | "single";
+/** How a value is written: a quoted variable reference (bare), one inside double quotes, or the user's own text as it is. */
+export type ShellContext = "bare" | "double" | "verbatim";
+
+interface Bare {
+  kind: "bare";
+  parens: number;
+  /** The current simple command's words so far (undefined: holds an expansion). */
+  words: (string | undefined)[];
+  word: string | null;
+  dynamic: boolean;
+  redirect: null | "file" | "herestring";
+  /** Templates of the current command, of the pipeline's earlier commands, and of here-strings. */
+  cur: number[];
+  pipe: number[];
+  herestring: number[];
+  cases: ("head" | "pattern" | "body")[];
+  test: { exprs: number[]; arith: boolean } | null;
+}
 
 type Frame =
-  | { kind: "bare"; parens: number } // top level or inside $( … )
+  | Bare
   | { kind: "double" }
   | { kind: "single" }
   | { kind: "backtick" }
   | { kind: "param"; braces: number }
-  | { kind: "arith"; parens: number }
+  | { kind: "arith"; parens: number; bracket?: boolean }
   | { kind: "ansi" }
   | { kind: "comment" }
   | { kind: "heredoc"; delimiters: string[]; line: string; strip: boolean };
 
 const UNSAFE: Record<string, string> = {
+  single: "inside single quotes, where the shell expands nothing (single-quoted text is a program for another interpreter more often than not)",
   backtick: "inside backticks",
   param: 'inside "${…}"',
-  arith: 'inside "$((…))"',
+  arith: "inside arithmetic, which bash evaluates (a[$(cmd)] runs cmd)",
   ansi: "inside $'…'",
   comment: "inside a shell comment",
   heredoc: "inside a here-document",
 };
 
-export type ShellContexts = { ok: true; contexts: ShellContext[] } | { ok: false; diagnostics: ExprDiagnostic[] };
+const ROLE: Record<Exclude<WordRole, "data">, string> = {
+  command: "stands where the program goes: the value would choose what runs",
+  code: "is a program for an interpreter (sh -c, eval, python -c, awk, sed, a script path): the value would be run as code",
+  name: "is a variable name, where bash evaluates a subscript (a[$(cmd)] runs cmd)",
+  arith: "is arithmetic, which bash evaluates (a[$(cmd)] runs cmd)",
+};
 
-/** The shell context of every expression part of `template`, in order. */
+const HINT = 'pass the value as data: a plain argument or inside "…" (echo "note: {{ x }}"); a script reads it as an argument: sh -c \'echo "$1"\' sh "{{ x }}"';
+
+export type ShellContexts = { ok: true; contexts: ShellContext[]; /** Each part's role where it is not plain data (the user's own words in a program's place). */ roles?: WordRole[] } | { ok: false; diagnostics: ExprDiagnostic[] };
+
+/** Whether an expression is the user's own word (a param, the pipeline's folder, an environment variable), which may be a program. */
+export function isUserWord(e: Expr): boolean {
+  const path: string[] = [];
+  let cur: Expr = e;
+  while (cur.kind === "member") {
+    path.unshift(cur.property);
+    cur = cur.object;
+  }
+  if (cur.kind !== "ident") return false;
+  if (cur.name === "params" || cur.name === "env") return path.length === 1;
+  if (cur.name === "pipeline") return path.length === 1 && (path[0] === "dir" || path[0] === "name");
+  if (cur.name === "run") return path.length === 1 && (path[0] === "artifacts" || path[0] === "id");
+  return false;
+}
+
+const newBare = (): Bare => ({ kind: "bare", parens: 0, words: [], word: null, dynamic: false, redirect: null, cur: [], pipe: [], herestring: [], cases: [], test: null });
+
+/**
+ * The shell context of every expression part of `template`, in order, or
+ * why a part cannot stand where it does.
+ */
 export function shellContexts(template: Template): ShellContexts {
-  const stack: Frame[] = [{ kind: "bare", parens: 0 }];
+  const stack: Frame[] = [newBare()];
   const contexts: ShellContext[] = [];
+  const roles: WordRole[] = [];
   const diagnostics: ExprDiagnostic[] = [];
-  let wordStart = true;
+  const exprs = template.parts.filter((p) => p.kind === "expr");
+  const refuse = (k: number, why: string) => {
+    const p = exprs[k]!;
+    if (!diagnostics.some((d) => d.start === p.start)) diagnostics.push({ code: "SHELL_TEMPLATE_CONTEXT", message: `a template ${why}`, start: p.start, end: p.end, hint: HINT });
+  };
+  const allText = template.parts.map((p) => (p.kind === "text" ? p.text : "x")).join("");
+  const intVars = /\b(declare|typeset|local|export|readonly)\s+(-[A-Za-z]*\s+)*-[A-Za-z]*i/.test(allText);
   let pendingHeredocs: { word: string; strip: boolean }[] = [];
+  let afterDollar = false;
   const top = () => stack[stack.length - 1]!;
+  const bareBelow = (): Bare | undefined => {
+    for (let j = stack.length - 1; j >= 0; j--) if (stack[j]!.kind === "bare") return stack[j] as Bare;
+    return undefined;
+  };
+
+  const endWord = (b: Bare) => {
+    if (b.word === null) return;
+    const w = b.dynamic ? undefined : b.word;
+    b.word = null;
+    b.dynamic = false;
+    if (b.redirect) {
+      b.redirect = null;
+      return;
+    }
+    const kase = b.cases[b.cases.length - 1];
+    if (kase === "head") {
+      if (w === "in") b.cases[b.cases.length - 1] = "pattern";
+      return;
+    }
+    if (kase === "pattern") {
+      if (w === "esac") b.cases.pop();
+      return;
+    }
+    if (b.words.length === 0 && w === "esac" && kase === "body") {
+      b.cases.pop();
+      return;
+    }
+    if (b.words.length === 0 && w === "case") {
+      b.cases.push("head");
+      return;
+    }
+    if (b.words.length === 0 && w !== undefined && RESERVED.has(w)) return;
+    if (b.test) {
+      if (w === "]]") {
+        if (b.test.arith) for (const k of b.test.exprs) refuse(k, "is compared as a number in [[ … ]], which bash evaluates as arithmetic (a[$(cmd)] runs cmd)");
+        b.test = null;
+      } else if (w !== undefined && /^-(eq|ne|lt|le|gt|ge)$/.test(w)) b.test.arith = true;
+    } else if (b.words.length === 0 && w === "[[") b.test = { exprs: [], arith: false };
+    b.words.push(w);
+  };
+  const endCommand = (b: Bare, piped: boolean) => {
+    endWord(b);
+    if (readsProgramFromStdin(b.words)) {
+      for (const k of [...b.pipe, ...b.herestring]) refuse(k, "flows into the standard input of a program that reads its program there (… | sh, sh <<< …): the value would be run as code");
+    }
+    b.pipe = piped ? [...b.pipe, ...b.cur] : [];
+    b.cur = [];
+    b.herestring = [];
+    b.words = [];
+    b.redirect = null;
+  };
+  const appendToWord = (c: string) => {
+    const below = stack[stack.length - 2];
+    if (below?.kind === "bare") below.word = (below.word ?? "") + c;
+  };
 
   for (const part of template.parts) {
     if (part.kind === "expr") {
+      const k = contexts.length;
       const f = top();
-      if (f.kind === "bare") contexts.push("bare");
-      else if (f.kind === "double") contexts.push("double");
-      else if (f.kind === "single") contexts.push("single");
+      const b = bareBelow()!;
+      contexts.push("bare");
+      if (afterDollar) refuse(k, 'stands right after "$": phaseloop\'s templates are written {{ x }}, without "$" (the "$" would make the value a command or a variable)');
+      else if (f.kind !== "bare" && f.kind !== "double") refuse(k, UNSAFE[f.kind] ?? "cannot be quoted here");
       else {
-        contexts.push("bare");
-        diagnostics.push({
-          code: "SHELL_TEMPLATE_CONTEXT",
-          message: `a template ${UNSAFE[f.kind]} cannot be quoted safely`,
-          start: part.start,
-          end: part.end,
-          hint: "put it outside, bare or in plain quotes (echo \"v={{ x }}\"), or write the command as an argv list",
-        });
+        if (f.kind === "double") contexts[k] = "double";
+        const inCase = b.cases.length > 0 && b.cases[b.cases.length - 1] !== "body";
+        let role: WordRole = "data";
+        if (b.redirect === "herestring") b.herestring.push(k);
+        else if (!b.redirect && !inCase) role = wordRole(b.words, b.dynamic ? undefined : (b.word ?? ""), intVars);
+        if (b.test) b.test.exprs.push(k);
+        b.cur.push(k);
+        roles[k] = role;
+        if (role !== "data") {
+          const user = isUserWord(exprs[k]!.expr);
+          if (!user || role === "name" || role === "arith") refuse(k, ROLE[role]);
+          // a script that is one param (`[sh, -c, "{{ params.check }}"]`) is the user's command line as written
+          else if (role === "command" && template.parts.length === 1) contexts[k] = "verbatim";
+        }
       }
       if (f.kind === "heredoc") f.line += "\0"; // a value never ends a here-document
-      wordStart = false;
+      if (f.kind === "bare" || f.kind === "double") {
+        if (b.word === null) b.word = "";
+        b.dynamic = true;
+      }
+      afterDollar = false;
       continue;
     }
     const s = part.text;
+    afterDollar = false;
     for (let i = 0; i < s.length; i++) {
       const c = s[i]!;
       const next = s[i + 1];
@@ -70,6 +201,7 @@ export function shellContexts(template: Template): ShellContexts {
       switch (f.kind) {
         case "single":
           if (c === "'") stack.pop();
+          else appendToWord(c);
           break;
         case "ansi":
           if (c === "\\") i++;
@@ -94,10 +226,18 @@ export function shellContexts(template: Template): ShellContexts {
           else if (c === "`") stack.pop();
           break;
         case "double":
-          if (c === "\\") i++;
-          else if (c === '"') stack.pop();
-          else if (c === "`") stack.push({ kind: "backtick" });
-          else if (c === "$") i = dollar(s, i, stack);
+          if (c === "\\") {
+            appendToWord(next ?? "");
+            i++;
+          } else if (c === '"') stack.pop();
+          else if (c === "`") {
+            markDynamic(stack);
+            stack.push({ kind: "backtick" });
+          } else if (c === "$") {
+            markDynamic(stack);
+            i = dollar(s, i, stack);
+            if (i === s.length - 1 && s[i] === "$") afterDollar = true;
+          } else appendToWord(c);
           break;
         case "param":
           if (c === "\\") i++;
@@ -109,38 +249,126 @@ export function shellContexts(template: Template): ShellContexts {
           else if (c === ")" && --f.parens === 0) {
             stack.pop();
             if (s[i + 1] === ")") i++;
-          }
+          } else if (c === "]" && f.bracket && f.parens === 1) stack.pop(); // `$[ … ]`, bash's old arithmetic
           break;
-        case "bare": {
-          const wasStart = wordStart;
-          wordStart = /[\s;&|()<>]/.test(c);
-          if (c === "\\") {
-            i++;
-            wordStart = false;
-          } else if (c === "'") stack.push({ kind: "single" });
-          else if (c === '"') stack.push({ kind: "double" });
-          else if (c === "`") stack.push({ kind: "backtick" });
-          else if (c === "$") i = dollar(s, i, stack);
-          else if (c === "#" && wasStart) stack.push({ kind: "comment" });
-          else if (c === "(") f.parens++;
-          else if (c === ")" && f.parens > 0) f.parens--;
-          else if (c === ")" && stack.length > 1) stack.pop();
-          else if (c === "<" && next === "<" && s[i + 2] !== "<") {
-            const h = heredocWord(s, i + 2);
-            if (h) {
-              pendingHeredocs.push({ word: h.word, strip: h.strip });
-              i = h.end - 1;
-            }
-          } else if (c === "\n" && pendingHeredocs.length > 0) {
-            stack.push({ kind: "heredoc", delimiters: pendingHeredocs.map((p) => p.word), line: "", strip: pendingHeredocs.some((p) => p.strip) });
-            pendingHeredocs = [];
-          }
+        case "bare":
+          i = bareChar(f, s, i);
           break;
-        }
       }
     }
   }
-  return diagnostics.length ? { ok: false, diagnostics } : { ok: true, contexts };
+  // the end of the text ends every command still open
+  for (let j = stack.length - 1; j >= 0; j--) {
+    const f = stack[j]!;
+    if (f.kind === "bare") endCommand(f, false);
+  }
+  return diagnostics.length ? { ok: false, diagnostics: diagnostics.sort((a, b) => a.start - b.start) } : { ok: true, contexts, roles: contexts.map((_, k) => roles[k] ?? "data") };
+
+  /** One character at a bare level; returns the index of the last character consumed. */
+  function bareChar(f: Bare, s: string, i: number): number {
+    const c = s[i]!;
+    const next = s[i + 1];
+    const kase = f.cases[f.cases.length - 1];
+    const atCommand = f.words.length === 0 && f.word === null && !f.redirect && (kase === undefined || kase === "body");
+    if (c === "\\") {
+      if (next === "\n") return i + 1; // a line continuation
+      f.word = (f.word ?? "") + (next ?? "");
+      return i + 1;
+    }
+    if (c === "'") {
+      f.word ??= "";
+      stack.push({ kind: "single" });
+    } else if (c === '"') {
+      f.word ??= "";
+      stack.push({ kind: "double" });
+    } else if (c === "`") {
+      f.word ??= "";
+      f.dynamic = true;
+      stack.push({ kind: "backtick" });
+    } else if (c === "$") {
+      f.word ??= "";
+      f.dynamic = true;
+      const j = dollar(s, i, stack);
+      if (j === s.length - 1 && s[j] === "$") afterDollar = true;
+      return j;
+    } else if (c === "#" && f.word === null) stack.push({ kind: "comment" });
+    else if (c === " " || c === "\t") endWord(f);
+    else if (c === "\n") {
+      endCommand(f, false);
+      if (pendingHeredocs.length > 0) {
+        stack.push({ kind: "heredoc", delimiters: pendingHeredocs.map((p) => p.word), line: "", strip: pendingHeredocs.some((p) => p.strip) });
+        pendingHeredocs = [];
+      }
+    } else if (c === ";") {
+      endCommand(f, false);
+      if (next === ";" || next === "&") {
+        if (f.cases.length > 0) f.cases[f.cases.length - 1] = "pattern";
+        return s[i + 2] === "&" ? i + 2 : i + 1;
+      }
+    } else if (c === "&") {
+      endCommand(f, false);
+      if (next === "&" || next === ">") return i + 1;
+    } else if (c === "|") {
+      if (kase === "pattern") endWord(f);
+      else if (next === "|") {
+        endCommand(f, false);
+        return i + 1;
+      } else endCommand(f, true);
+      if (next === "&") return i + 1;
+    } else if (c === "(") {
+      if (kase === "pattern") return i; // `(pattern)`: the optional opening parenthesis
+      if (atCommand && next === "(") {
+        stack.push({ kind: "arith", parens: 1 });
+        return i + 1;
+      }
+      endCommand(f, false);
+      f.parens++;
+    } else if (c === ")") {
+      endWord(f);
+      if (f.cases[f.cases.length - 1] === "pattern") {
+        f.cases[f.cases.length - 1] = "body";
+        f.words = [];
+        return i;
+      }
+      endCommand(f, false);
+      if (f.parens > 0) f.parens--;
+      else if (stack.length > 1) stack.pop();
+    } else if (c === "<" || c === ">") {
+      // `2>file`: the digits name a descriptor, not a word of the command
+      if (f.word !== null && !f.dynamic && /^[0-9]+$/.test(f.word)) f.word = null;
+      else endWord(f);
+      if (c === "<" && next === "<" && s[i + 2] === "<") {
+        f.redirect = "herestring";
+        return i + 2;
+      }
+      if (c === "<" && next === "<") {
+        const h = heredocWord(s, i + 2);
+        if (h) {
+          pendingHeredocs.push({ word: h.word, strip: h.strip });
+          return h.end - 1;
+        }
+        return i + 1;
+      }
+      if (next === "(") {
+        // a process substitution: a command list of its own
+        stack.push(newBare());
+        return i + 1;
+      }
+      f.redirect = "file";
+      if (next === ">" || next === "&" || next === "|" || (c === "<" && next === ">")) return i + 1;
+    } else {
+      f.word = (f.word ?? "") + c;
+    }
+    return i;
+  }
+}
+
+function markDynamic(stack: Frame[]): void {
+  const below = stack[stack.length - 2];
+  if (below?.kind === "bare") {
+    below.word ??= "";
+    below.dynamic = true;
+  }
 }
 
 /** After a `$` at `i`: push what it opens; returns the index of the last character consumed. */
@@ -151,7 +379,11 @@ function dollar(s: string, i: number, stack: Frame[]): number {
     return i + 2;
   }
   if (n === "(") {
-    stack.push({ kind: "bare", parens: 0 });
+    stack.push(newBare());
+    return i + 1;
+  }
+  if (n === "[") {
+    stack.push({ kind: "arith", parens: 1, bracket: true });
     return i + 1;
   }
   if (n === "{") {
@@ -160,6 +392,10 @@ function dollar(s: string, i: number, stack: Frame[]): number {
   }
   if (n === "'" && stack[stack.length - 1]!.kind === "bare") {
     stack.push({ kind: "ansi" });
+    return i + 1;
+  }
+  if (n === '"' && stack[stack.length - 1]!.kind === "bare") {
+    stack.push({ kind: "double" });
     return i + 1;
   }
   return i;
@@ -192,12 +428,22 @@ function heredocWord(s: string, from: number): { word: string; strip: boolean; e
 
 const cache = new WeakMap<Template, ShellContexts>();
 
+export type ShellRender = { ok: true; value: string; env: Record<string, string> } | { ok: false; error: string; start: number; end: number };
+
+/** The variable a template's value travels in: `PHASELOOP_T1_answer` for `{{ phases.approve.answer }}`. */
+export function templateVariable(expr: Expr, n: number): string {
+  const last = expr.kind === "member" ? expr.property : expr.kind === "ident" ? expr.name : "";
+  const slug = last.replace(/[^A-Za-z0-9_]/g, "_").slice(0, 32);
+  return `PHASELOOP_T${n}${slug ? `_${slug}` : ""}`;
+}
+
 /**
- * Render a shell command: each value quoted for the context it stands in. A
- * template no quoting can make safe, or a value holding a NUL byte (which no
- * command line can carry), is an error, never a command.
+ * Render a shell command: each value in an environment variable of its own,
+ * the command referring to it. `first`: the number of the first variable
+ * (several scripts rendered for one process). A template no reference can
+ * keep data, or a value holding a NUL byte, is an error, never a command.
  */
-export function renderShell(template: Template, context: Record<string, JsonValue>): RenderResult {
+export function renderShell(template: Template, context: Record<string, JsonValue>, first = 1): ShellRender {
   let found = cache.get(template);
   if (!found) cache.set(template, (found = shellContexts(template)));
   if (!found.ok) {
@@ -205,19 +451,18 @@ export function renderShell(template: Template, context: Record<string, JsonValu
     return { ok: false, error: d.message, start: d.start, end: d.end };
   }
   const contexts = found.contexts;
-  return renderTemplate(template, context, { quote: (text, i) => quoteFor(contexts[i] ?? "bare", text) });
-}
-
-/** A value as it must be written in `context` for the shell to hand on exactly its text. */
-export function quoteFor(context: ShellContext, text: string): string {
-  switch (context) {
-    case "single":
-      return text.replace(/'/g, `'\\''`);
-    case "double":
-      return text.replace(/[\\$`"]/g, "\\$&");
-    case "bare":
-      return shellQuote(text);
-  }
+  const exprs = template.parts.filter((p) => p.kind === "expr");
+  const env: Record<string, string> = {};
+  const r: RenderResult = renderTemplate(template, context, {
+    quote: (text, i) => {
+      const ctx = contexts[i] ?? "bare";
+      if (ctx === "verbatim") return text;
+      const name = templateVariable(exprs[i]!.expr, first + i);
+      env[name] = text;
+      return ctx === "double" ? `\${${name}}` : `"\${${name}}"`;
+    },
+  });
+  return r.ok ? { ok: true, value: r.value, env } : r;
 }
 
 /** POSIX sh single quoting: safe for any text. */

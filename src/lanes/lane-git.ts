@@ -5,12 +5,13 @@
  * Commits are made as "phaseloop" through the environment; the user's git
  * config and hooks are neither changed nor run.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
-import process from "node:process";
+import { ownGitEnv, ownGitSpawn, ownGitSync, ownGitWords } from "../runtime/own-git.ts";
+import { ownProgram } from "../runtime/own-programs.ts";
 
-/** Settings for phaseloop's own commands: no hooks, no signing prompt, no automatic gc. */
-const SAFE = ["-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "merge.autoStash=false", "-c", "rebase.autoStash=false", "-c", "core.editor=true"];
+/** Settings for phaseloop's own commands beyond own-git's: no stash around a merge or rebase. */
+const SAFE = ["-c", "merge.autoStash=false", "-c", "rebase.autoStash=false"];
 
 const IDENTITY = { GIT_AUTHOR_NAME: "phaseloop", GIT_AUTHOR_EMAIL: "phaseloop@localhost", GIT_COMMITTER_NAME: "phaseloop", GIT_COMMITTER_EMAIL: "phaseloop@localhost", GIT_TERMINAL_PROMPT: "0", GIT_EDITOR: "true" };
 
@@ -20,18 +21,12 @@ export interface Git {
   err: string;
 }
 
-let gitEnv: Record<string, string | undefined> | undefined;
-function envOf(): Record<string, string | undefined> {
-  if (gitEnv) return gitEnv;
-  const env: Record<string, string | undefined> = { ...process.env, ...IDENTITY };
-  // a lane's git runs in its own worktree: variables pointing elsewhere would send it there
-  for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR"]) delete env[name];
-  return (gitEnv = env);
-}
+// a lane's git runs in its own worktree: own-git drops the parent's GIT_* variables that would send it elsewhere
+const envOf = (): Record<string, string | undefined> => IDENTITY;
 
 /** git, waited for: only before the lanes start (their loops must not wait on it). */
 export function gitSync(cwd: string, ...args: string[]): Git {
-  const r = spawnSync("git", [...SAFE, ...args], { cwd, env: envOf(), encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+  const r = ownGitSync([...SAFE, ...args], { cwd, env: envOf(), maxBuffer: 256 * 1024 * 1024 });
   return { ok: r.status === 0, out: (r.stdout ?? "").trimEnd(), err: (r.stderr ?? "").trim() || (r.error ? String(r.error.message) : "") };
 }
 
@@ -49,7 +44,7 @@ const later: (() => Promise<unknown>)[] = [];
 function exec(cwd: string, args: string[]): Promise<Git> {
   return new Promise<Git>((resolveGit) => {
     // a group of its own: Ctrl-C at the terminal stops the lanes, not a merge half done
-    const child = spawn("git", [...SAFE, ...args], { cwd, env: envOf(), stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = ownGitSpawn([...SAFE, ...args], { cwd, env: envOf(), detached: true });
     let out = "";
     let err = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -86,9 +81,9 @@ const quote = (a: string): string => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.rep
  * most here). `ok` when all succeeded; `out` is the last one's output.
  */
 function chain(cwd: string, commands: string[][]): Promise<Git> {
-  const script = commands.map((args) => ["git", ...SAFE, ...args].map(quote).join(" ")).join(" && ");
+  const script = commands.map((args) => ownGitWords([...SAFE, ...args]).map(quote).join(" ")).join(" && ");
   return new Promise<Git>((resolveGit) => {
-    const child = spawn("sh", ["-c", script], { cwd, env: envOf(), stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn(ownProgram("sh"), ["-c", script], { cwd, env: ownGitEnv(envOf()) as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let out = "";
     let err = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -166,10 +161,12 @@ export async function removeWorktree(repo: string, path: string, run = git): Pro
 
 /** Commit everything the lane changed as one commit; whether there was anything to commit. */
 export async function commitAll(worktree: string, message: string): Promise<{ ok: true; committed: boolean } | { ok: false; message: string }> {
-  const c = await gitChain(worktree, ["add", "--all", "--", "."], ["commit", "--quiet", "--no-verify", "-m", message]);
+  // a gitlink's repository would be asked for its status by `git add`, running its own filters: left out
+  const links = (await git(worktree, "ls-files", "-s", "-z")).out.split("\0").filter((e) => e.startsWith("160000 ")).map((e) => `:(exclude,literal)${e.slice(e.indexOf("\t") + 1)}`);
+  const c = await gitChain(worktree, ["add", "--all", "--", ".", ...links], ["commit", "--quiet", "--no-verify", "-m", message]);
   if (c.ok) return { ok: true, committed: true };
   // nothing staged: git says so and exits 1
-  if ((await git(worktree, "diff", "--cached", "--quiet")).ok) return { ok: true, committed: false };
+  if ((await git(worktree, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--quiet")).ok) return { ok: true, committed: false };
   return { ok: false, message: `git commit failed: ${c.err || c.out}` };
 }
 
@@ -208,7 +205,7 @@ export async function rebaseOnto(worktree: string, onto: string): Promise<MergeR
 }
 
 async function unmerged(cwd: string): Promise<string[]> {
-  return (await git(cwd, "diff", "--name-only", "--diff-filter=U")).out.split("\n").filter(Boolean);
+  return (await git(cwd, "diff", "--no-ext-diff", "--no-textconv", "--name-only", "--diff-filter=U")).out.split("\n").filter(Boolean);
 }
 
 export async function deleteBranch(repo: string, branch: string, run = git): Promise<void> {

@@ -5,6 +5,7 @@
  * through `onEvent` (the lane runner numbers them into the run's log and shows
  * them with the task's id).
  */
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { initialSnapshot } from "../machine/initial-snapshot.ts";
@@ -18,13 +19,25 @@ import type { RunInfo } from "../run/run-info.ts";
 import { Runner, type RunResult } from "../run/run-pipeline.ts";
 import { laneLimits, laneMachine } from "./schedule-lanes.ts";
 
-/** A file- and branch-safe name for a task id. */
+/**
+ * A file- and branch-safe name for a task id, distinct for distinct ids: a
+ * character a file or branch name cannot hold is written `+XX` (its UTF-8
+ * bytes in hex), and `+` itself likewise, so `a b` is `a+20b` and never the
+ * name of a task called `a-b-20rn`. A name longer than 60 characters keeps
+ * its start and a SHA-256 of the whole id.
+ */
 export function laneName(task: string): string {
-  const safe = task.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[.-]+/, "").slice(0, 60) || "task";
-  if (safe === task) return safe;
-  let h = 0;
-  for (const c of task) h = (Math.imul(h, 31) + c.codePointAt(0)!) >>> 0;
-  return `${safe}-${h.toString(36)}`;
+  let out = "";
+  const chars = [...task];
+  chars.forEach((c, i) => {
+    const dotRisk = c === "." && (i === 0 || chars[i - 1] === "." || i === chars.length - 1 || task.endsWith(".lock") && i === chars.length - 5);
+    if (/^[A-Za-z0-9_-]$/.test(c) || (c === "." && !dotRisk)) out += c;
+    else for (const b of new TextEncoder().encode(c)) out += `+${b.toString(16).padStart(2, "0")}`;
+  });
+  if (out === "" ) return "+";
+  if (out.startsWith("-")) out = `+2d${out.slice(1)}`;
+  if (out.length <= 60) return out;
+  return `${out.slice(0, 40)}+${createHash("sha256").update(task).digest("hex").slice(0, 16)}`;
 }
 
 export interface LaneSetup {

@@ -52,14 +52,22 @@ export function describeTasks(tasks: readonly TaskItem[], order: "priority" | "f
   return rows.map((r) => r.row);
 }
 
-/** `Fix the Login!` → `fix-the-login`; never empty. */
+/**
+ * A branch- and artifact-safe name for a task id, distinct for distinct ids:
+ * an id already in that form (`US-001`, `fix-login`) is its own slug; any
+ * other keeps a readable part and adds `+` and the id's UTF-8 bytes in hex
+ * (`Fix the Login!` → `Fix-the-Login+466978…`), so `a b` and `a-b` never
+ * share a branch. Never empty.
+ */
 export function taskSlug(id: string): string {
-  const slug = id
-    .toLowerCase()
-    .replace(/[^a-z0-9._-]+/g, "-")
+  const readable = id
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
     .replace(/^[-.]+|[-.]+$/g, "")
     .replace(/\.{2,}/g, ".");
-  return slug === "" ? "task" : slug;
+  if (readable === id && id !== "" && !id.endsWith(".lock")) return id;
+  let hex = "";
+  for (const b of new TextEncoder().encode(id)) hex += b.toString(16).padStart(2, "0");
+  return `${readable === "" ? "task" : readable}+${hex}`;
 }
 
 /** The queue as a table: id, priority, status, dependencies, title. */

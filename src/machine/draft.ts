@@ -2,7 +2,7 @@
  * The working state of one transition: the draft snapshot it may change and
  * the effects so far, with the helpers every part of the machine reads it by.
  */
-import { renderShell, renderTemplate, type JsonValue, type Template } from "../expr/index.ts";
+import { renderArgv, renderShell, renderTemplate, type JsonValue, type Template } from "../expr/index.ts";
 import { asRecord, buildContext } from "./build-context.ts";
 import type { CompiledPhase, Effect, Machine, Snapshot } from "./types.ts";
 
@@ -34,15 +34,34 @@ export function contextOf(d: Draft, phase?: string): Record<string, JsonValue> {
   return asRecord(buildContext(d.m, d.s, phase));
 }
 
+const NUL = "a value holds a NUL byte, which a command line, argument or environment variable cannot carry";
+
 /**
- * Render a template. `shell`: a command for `sh -c`, each value quoted for
- * where it stands; `shell` and `process` (argv, env, paths) refuse a NUL
+ * Render a template. `shell` and `process` (argv, env, paths) refuse a NUL
  * byte, which no process boundary can carry.
  */
-export function renderIn(d: Draft, t: Template | undefined, ctx: Record<string, JsonValue>, mode: "text" | "shell" | "process" = "text"): { ok: true; value: string } | { ok: false; error: string } {
+export function renderIn(d: Draft, t: Template | undefined, ctx: Record<string, JsonValue>, mode: "text" | "process" = "text"): { ok: true; value: string } | { ok: false; error: string } {
   if (!t) return { ok: true, value: "" };
-  const r = mode === "shell" ? renderShell(t, ctx) : renderTemplate(t, ctx);
+  const r = renderTemplate(t, ctx);
   if (!r.ok) return { ok: false, error: r.error };
-  if (mode !== "text" && r.value.includes("\0")) return { ok: false, error: "a value holds a NUL byte, which a command line, argument or environment variable cannot carry" };
+  if (mode !== "text" && r.value.includes("\0")) return { ok: false, error: NUL };
   return r;
+}
+
+/**
+ * Render a command: a `sh -c` string or an argv list. Each value of a shell
+ * command travels in an environment variable of its own (`env`), which the
+ * command refers to; a template that would make a value code is an error.
+ */
+export function renderCommand(d: Draft, command: { shell: Template } | { argv: Template[] }, ctx: Record<string, JsonValue>): { ok: true; value: string | string[]; env: Record<string, string> } | { ok: false; error: string } {
+  if ("shell" in command) {
+    const r = renderShell(command.shell, ctx);
+    if (!r.ok) return { ok: false, error: r.error };
+    if (Object.values(r.env).some((v) => v.includes("\0"))) return { ok: false, error: NUL };
+    return { ok: true, value: r.value, env: r.env };
+  }
+  const r = renderArgv(command.argv, ctx, (t) => renderIn(d, t, ctx, "process"));
+  if (!r.ok) return r;
+  if (Object.values(r.env).some((v) => v.includes("\0"))) return { ok: false, error: NUL };
+  return { ok: true, value: r.argv, env: r.env };
 }

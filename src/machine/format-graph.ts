@@ -90,6 +90,15 @@ export function formatDot(machine: Machine, expand?: Expansion): string {
   return lines.join("\n") + "\n";
 }
 
+/** A phase's timeouts and retries, only where they apply: a question waits (or not), a group's members retry on their own, a sub-pipeline has its own limits. */
+function limitsOf(p: Machine["phases"][number]): string {
+  const retry = p.retry.maxAttempts > 1 ? `; retry ${p.retry.maxAttempts} attempts on ${p.retry.on.join(", ")}` : "; no retry";
+  if (p.kind === "ask") return p.timeoutMs > 0 ? `; waits at most ${Math.round(p.timeoutMs / 1000)}s` : "; waits as long as it takes";
+  if (p.kind === "group") return "";
+  if (p.kind === "pipeline") return retry;
+  return `; timeout ${Math.round(p.timeoutMs / 1000)}s${p.idleTimeoutMs ? `, idle ${Math.round(p.idleTimeoutMs / 1000)}s` : ""}${retry}`;
+}
+
 /** The machine in words, for `run --dry-run`. */
 export function describeMachine(machine: Machine): string {
   const out: string[] = [`pipeline ${machine.name}${machine.description ? `: ${machine.description}` : ""}`, ""];
@@ -101,7 +110,7 @@ export function describeMachine(machine: Machine): string {
   }
   out.push("", "phases:");
   for (const p of machine.phases) {
-    out.push(`  ${p.index + 1}. ${p.name} — ${p.kind === "agent" ? `agent ${p.agent}${p.tools ? ` with tools ${p.tools}` : ""}, prompt ${p.promptSource}` : p.kind === "ask" ? "asks a person" : p.kind === "pipeline" ? `runs the pipeline ${p.pipeline}` : "command"}; timeout ${Math.round(p.timeoutMs / 1000)}s${p.idleTimeoutMs ? `, idle ${Math.round(p.idleTimeoutMs / 1000)}s` : ""}; retry ${p.retry.maxAttempts} attempts on ${p.retry.on.join(", ")}`);
+    out.push(`  ${p.index + 1}. ${p.name} — ${p.kind === "agent" ? `agent ${p.agent}${p.tools ? ` with tools ${p.tools}` : ""}, prompt ${p.promptSource}` : p.kind === "ask" ? "asks a person" : p.kind === "pipeline" ? `runs the pipeline ${p.pipeline}` : p.kind === "group" ? "a parallel group" : "command"}${limitsOf(p)}`);
     if (p.kind === "group") out.push(`     runs ${(p.members ?? []).join(", ")} at once; succeeded per join ${p.join}`);
     if (p.memberOf) out.push(`     runs only in group ${p.memberOf}`);
     const sandbox = phaseSandbox(machine, p);

@@ -1,6 +1,6 @@
 /** Hooks: the hook.run effect, its environment, and whether the machine waits for it. */
 import type { HookName } from "../pipeline/spec.ts";
-import { contextOf, renderIn, type Draft } from "./draft.ts";
+import { contextOf, renderCommand, type Draft } from "./draft.ts";
 
 export function hookEnv(d: Draft, hook: HookName, extra: Record<string, string> = {}): Record<string, string> {
   const s = d.s;
@@ -21,15 +21,12 @@ export function runHook(d: Draft, hook: HookName, blocking: boolean, then: "iter
   const h = d.m.hooks[hook];
   if (!h) return false;
   const ctx = contextOf(d);
-  const command = "shell" in h.command ? renderIn(d, h.command.shell, ctx, "shell") : undefined;
-  const argv = "argv" in h.command ? h.command.argv.map((a) => renderIn(d, a, ctx, "process")) : undefined;
-  const bad = [command, ...(argv ?? [])].find((r) => r && !r.ok);
-  if (bad && !bad.ok) {
-    d.fx.push({ type: "note", level: "warning", message: `hook ${hook} could not be rendered: ${bad.error}` });
+  const command = renderCommand(d, h.command, ctx);
+  if (!command.ok) {
+    d.fx.push({ type: "note", level: "warning", message: `hook ${hook} could not be rendered: ${command.error}` });
     return false;
   }
-  const cmd = command && command.ok ? command.value : argv!.map((a) => (a.ok ? a.value : ""));
-  d.fx.push({ type: "hook.run", hook, command: cmd, timeoutMs: h.timeoutMs, blocking, env: hookEnv(d, hook, extra) });
+  d.fx.push({ type: "hook.run", hook, command: command.value, timeoutMs: h.timeoutMs, blocking, env: { ...command.env, ...hookEnv(d, hook, extra) } });
   if (blocking) {
     d.s.awaiting = { kind: "hook", hook, then };
     return true;

@@ -22,6 +22,7 @@ export function beginIteration(d: Draft): void {
   s.iteration += 1;
   s.iterationPhases = {};
   s.iterationChanges = [];
+  delete s.unhandled; // a new iteration's work is judged on its own
   s.visits = {};
   s.iterationOpen = true;
   d.fx.push({ type: "iteration.begin", iteration: s.iteration, task: s.currentTask });

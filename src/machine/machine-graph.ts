@@ -79,16 +79,9 @@ export function machineGraph(machine: Machine): MachineGraph {
   const fixed = new WeakSet<GraphEdge>();
   const add = (from: string, to: string, text: string, style: GraphEdge["style"] = "solid", label?: string, keep = false): void => {
     const short = label ?? shortLabel(text);
-    // a condition beside an arrow that always leads to the same place adds nothing: one arrow, unlabelled
-    const always = (l: string) => l === "" || l === "otherwise";
-    const same = keep ? undefined : edges.find((e) => e.from === from && e.to === to && e.style === style && !fixed.has(e) && (e.label === short || always(e.label) || always(short)));
-    if (same) {
-      if (same.label !== short) {
-        same.label = "";
-        delete same.title;
-      }
-      return;
-    }
+    // each rule is an arrow of its own, even beside another to the same place (a conditional
+    // rule and the fall-back after it are two ways there): only the very same arrow is drawn once
+    if (!keep && edges.some((e) => e.from === from && e.to === to && e.style === style && !fixed.has(e) && e.label === short && (e.title ?? "") === (short !== text.trim() ? text.trim() : ""))) return;
     const edge: GraphEdge = { from, to, label: short, style, ...(short !== text.trim() && text.trim() !== "" ? { title: text.trim() } : {}) };
     if (keep) fixed.add(edge);
     edges.push(edge);
@@ -121,7 +114,8 @@ export function machineGraph(machine: Machine): MachineGraph {
     const fall = nextOutsideGroups(machine, p.index)?.name ?? machine.head;
     for (const [i, r] of p.rules.entries()) {
       const task = r.task ? `task ${r.task}` : "";
-      const cond = r.ifText ?? (task || i === 0 ? "" : "otherwise");
+      // the unconditional fall-back after conditional rules says so; a lone rule always holds
+      const cond = r.ifText ?? (i === 0 ? "" : "otherwise");
       const written = r.label;
       const text = [cond, task].filter(Boolean).join(" · ");
       const label = written !== undefined ? [written, task].filter(Boolean).join(" · ") : [cond ? shortLabel(cond) : "", task].filter(Boolean).join(" · ");

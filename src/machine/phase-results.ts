@@ -6,7 +6,7 @@
 import { collectReferences, evaluateExpression, isTruthy, usesFunction, type Expr, type JsonValue, type Template } from "../expr/index.ts";
 import { emptyCommand } from "../pipeline/empty-command.ts";
 import { pendingPhase } from "./build-context.ts";
-import { cap, CAPS, capValue, contextOf, phaseNamed, renderIn, type Draft } from "./draft.ts";
+import { cap, CAPS, capValue, contextOf, phaseNamed, renderCommand, renderIn, type Draft } from "./draft.ts";
 import { nextIteration } from "./iteration.ts";
 import { checkBudgetAndDuration, checkStopRules, stop } from "./stop-logic.ts";
 import { gateFinished, markTask } from "./task-queue.ts";
@@ -95,7 +95,7 @@ export function renderFailure(d: Draft, message: string): PhaseResult {
 export function phaseRunEffect(d: Draft, phase: CompiledPhase, attempt: number, seq: number, ctx: Record<string, JsonValue>): PhaseRunEffect | { error: string } {
   const s = d.s;
   let problem: string | undefined;
-  const text = (t: Template | undefined, mode: "text" | "shell" | "process", where: string) => {
+  const text = (t: Template | undefined, mode: "text" | "process", where: string) => {
     const r = renderIn(d, t, ctx, mode);
     if (!r.ok) problem ??= `${where}: ${r.error}`;
     return r.ok ? r.value : "";
@@ -103,13 +103,17 @@ export function phaseRunEffect(d: Draft, phase: CompiledPhase, attempt: number, 
   // a prompt that reads files (file()) is rendered by the runner, which may read them
   const promptReadsFiles = phase.kind === "agent" && phase.prompt !== undefined && usesFunction(phase.prompt, "file");
   const prompt = phase.kind === "agent" && !promptReadsFiles ? text(phase.prompt, "text", "prompt") : undefined;
-  const command = phase.run ? ("shell" in phase.run ? text(phase.run.shell, "shell", "run") : phase.run.argv.map((a, i) => text(a, "process", `run[${i}]`))) : undefined;
+  const rendered = phase.run ? renderCommand(d, phase.run, ctx) : undefined;
+  if (rendered && !rendered.ok) problem ??= "shell" in phase.run! ? `run: ${rendered.error}` : rendered.error;
+  const command = rendered?.ok ? rendered.value : phase.run ? ("shell" in phase.run ? "" : []) : undefined;
   // a command that renders blank would pass without checking anything
   const empty = command !== undefined && problem === undefined ? emptyCommand(command) : undefined;
   if (empty) problem = `run: ${empty.message} once rendered`;
+  // a shell command's values, each in a variable of its own (the pipeline's own env wins no name of them)
   const env: Record<string, string> = {};
   for (const [k, t] of Object.entries(d.m.env)) env[k] = text(t, "process", `env.${k}`);
   for (const [k, t] of Object.entries(phase.env)) env[k] = text(t, "process", `env.${k}`);
+  if (rendered?.ok) Object.assign(env, rendered.env);
   const outputFiles: Record<string, string> = {};
   for (const [k, t] of Object.entries(phase.outputFiles)) outputFiles[k] = text(t, "process", `output.${k}.file`);
   // a sub-pipeline's params, rendered here; the child converts them to its declared types
@@ -271,6 +275,7 @@ export function decide(d: Draft, phase: CompiledPhase, r: PhaseResult, violated:
     const rr = renderIn(d, chosen.reason, ctx);
     return rr.ok && rr.value.trim() !== "" ? rr.value : fallback;
   };
+  noteFailure(d, phase, r, chosen?.if !== undefined ? failuresTested(chosen.if, name) : new Set());
   if (chosen?.task) markTask(d, chosen.task, reasonText(`marked ${chosen.task} by phase "${name}"`));
   else if (chosen?.reason && !chosen.stop) {
     // a reason on a rule that goes on: why this attempt did not finish the current task
@@ -306,6 +311,40 @@ export function decide(d: Draft, phase: CompiledPhase, r: PhaseResult, violated:
   const target = chosen?.goto ?? (violated ? d.m.head : (nextInOrder(d, phase)?.name ?? d.m.head));
   if (target === d.m.head) return nextIteration(d);
   enterPhase(d, target);
+}
+
+/**
+ * A failure that a later `stop: complete` must not pass over: an agent, a
+ * sub-pipeline or a group that failed, or a required output missing or
+ * invalid (any phase). A command phase's other failures are its verdict (a
+ * check that exits 1), which its rules read.
+ */
+function mustBeHandled(phase: CompiledPhase, r: PhaseResult): boolean {
+  if (r.error === null) return false;
+  return r.error === "output_invalid" || phase.kind === "agent" || phase.kind === "pipeline" || phase.kind === "group";
+}
+
+/**
+ * Keep or clear the standing failures after a phase's rule was chosen: the
+ * phase's own (it stands when it must be handled and the rule does not test
+ * it), and those of the phases the rule tests (`tested`: handled now).
+ */
+function noteFailure(d: Draft, phase: CompiledPhase, r: PhaseResult, tested: Set<string>): void {
+  const s = d.s;
+  const others = (s.unhandled ?? []).filter((u) => u.phase !== phase.name && !tested.has(u.phase));
+  if (mustBeHandled(phase, r) && !tested.has(phase.name)) others.push({ phase: phase.name, error: r.error!, message: cap(r.message ?? r.error!, CAPS.textTail) });
+  if (others.length > 0) s.unhandled = others;
+  else delete s.unhandled;
+}
+
+/** The phases whose `status` or `error` a condition tests: `status`, `error` (the phase's own), `phases.NAME.status|error`. */
+function failuresTested(expr: Expr, name: string): Set<string> {
+  const out = new Set<string>();
+  for (const { path } of collectReferences(expr)) {
+    if (path[0] === "error" || path[0] === "status") out.add(name);
+    else if (path[0] === "phases" && typeof path[1] === "string" && (path[2] === "error" || path[2] === "status")) out.add(path[1]);
+  }
+  return out;
 }
 
 /** The phase after this one in file order, past the members of parallel groups (they run only with their group). */

@@ -4,7 +4,8 @@ import type { JsonValue } from "../pipeline/spec.ts";
 import { resolveLimit } from "./initial-snapshot.ts";
 import type { Machine } from "./types.ts";
 
-const bad = (message: string, hint?: string): Diagnostic => ({ code: "PARAM_INVALID", severity: "error", message, hint, start: 0, end: 0 });
+/** A param's problem, pointing at its definition when it has one (the CLI locates it there). */
+const bad = (message: string, hint?: string, name?: string): Diagnostic => ({ code: "PARAM_INVALID", severity: "error", message, hint, start: 0, end: 0, ...(name !== undefined ? { pointer: `/params/${name.replace(/~/g, "~0").replace(/\//g, "~1")}` } : {}) });
 
 /**
  * Typed params from `--param k=v` text: converted to the declared type,
@@ -30,7 +31,7 @@ export function resolveParams(machine: Machine, raw: Record<string, string>): { 
           if (/^(true|yes|1|on)$/i.test(text)) value = true;
           else if (/^(false|no|0|off)$/i.test(text)) value = false;
           else {
-            diagnostics.push(bad(`param "${name}" must be true or false, got "${text}"`));
+            diagnostics.push(bad(`param "${name}" must be true or false, got "${text}"`, `pass --param ${name}=true or --param ${name}=false`, name));
             continue;
           }
           break;
@@ -38,7 +39,7 @@ export function resolveParams(machine: Machine, raw: Record<string, string>): { 
         case "number": {
           const n = Number(text);
           if (text.trim() === "" || !Number.isFinite(n) || (spec.type === "integer" && !Number.isInteger(n))) {
-            diagnostics.push(bad(`param "${name}" must be ${spec.type === "integer" ? "a whole number" : "a number"}, got "${text}"`));
+            diagnostics.push(bad(`param "${name}" must be ${spec.type === "integer" ? "a whole number" : "a number"}, got "${text}"`, undefined, name));
             continue;
           }
           value = n;
@@ -48,7 +49,7 @@ export function resolveParams(machine: Machine, raw: Record<string, string>): { 
     }
     if (value === undefined) {
       if (spec.required !== false) {
-        diagnostics.push(bad(`param "${name}" is required`, `pass --param ${name}=VALUE${spec.description ? ` (${spec.description})` : ""}`));
+        diagnostics.push(bad(`param "${name}" is required`, `pass --param ${name}=VALUE${spec.description ? ` (${spec.description})` : ""}`, name));
         continue;
       }
       // an optional param left out reads as its type's empty value; the enum restricts what is given, not the absence
@@ -56,7 +57,7 @@ export function resolveParams(machine: Machine, raw: Record<string, string>): { 
       continue;
     }
     if (spec.enum && !spec.enum.includes(value as string | number)) {
-      diagnostics.push(bad(`param "${name}" must be one of ${spec.enum.map((e) => JSON.stringify(e)).join(", ")}, got ${JSON.stringify(value)}`, typeof value === "string" ? didYouMean(value, spec.enum.map(String)) : undefined));
+      diagnostics.push(bad(`param "${name}" must be one of ${spec.enum.map((e) => JSON.stringify(e)).join(", ")}, got ${JSON.stringify(value)}`, typeof value === "string" ? didYouMean(value, spec.enum.map(String)) : undefined, name));
       continue;
     }
     params[name] = value;

@@ -48,6 +48,13 @@ export function checkBudgetAndDuration(d: Draft): boolean {
 
 export function stop(d: Draft, outcome: Outcome | "stopped", reason: StopReason): void {
   const s = d.s;
+  const standing = s.unhandled?.[0];
+  if (outcome === "complete" && standing) {
+    // a crashed agent or a missing required output is never passed over on the way to complete
+    const more = s.unhandled!.length > 1 ? ` (and ${s.unhandled!.length - 1} more)` : "";
+    outcome = "failed";
+    reason = { code: "unhandled_failure", message: `cannot complete: phase "${standing.phase}" failed (${standing.message})${more} and no rule tested its status or error; the run would otherwise have completed: ${reason.message}` };
+  }
   if (s.iterationOpen) {
     // record the iteration the run ends in; its outcome is the run's
     s.iterationOpen = false;

@@ -173,6 +173,7 @@ export type StopCode =
   | "tasks_done"
   | "tasks_blocked"
   | "hook_blocked"
+  | "unhandled_failure"
   | "max_visits";
 
 export interface StopReason {
@@ -222,6 +223,15 @@ export interface Snapshot {
   /** Phases of the current iteration, for its history entry. */
   iterationPhases: HistoryEntry["phases"];
   iterationChanges: string[];
+  /**
+   * Failures standing in the current iteration: an agent phase (or a
+   * sub-pipeline, or a group whose join failed) that failed, or any phase
+   * whose required output is missing or invalid, when the rule that took
+   * control from it does not test its `status` or `error`. While one stands
+   * the run cannot complete. Cleared when the phase next succeeds or its
+   * failure is handled, and when a new iteration begins (absent in older checkpoints).
+   */
+  unhandled?: { phase: string; error: string; message: string }[];
   /** Questions of ask phases and their answers (null until answered), the latest last (capped; absent in older checkpoints). */
   questions?: { phase: string; iteration: number; question: string; answer: string | null }[];
   /** Entries into each phase this iteration, for `max_visits` (absent in older checkpoints). */

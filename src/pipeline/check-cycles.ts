@@ -3,11 +3,17 @@
  * at the loop head only, so a cycle that can repeat without passing through
  * the head (`fix → test → fix`, `implement → implement`) needs `max_visits`
  * on one of its phases, or nothing but `max_duration` or a breaker ends it.
+ * Format 1 accepted such cycles when it was first published, so a file that
+ * has one still validates: the finding is a warning, and the run bounds the
+ * cycle itself (see compat-v1.ts); `phaseloop migrate` writes the bound down.
  */
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { PipelineDoc } from "./spec.ts";
 import { phaseSuccessors } from "./phase-graph.ts";
 import { diag, esc, rulesOf, type RuleContext } from "./rule-context.ts";
+
+/** Visits per iteration a phase of an unbounded cycle gets when its file sets none. */
+export const IMPLICIT_MAX_VISITS = 10;
 
 /** Cycles that avoid the loop head and every phase with `max_visits`, one per phase that would bound it. */
 export function unboundedCycles(doc: PipelineDoc): string[][] {
@@ -118,10 +124,13 @@ export function checkCycles(ctx: RuleContext): Diagnostic[] {
     const last = cycle[cycle.length - 1]!;
     const shown = [...cycle, first].map((n) => `"${n}"`).join(" → ");
     const pointer = edgePointer(doc, last, first);
-    return diag(ctx, "UNBOUNDED_CYCLE", pointer.pointer, `the cycle ${shown} can repeat without passing through the loop head "${head}", and no phase on it has max_visits`, {
-      mode: pointer.mode,
-      hint: `bound it: give "${first}" \`max_visits: 3\` and \`exhausted: { stop: blocked }\` (or \`exhausted: { goto: PHASE }\`), or route the cycle through "${head}"`,
-    });
+    return {
+      ...diag(ctx, "UNBOUNDED_CYCLE", pointer.pointer, `the cycle ${shown} can repeat without passing through the loop head "${head}", and no phase on it has max_visits: the run stops blocked after ${IMPLICIT_MAX_VISITS} visits of "${first}" in one iteration`, {
+        mode: pointer.mode,
+        hint: `bound it yourself: give "${first}" \`max_visits: ${IMPLICIT_MAX_VISITS}\` and \`exhausted: { stop: blocked }\` (or \`exhausted: { goto: PHASE }\`), or route the cycle through "${head}"; \`phaseloop migrate FILE --write\` writes the bound the run applies`,
+      }),
+      severity: "warning" as const,
+    };
   });
 }
 

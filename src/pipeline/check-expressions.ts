@@ -12,7 +12,9 @@ import {
   parseExpression,
   parseTemplate,
   shellContexts,
+  checkArgv,
   templateReferences,
+  type Template,
   type Expr,
   type ExprDiagnostic,
   type Scope,
@@ -32,8 +34,10 @@ interface Site {
   /** Text of an expression or template not stored in the document (prompt files). */
   text?: string;
   file?: string;
-  /** A command for `sh -c`: every value must stand where it can be quoted. */
+  /** A command for `sh -c`: every value must stand where it stays data. */
   shell?: boolean;
+  /** The whole argv list this element belongs to (its pointer's parent), checked once at element 0; `plain`: rendered as text (MCP). */
+  argv?: { pointer: string; plain?: boolean; after?: string };
   /** An agent's prompt: the one place file() is read. */
   prompt?: boolean;
 }
@@ -42,20 +46,24 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
   const sites: Site[] = [];
   const tpl = (pointer: string, scope: ScopeKind, phase?: string) => sites.push({ pointer, kind: "template", scope, phase });
   const sh = (pointer: string, scope: ScopeKind, phase?: string) => sites.push({ pointer, kind: "template", scope, phase, shell: true });
+  const argv = (list: unknown, base: string, scope: ScopeKind, phase?: string, plain?: boolean, after?: string) => {
+    if (Array.isArray(list)) list.forEach((_, i) => sites.push({ pointer: `${base}/${i}`, kind: "template", scope, phase, argv: { pointer: base, ...(plain ? { plain } : {}), ...(after ? { after } : {}) } }));
+  };
   const env = (obj: Record<string, string> | undefined, base: string, scope: ScopeKind, phase?: string) => {
     for (const k of Object.keys(obj ?? {})) tpl(`${base}/${esc(k)}`, scope, phase);
   };
   env(doc.env, "/env", "global");
   for (const [name, agent] of Object.entries(doc.agents ?? {})) {
     const base = `/agents/${esc(name)}`;
-    (agent?.command ?? []).forEach((_, i) => tpl(`${base}/command/${i}`, "agent-command"));
-    (agent?.args ?? []).forEach((_, i) => tpl(`${base}/args/${i}`, "agent-command"));
+    argv(agent?.command, `${base}/command`, "agent-command");
+    // an agent's args follow its command: judged as one argv list
+    argv(agent?.args, `${base}/args`, "agent-command", undefined, false, `${base}/command`);
     env(agent?.env, `${base}/env`, "phase-input");
   }
   for (const [name, server] of Object.entries(doc.mcp ?? {})) {
     const base = `/mcp/${esc(name)}`;
     const s = (server ?? {}) as { command?: unknown; env?: Record<string, string>; cwd?: unknown; url?: unknown; headers?: Record<string, string> };
-    if (Array.isArray(s.command)) s.command.forEach((_, i) => tpl(`${base}/command/${i}`, "phase-input"));
+    argv(s.command, `${base}/command`, "phase-input", undefined, true);
     env(s.env, `${base}/env`, "phase-input");
     env(s.headers, `${base}/headers`, "phase-input");
     if (typeof s.cwd === "string") tpl(`${base}/cwd`, "phase-input");
@@ -77,7 +85,7 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
     if (typeof phase.ask === "string") tpl(`${base}/ask`, "phase-input", name);
     for (const [k, v] of Object.entries(phase.params ?? {})) if (typeof v === "string") tpl(`${base}/params/${esc(k)}`, "phase-input", name);
     if (typeof phase.run === "string") sh(`${base}/run`, "phase-input", name);
-    else if (Array.isArray(phase.run)) phase.run.forEach((_, i) => tpl(`${base}/run/${i}`, "phase-input", name));
+    else argv(phase.run, `${base}/run`, "phase-input", name);
     env(phase.env, `${base}/env`, "phase-input", name);
     for (const [out, spec] of Object.entries(phase.output ?? {})) {
       if (typeof spec?.file === "string") tpl(`${base}/output/${esc(out)}/file`, "phase-input", name);
@@ -100,9 +108,9 @@ function sitesOf(doc: PipelineDoc, promptFiles: Record<string, string | undefine
   for (const [hook, spec] of Object.entries(doc.hooks ?? {})) {
     const base = `/hooks/${esc(hook)}`;
     if (typeof spec === "string") sh(base, "global");
-    else if (Array.isArray(spec)) spec.forEach((_, i) => tpl(`${base}/${i}`, "global"));
+    else if (Array.isArray(spec)) argv(spec, base, "global");
     else if (spec && typeof spec.run === "string") sh(`${base}/run`, "global");
-    else if (spec && Array.isArray(spec.run)) spec.run.forEach((_, i) => tpl(`${base}/run/${i}`, "global"));
+    else if (spec && Array.isArray(spec.run)) argv(spec.run, `${base}/run`, "global");
   }
   return sites;
 }
@@ -148,11 +156,31 @@ export function checkExpressionsAndTemplates(ctx: RuleContext): Diagnostic[] {
         const contexts = shellContexts(parsed.template);
         if (!contexts.ok) found.push(...contexts.diagnostics);
       }
+      if (parsed.template && site.argv) found.push(...argvProblems(ctx, site, source));
     }
     for (const r of refs) if (r.path[0] === "params" && r.path[1] !== undefined) ctx.usedParams.add(r.path[1]);
     for (const d of found) out.push(locate(ctx, site, source, d));
   }
   return out;
+}
+
+/** The problems of one argv element, judged with the list it stands in (the words before it). */
+function argvProblems(ctx: RuleContext, site: Site, source: string): ExprDiagnostic[] {
+  const own = valueAtPointer(ctx.doc, site.argv!.pointer);
+  if (!Array.isArray(own)) return [];
+  const before = site.argv!.after !== undefined ? valueAtPointer(ctx.doc, site.argv!.after) : [];
+  const list = [...(Array.isArray(before) ? before : []), ...own];
+  const index = list.length - own.length + Number(site.pointer.slice(site.pointer.lastIndexOf("/") + 1));
+  const templates: Template[] = [];
+  for (const item of list) {
+    const t = typeof item === "string" ? parseTemplate(item).template : undefined;
+    if (!t) return []; // a template that does not parse is reported on its own
+    templates.push(t);
+  }
+  if (list[index] !== source) return [];
+  return checkArgv(templates, !site.argv!.plain)
+    .filter((p) => p.element === index)
+    .map((p) => p.diagnostic);
 }
 
 function locate(ctx: RuleContext, site: Site, source: string, d: ExprDiagnostic): Diagnostic {

@@ -1,7 +1,8 @@
 /**
  * MCP servers are declared once, under `mcp`: every server a phase attaches
  * (`mcp: [NAME]`) and every server a tool set's `mcp` allowlist names
- * (`server/tool`, `server/*`) must be one of them.
+ * (`server/tool`, `server/*`) must be one of them (for an allowlist, a warning:
+ * format 1 accepted servers configured in the agent CLI itself).
  */
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
@@ -27,10 +28,23 @@ export function checkMcp(ctx: RuleContext): Diagnostic[] {
       out.push(diag(ctx, "MCP_UNSUPPORTED", `/phases/${esc(name)}/mcp`, `agent "${phase.agent}" (preset aider) cannot take MCP servers: aider has no MCP client`, { hint: "attach them to a phase of a claude, codex, gemini or openai agent, or of a command agent (PHASELOOP_MCP_CONFIG)" }));
     }
   }
+  // format 1 as first published took a tool set's servers from the agent CLI's own
+  // configuration: in a file that declares none, such an entry still validates, as a
+  // warning (see compat-v1.ts); in one that declares servers it is a mistake
+  // (a typo, most often)
   for (const [name, set] of Object.entries(doc.tools ?? {})) {
     if (!Array.isArray(set?.mcp)) continue;
     set.mcp.forEach((entry, i) => {
-      if (typeof entry === "string") unknown(mcpEntryServer(entry), `/tools/${esc(name)}/mcp/${i}`, "the tool set allows tools of MCP server");
+      if (typeof entry !== "string") return;
+      const server = mcpEntryServer(entry);
+      if (declared.includes(server)) return;
+      if (declared.length > 0) return unknown(server, `/tools/${esc(name)}/mcp/${i}`, "the tool set allows tools of MCP server");
+      out.push({
+        ...diag(ctx, "UNKNOWN_MCP_SERVER", `/tools/${esc(name)}/mcp/${i}`, `the tool set allows tools of MCP server "${server}", which is not declared under mcp: phaseloop starts only the servers it declares, so "${entry}" allows nothing`, {
+          hint: `${didYouMean(server, declared) ?? `declare it: mcp: { ${server}: { command: [...] } } and attach it to the phase (mcp: [${server}])`}; or remove the entry (\`phaseloop migrate FILE --write\` does)`,
+        }),
+        severity: "warning",
+      });
     });
   }
   return out;

@@ -1,5 +1,6 @@
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
+import { applyImplicitBounds, compatFindings, type CompatFinding } from "./compat-v1.ts";
 import { loadSubPipelines, type SubPipeline } from "./load-sub-pipelines.ts";
 import { parsePipelineText, spanOfPointer, type ParsedText } from "./parse-pipeline-text.ts";
 import { composePipeline, locate, namesOtherFiles, type SourceFile } from "./resolve-extends.ts";
@@ -22,6 +23,8 @@ export interface LoadedPipeline {
   merged?: unknown;
   /** Where the value at a JSON pointer of the merged document was written: its file, span and the chain of files (a pipeline that extends or includes). */
   locate?: (pointer: string) => Pick<Diagnostic, "file" | "start" | "end" | "related">;
+  /** What the rules added since format 1 found, as warnings (before the run's implicit bounds were applied to `doc`). */
+  compat?: CompatFinding[];
   /** Sub-pipelines by the phase that runs them, each loaded and validated (its problems are in `diagnostics` too). */
   children?: Record<string, SubPipeline>;
 }
@@ -59,6 +62,11 @@ function validateParsed(parsed: ParsedText, text: string, file: string, promptFi
   const doc = parsed.value as PipelineDoc;
   result.doc = doc;
   result.diagnostics.push(...validatePipeline({ doc, document: parsed.document, text, file, promptFiles }));
+  // what the rules added since format 1 only warn about, the run makes safe
+  if (!hasErrors(result.diagnostics)) {
+    result.compat = compatFindings(doc);
+    applyImplicitBounds(doc);
+  }
   return result;
 }
 
@@ -108,6 +116,7 @@ async function loadComposed(file: string, text: string, parsed: ParsedText, host
   const merged: ParsedText = { document: composed.document, value: composed.value, diagnostics: [] };
   const checked = validateParsed(merged, composed.text, file, result.promptFiles);
   result.doc = checked.doc;
+  if (checked.compat) result.compat = checked.compat;
   result.diagnostics.push(...checked.diagnostics.map((d) => locate(d, composed, file)));
   explainUnreadable(result, problems);
   return result;

@@ -3,6 +3,8 @@
  * value keeps the place it was written: maps merge key by key and the
  * extending side wins; lists and scalars are replaced whole; a null value
  * removes the key. Key order is the base's, then the extending side's new keys.
+ * One exception: an agent or MCP server of another kind (see KIND_KEYS) replaces
+ * the base's whole.
  */
 import { isAlias, isMap, isPair, isScalar, isSeq, Pair, visit, YAMLMap, type Document, type Node as YamlNode } from "yaml";
 
@@ -20,8 +22,33 @@ export function isNullNode(node: unknown): boolean {
   return node === null || node === undefined || (isScalar(node) && node.value === null);
 }
 
-/** Merge `over` onto `base`, returning a new map; neither input changes. */
-export function mergeMaps(base: YAMLMap, over: YAMLMap): YAMLMap {
+/**
+ * Keys that say what kind of thing an entry is, one of each group per entry: an agent runs a
+ * `preset` or a `command`; an MCP server is started (`command`) or reached (`url`). An
+ * override of another kind replaces the base's entry whole: merged key by key, the base's
+ * `command` would stay beside the override's `preset` and win, silently.
+ */
+const KIND_KEYS: Record<string, readonly string[]> = { agents: ["preset", "command"], mcp: ["command", "url"] };
+
+function kindOf(map: YAMLMap, keys: readonly string[]): string | undefined {
+  for (const p of map.items) {
+    const k = keyOf(p);
+    if (k !== undefined && keys.includes(k) && !isNullNode((p as Pair).value)) return k;
+  }
+  return undefined;
+}
+
+/** Whether an entry of `over` is of another kind than the base's, and so replaces it whole. */
+function replacesWhole(path: readonly string[], base: YAMLMap, over: YAMLMap): boolean {
+  const keys = path.length === 1 ? KIND_KEYS[path[0]!] : undefined;
+  if (!keys) return false;
+  const was = kindOf(base, keys);
+  const is = kindOf(over, keys);
+  return was !== undefined && is !== undefined && was !== is;
+}
+
+/** Merge `over` onto `base`, returning a new map; neither input changes. `path` is where the maps stand in the document. */
+export function mergeMaps(base: YAMLMap, over: YAMLMap, path: readonly string[] = []): YAMLMap {
   const out = new YAMLMap();
   out.range = base.range ?? over.range;
   out.flow = base.flow;
@@ -40,7 +67,7 @@ export function mergeMaps(base: YAMLMap, over: YAMLMap): YAMLMap {
     baseKeys.add(k);
     const op = overByKey.get(k)!;
     if (isNullNode(op.value)) continue;
-    if (isMap(bp.value) && isMap(op.value)) out.items.push(new Pair(bp.key, mergeMaps(bp.value, op.value)));
+    if (isMap(bp.value) && isMap(op.value) && !replacesWhole(path, bp.value, op.value)) out.items.push(new Pair(bp.key, mergeMaps(bp.value, op.value, [...path, k])));
     else out.items.push(op);
   }
   for (const op of over.items) {

@@ -1,4 +1,4 @@
-import { isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node as YamlNode, type Pair } from "yaml";
+import { isAlias, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node as YamlNode, type Pair, type YAMLMap } from "yaml";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 
 export interface ParsedText {
@@ -17,14 +17,17 @@ export function parsePipelineText(text: string, file: string): ParsedText {
   const diagnostics: Diagnostic[] = [];
   let docs: Document.Parsed[];
   try {
-    docs = parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false, strict: true }) as Document.Parsed[];
+    // yaml's own duplicate-key check compares each key with every key before it (quadratic in
+    // a mapping's size); duplicateKeys below does the same check with one set per mapping
+    docs = parseAllDocuments(text, { uniqueKeys: false, prettyErrors: false, strict: true }) as Document.Parsed[];
   } catch (error) {
     return { value: undefined, diagnostics: [{ code: "YAML_SYNTAX", severity: "error", message: `the file is not valid YAML: ${String(error)}`, file, start: 0, end: 0 }] };
   }
   if (!Array.isArray(docs)) docs = [];
   const clamp = (n: number) => Math.max(0, Math.min(n, text.length));
   for (const doc of docs) {
-    for (const e of doc.errors) {
+    const errors = [...doc.errors, ...duplicateKeys(doc)].sort((a, b) => a.pos[0] - b.pos[0]);
+    for (const e of errors) {
       const [s, en] = e.pos;
       const duplicate = e.code === "DUPLICATE_KEY";
       diagnostics.push({
@@ -60,6 +63,35 @@ export function parsePipelineText(text: string, file: string): ParsedText {
   return { document, value, diagnostics };
 }
 
+/** Every key of a mapping that an earlier key of the same mapping equals (scalars compared by value), in linear time. */
+function duplicateKeys(doc: Document.Parsed): { code: string; message: string; pos: [number, number] }[] {
+  const out: { code: string; message: string; pos: [number, number] }[] = [];
+  const stack: unknown[] = [doc.contents];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isMap(node)) {
+      const seen = new Set<unknown>();
+      for (const pair of node.items) {
+        const key = pair.key;
+        if (isScalar(key)) {
+          const id = typeof key.value === "object" && key.value !== null ? key : `${typeof key.value}:${String(key.value)}`;
+          if (seen.has(id)) {
+            const at = key.range?.[0] ?? 0;
+            out.push({ code: "DUPLICATE_KEY", message: "Map keys must be unique", pos: [at, at + 1] });
+          }
+          seen.add(id);
+        } else if (key && !isAlias(key)) {
+          stack.push(key);
+        }
+        if (pair.value && !isAlias(pair.value)) stack.push(pair.value);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) if (item && !isAlias(item)) stack.push(item);
+    }
+  }
+  return out;
+}
+
 function yamlMessage(message: string): string {
   const first = message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "").replace(/\.$/, "");
   return first.charAt(0).toLowerCase() + first.slice(1);
@@ -78,7 +110,7 @@ export function nodeAtPointer(document: Document.Parsed | undefined, pointer: st
   let pair: Pair | undefined;
   for (const seg of path) {
     if (isMap(node)) {
-      const found = node.items.find((p) => isPair(p) && keyText(p.key) === seg);
+      const found = pairIndex(node).get(seg);
       if (!found) return { node: node as YamlNode, pair };
       pair = found as Pair;
       node = found.value;
@@ -92,6 +124,21 @@ export function nodeAtPointer(document: Document.Parsed | undefined, pointer: st
     }
   }
   return { node: (node ?? undefined) as YamlNode | undefined, pair };
+}
+
+const pairIndexes = new WeakMap<YAMLMap, { size: number; index: Map<string, Pair> }>();
+
+/** A mapping's pairs by key text (the first of equal keys), built once: one lookup per pointer segment, not a scan. */
+function pairIndex(map: YAMLMap): Map<string, Pair> {
+  const cached = pairIndexes.get(map);
+  if (cached && cached.size === map.items.length) return cached.index; // a mapping edited since is indexed again
+  const index = new Map<string, Pair>();
+  for (const p of map.items) {
+    const k = isPair(p) ? keyText(p.key) : undefined;
+    if (k !== undefined && !index.has(k)) index.set(k, p as Pair);
+  }
+  pairIndexes.set(map, { size: map.items.length, index });
+  return index;
 }
 
 function keyText(key: unknown): string | undefined {
@@ -119,7 +166,7 @@ export function spanOfPointer(document: Document.Parsed | undefined, text: strin
 export function keySpan(document: Document.Parsed | undefined, parentPointer: string, key: string): { start: number; end: number } | undefined {
   const { node } = nodeAtPointer(document, parentPointer);
   if (!isMap(node)) return undefined;
-  const p = node.items.find((it) => isPair(it) && keyText(it.key) === key);
+  const p = pairIndex(node).get(key);
   if (p && isScalar(p.key) && p.key.range) return { start: p.key.range[0], end: p.key.range[1] };
   return undefined;
 }

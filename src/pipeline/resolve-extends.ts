@@ -6,7 +6,7 @@
  * the merged document; `locate` maps a diagnostic back to its own file and
  * adds the chain of files that led there.
  */
-import { isMap, isScalar, isSeq, Pair, YAMLMap, type Document } from "yaml";
+import { isMap, isScalar, isSeq, Pair, YAMLMap, type Document, type Scalar } from "yaml";
 import type { Diagnostic, RelatedInfo } from "../diagnostics/diagnostic.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { eachStringScalar, isNullNode, keyOf, mergeMaps, pairOf, relocateDocument, withoutKeys } from "./merge-pipelines.ts";
@@ -42,7 +42,9 @@ export interface ComposedPipeline {
 }
 
 /** Keys an included file may hold. */
-const INCLUDE_KEYS = ["phaseloop", "$schema", "description", "include", "agents", "tools", "params", "mcp"];
+const INCLUDE_KEYS = ["phaseloop", "$schema", "name", "description", "include", "agents", "tools", "params", "mcp"];
+/** The format versions an included file may say it is written in. */
+const FORMAT_VERSIONS: readonly unknown[] = [1];
 /** The named maps an included file contributes. */
 const INCLUDED = ["agents", "tools", "params", "mcp"];
 /** The collections an include contributes to, and an override must name something in. */
@@ -134,6 +136,14 @@ export async function composePipeline(file: string, text: string, document: Docu
         const k = keyOf(p);
         if (k !== undefined && !INCLUDE_KEYS.includes(k)) {
           error("INCLUDE_KEY", source, spanOf((p as Pair).key), `an included file holds agents, tools, params and mcp servers; "${k}" is not one of them`, k === "extends" ? "only a pipeline extends another" : didYouMean(k, INCLUDED) ?? "move it into the pipeline that includes this file");
+        }
+        // a catalogue may say which format it is written in (checked) and what it is (informational)
+        const value = isScalar((p as Pair).value) ? ((p as Pair).value as Scalar).value : (p as Pair).value;
+        if (k === "phaseloop" && !FORMAT_VERSIONS.includes(value)) {
+          error("SCHEMA_VERSION", source, spanOf((p as Pair).value ?? (p as Pair).key), `unsupported format version ${JSON.stringify(value ?? null)}; this phaseloop reads format 1`, "write phaseloop: 1");
+        }
+        if ((k === "name" || k === "description") && typeof value !== "string") {
+          error("SCHEMA_TYPE", source, spanOf((p as Pair).value ?? (p as Pair).key), `"${k}" of an included file is a string`);
         }
       }
     }

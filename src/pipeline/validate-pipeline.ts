@@ -6,6 +6,9 @@ import { checkExpressionsAndTemplates } from "./check-expressions.ts";
 import { checkGroups } from "./check-groups.ts";
 import { checkAgentPhases } from "./check-agent-phases.ts";
 import { checkMcp } from "./check-mcp.ts";
+import { checkOutputFiles } from "./check-output-files.ts";
+import { checkModelTemplates } from "./check-model-templates.ts";
+import { checkPaths } from "./check-paths.ts";
 import { emptyCommand } from "./empty-command.ts";
 import { isPromptPath } from "./paths.ts";
 import { checkReachability, checkStopPath } from "./phase-graph.ts";
@@ -32,6 +35,7 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
   const rules: Rule[] = [
     checkReferences,
     checkExpressionsAndTemplates, // fills usedParams: keep before checkParams
+    checkModelTemplates, // so does this one
     checkParams,
     checkReachability,
     checkStopPath,
@@ -43,6 +47,8 @@ export function validatePipeline(ctx: Omit<RuleContext, "usedParams">): Diagnost
     checkGroups,
     checkAgentPhases,
     checkMcp,
+    checkOutputFiles,
+    checkPaths,
   ];
   const out: Diagnostic[] = [];
   for (const rule of rules) {
@@ -63,15 +69,16 @@ function checkReferences(ctx: RuleContext): Diagnostic[] {
   const phaseNames = Object.keys(doc.phases ?? {});
   const agentNames = Object.keys(doc.agents ?? {});
   const toolNames = Object.keys(doc.tools ?? {});
+  const phaseSet = new Set(phaseNames), agentSet = new Set(agentNames), toolSet = new Set(toolNames);
   const phaseRef = (name: string, pointer: string) => {
-    if (!phaseNames.includes(name)) out.push(diag(ctx, "UNKNOWN_PHASE", pointer, `unknown phase "${name}"`, { hint: didYouMean(name, phaseNames) ?? `phases: ${phaseNames.join(", ")}` }));
+    if (!phaseSet.has(name)) out.push(diag(ctx, "UNKNOWN_PHASE", pointer, `unknown phase "${name}"`, { hint: didYouMean(name, phaseNames) ?? `phases: ${phaseNames.join(", ")}` }));
   };
   for (const [name, phase] of phaseEntries(doc)) {
     const base = `/phases/${esc(name)}`;
-    if (typeof phase.agent === "string" && !agentNames.includes(phase.agent)) {
+    if (typeof phase.agent === "string" && !agentSet.has(phase.agent)) {
       out.push(diag(ctx, "UNKNOWN_AGENT", `${base}/agent`, `unknown agent "${phase.agent}"`, { hint: didYouMean(phase.agent, agentNames) ?? (agentNames.length ? `agents: ${agentNames.join(", ")}` : "declare it under agents") }));
     }
-    if (typeof phase.tools === "string" && !toolNames.includes(phase.tools)) {
+    if (typeof phase.tools === "string" && !toolSet.has(phase.tools)) {
       out.push(diag(ctx, "UNKNOWN_TOOLS", `${base}/tools`, `unknown tool set "${phase.tools}"`, { hint: didYouMean(phase.tools, toolNames) ?? (toolNames.length ? `tool sets: ${toolNames.join(", ")}` : "declare it under tools") }));
     }
     if (typeof phase.prompt === "string" && isPromptPath(phase.prompt)) {

@@ -170,6 +170,15 @@ export function withGithubActions(reporter: Reporter, commands: TextSink, env: R
           // no summary.md (the run could not write it): the outputs still say how it ended
         }
       }
+      if (runDir && workdir !== null) {
+        // the run's page as one file beside summary.md, so the action's artifact carries it
+        try {
+          const { writeRunReport } = await import("../ui/write-report.ts");
+          await writeRunReport(workdir, runId, join(runDir, "report.html"));
+        } catch {
+          // a convenience: the run's outcome and summary stand without it
+        }
+      }
       for (const problem of publishToGithub(env, { outputs, summary: summary === "" ? undefined : `${summary.trimEnd()}\n\n`, multiline: ["question"] })) write(workflowCommand("warning", { title: "phaseloop" }, problem));
     },
   };

@@ -21,6 +21,7 @@ export const checkRunInfo: Check = obj({
   max_iterations: count,
   files: optional(arrayOf(obj({ path: str, role: str, sha256: str, package: optional(str), version: optional(str) }))),
   task: optional(str),
+  started_via: optional(literal("cli", "mcp", "ui")),
 });
 
 const stringList = arrayOf(str);

@@ -13,6 +13,18 @@ import type { RunInfo } from "./run-info.ts";
 
 export type IterationRecord = HistoryEntry & { at?: string };
 
+/** Why the table's "files changed" says what it says, when that may surprise: not measured at all, or measured as none. */
+function measureNote(info: RunInfo, iterations: readonly IterationRecord[], ignoredChanged: readonly string[]): string | undefined {
+  if (info.measure === "off") {
+    return "Changed files were not measured: nothing in this pipeline reads them (no `stop.no_progress`, no tool set with `write` globs, no `changes` in a template, a condition or a prompt).";
+  }
+  if (!iterations.some((it) => it.changes.length === 0)) return undefined;
+  const where = info.measure === "git" ? "with git: a file git ignores counts only where the write globs of the phase that changed it name it, and" : "by file snapshots:";
+  const general = `Where an iteration says "none", no file changed as phaseloop measures it (${where} phaseloop's own \`.phaseloop/\` and its own output, such as \`phaseloop run … > run.out\`, never count).`;
+  if (ignoredChanged.length === 0) return general;
+  return `${general} These files changed during the run, but git ignores them and no write glob of a phase names them, so they were not progress: ${list(ignoredChanged.map((p) => `\`${p}\``), 10)}. To count a phase's work there, name the files in its tool set's \`write\`.`;
+}
+
 /** `1,200`, whatever the locale. */
 function count(n: number): string {
   return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
@@ -152,7 +164,7 @@ function pathDiagram(facts: PathFacts, end: string | null): string[] {
  * iterations left out of the table, after the first `after` rows of
  * `iterations` (a long run's table shows its first and last ones).
  */
-export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationRecord[], events: readonly RunEvent[] = [], artifacts: readonly { path: string; bytes: number }[] = [], hidden?: { after: number; count: number }): string {
+export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationRecord[], events: readonly RunEvent[] = [], artifacts: readonly { path: string; bytes: number }[] = [], hidden?: { after: number; count: number }, ignoredChanged: readonly string[] = []): string {
   const state = s.status === "interrupted" ? "interrupted" : s.outcome ? s.outcome.outcome : s.awaiting?.kind === "answer" ? "awaiting answer" : "running";
   const end = s.outcome ? s.outcome.outcome : null;
   const facts = pathFacts(events, end);
@@ -192,12 +204,14 @@ export function formatSummary(info: RunInfo, s: Snapshot, iterations: IterationR
       const phases = Object.entries(it.phases)
         .map(([name, p]) => (p.status === "failed" ? `❌ ${name}: ${failureWords(p)}` : p.status === "skipped" ? `⏭️ ${name}` : `✅ ${name}`))
         .join("<br>");
-      const changes = it.changes.length === 0 ? "none" : `${count(it.changes.length)}: ${list(it.changes.map((c) => `\`${c}\``), 3)}`;
+      const changes = info.measure === "off" ? "not measured" : it.changes.length === 0 ? "none" : `${count(it.changes.length)}: ${list(it.changes.map((c) => `\`${c}\``), 3)}`;
       const time = facts.iterationMs.get(it.iteration);
       const row = [String(it.iteration), ...(withTask ? [it.task ?? ""] : []), phases, changes, ...(withTime ? [time === undefined ? "" : duration(time)] : [])];
       out.push(`| ${row.map(cell).join(" | ")} |`);
     }
     out.push("");
+    const note = measureNote(info, iterations, ignoredChanged);
+    if (note) out.push(note, "");
   }
 
   if (s.tasks?.length) {

@@ -4,6 +4,7 @@
  * exported for tests.
  */
 import { readFileSync } from "node:fs";
+import { PATH_MAX_DEPTH, readInside } from "../runtime/open-inside.ts";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { JsonValue } from "../pipeline/spec.ts";
@@ -102,20 +103,27 @@ export function findCycle(tasks: TaskItem[]): string[] | undefined {
   return undefined;
 }
 
+/** Task files are bounded like every path and file a run reads: inside the workdir, no link out, at most this large. */
+const MAX_TASK_FILE_BYTES = 2 * 1024 * 1024;
+const MAX_TASK_FILES = 10_000;
+
+function readTaskFile(workdir: string, rel: string): string {
+  const r = readInside(workdir, rel, { maxBytes: MAX_TASK_FILE_BYTES });
+  if (!r.ok) throw new TaskSourceError(r.missing ? `cannot read the task file "${rel}" in ${workdir}` : `cannot read the task file "${rel}": ${r.reason}`);
+  if (r.truncated) throw new TaskSourceError(`the task file "${rel}" is larger than ${MAX_TASK_FILE_BYTES / 1024 / 1024} MB`);
+  return r.text;
+}
+
 export async function loadTasks(spec: CompiledTasks, workdir: string): Promise<TaskItem[]> {
   let tasks: TaskItem[];
   if (spec.source.kind === "glob") {
     // loaded only for glob sources: it reads more modules on start than the rest of a run
     const { globSync } = await import("tinyglobby");
-    const files = globSync(spec.source.glob, { cwd: workdir, onlyFiles: true }).sort();
-    tasks = files.map((f) => parseMarkdownTask(f, readFileSync(join(workdir, f), "utf8")));
+    const files = globSync(spec.source.glob, { cwd: workdir, onlyFiles: true, deep: PATH_MAX_DEPTH }).sort();
+    if (files.length > MAX_TASK_FILES) throw new TaskSourceError(`"${spec.source.glob}" matches ${files.length} files; a task queue holds at most ${MAX_TASK_FILES}`);
+    tasks = files.map((f) => parseMarkdownTask(f, readTaskFile(workdir, f)));
   } else {
-    let text: string;
-    try {
-      text = readFileSync(join(workdir, spec.source.file), "utf8");
-    } catch {
-      throw new TaskSourceError(`cannot read the task file "${spec.source.file}" in ${workdir}`);
-    }
+    const text = readTaskFile(workdir, spec.source.file);
     let doc: JsonValue;
     try {
       doc = JSON.parse(text) as JsonValue;

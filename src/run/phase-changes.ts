@@ -7,6 +7,7 @@ import type { JsonValue } from "../expr/index.ts";
 import { parseTemplate, renderTemplate } from "../expr/index.ts";
 import type { ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
 import { settleTreeWatch } from "../runtime/tree-watch.ts";
+import { withoutOwnOutput } from "../runtime/own-output.ts";
 import { revertScope, type ScopeBaseline } from "../runtime/write-scope-baseline.ts";
 import type { RunContext } from "./run-context.ts";
 import { join } from "node:path";
@@ -43,18 +44,22 @@ export interface PhaseChanges {
 /** Measure after the phase ran: the iteration's changes, and what left the write scope. */
 export async function measurePhaseChanges(phaseName: string, scope: WriteScope | undefined, ctx: RunContext, ignore?: (path: string) => boolean, fenceWritable?: readonly string[]): Promise<PhaseChanges> {
   const workdir = ctx.info.workdir;
-  const keep = (paths: string[]) => (ignore ? paths.filter((p) => !ignore(p)) : paths);
   const tracker = ctx.changes;
   if (!tracker) return { changes: [] };
   await settleTreeWatch(workdir); // the phase's writes, all counted before anything is answered without git
-  const measured = tracker.endPhase(scope?.baseline);
+  const allowed = scope && (await scopeMatcher(scope.globs));
+  // a file the write globs name is the phase's work, even when git ignores it
+  const measured = tracker.endPhase(scope?.baseline, allowed);
+  // phaseloop's own output (`> run.out`, `| tee run.log`) changed because it reported, not because the phase worked
+  const mine = new Set(withoutOwnOutput(workdir, [...new Set([...measured.changes, ...(measured.scope?.paths ?? []), ...(measured.scope?.internals ?? [])])]));
+  const keep = (paths: string[]) => paths.filter((p) => mine.has(p) && !ignore?.(p));
+  const keepFresh = (paths: string[]) => {
+    const still = new Set(withoutOwnOutput(workdir, paths));
+    return paths.filter((p) => still.has(p) && !ignore?.(p));
+  };
   let changes = keep(measured.changes);
   const phaseChanges = measured.scope && { paths: keep(measured.scope.paths), internals: keep(measured.scope.internals) };
-  if (!scope || !phaseChanges) return { changes };
-  const { default: picomatch } = await import("picomatch");
-  // a glob rendered empty (an empty param) allows nothing; picomatch refuses empty patterns
-  const globs = scope.globs.filter((g) => g !== "");
-  const allowed = picomatch(globs.length ? globs : ["\0"], { dot: true });
+  if (!scope || !phaseChanges || !allowed) return { changes };
   // the repository's own files (hooks, config, refs, the index) are outside every write scope
   // a protected name (an agent CLI's settings, a hook manager's folder) is outside every write scope, as in the OS sandbox
   let outside = [...phaseChanges.paths.filter((p) => !allowed(p) || isProtectedPath(p)), ...phaseChanges.internals].sort();
@@ -69,7 +74,7 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
       tracker.touched();
       const stuck = revertScope(workdir, scope.baseline, inBound);
       await settleTreeWatch(workdir);
-      changes = keep(tracker.remeasure());
+      changes = keepFresh(tracker.remeasure());
       undone = inBound.filter((p) => !stuck.includes(p));
       outside = outside.filter((p) => !undone!.includes(p));
       if (outside.length === 0) return { changes, undone };
@@ -81,11 +86,19 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
     tracker.touched();
     const stuck = revertScope(workdir, scope.baseline, outside);
     await settleTreeWatch(workdir); // the revert's writes too
-    changes = keep(tracker.remeasure());
+    changes = keepFresh(tracker.remeasure());
     return { changes, undone, violation: { error: "policy_violation", message: `changed files outside the write scope (reverted${stuck.length ? `, except ${stuck.join(", ")}` : ""}): ${outside.join(", ")}` } };
   }
   if (action === "fail") return { changes, undone, violation: { error: "policy_violation", message: `changed files outside the write scope: ${outside.join(", ")}` } };
   return { changes, undone };
+}
+
+/** Which paths a write scope's globs name. */
+async function scopeMatcher(globs: string[]): Promise<(path: string) => boolean> {
+  const { default: picomatch } = await import("picomatch");
+  // a glob rendered empty (an empty param) allows nothing; picomatch refuses empty patterns
+  const some = globs.filter((g) => g !== "");
+  return picomatch(some.length ? some : ["\0"], { dot: true });
 }
 
 function renderGlob(glob: string, context: Record<string, JsonValue>): string {

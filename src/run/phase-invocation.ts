@@ -4,12 +4,12 @@
  * parser), with the PHASELOOP_* variables in its environment.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { StreamParser } from "../agents/agent-adapter.ts";
 import { parserFor } from "../agents/command-agent.ts";
 import { getAdapter } from "../agents/get-adapter.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
-import { parseTemplate, renderTemplate } from "../expr/index.ts";
+import { parseTemplate, renderArgv, renderTemplate, type Template } from "../expr/index.ts";
 import type { CompiledPhase, Effect } from "../machine/types.ts";
 import { phaseMcpServers, type McpServer } from "../mcp/mcp-server.ts";
 import type { AgentSpec, ErrorClass, JsonValue, ToolSetSpec } from "../pipeline/spec.ts";
@@ -58,8 +58,23 @@ function parsedTemplate(text: string): ReturnType<typeof parseTemplate> {
   return t;
 }
 
+/** Where an invocation's files go: the run writes them; a dry run (plan-run.ts) only names them. */
+export interface InvocationFiles {
+  /** The run's artifacts folder, absolute (made if need be). */
+  artifacts(workdir: string, runId: string): string;
+  write(path: string, text: string): void;
+}
+
+const writtenFiles: InvocationFiles = {
+  artifacts: ensureArtifacts,
+  write(path, text) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+  },
+};
+
 /** Prepare a phase's invocation; `dir` is its artifact directory (phases/NNNN-PHASE/). */
-export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: string, ctx: RunContext): PreparedPhase {
+export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: string, ctx: RunContext, files: InvocationFiles = writtenFiles): PreparedPhase {
   const { machine, info } = ctx;
   let command: string | string[];
   let stdin: string | undefined;
@@ -67,15 +82,12 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
   let parser = parserFor("text");
   let builtin: BuiltinAgent | undefined;
   // every phase may write the run's artifacts folder
-  const artifacts = ensureArtifacts(info.workdir, info.run_id);
+  const artifacts = files.artifacts(info.workdir, info.run_id);
   const toolSet = withArtifacts(phase.tools ? machine.tools[phase.tools] : undefined, info.run_id);
   if (phase.kind === "agent") {
     const spec = machine.agents[phase.agent!]!;
-    // the phase's model (a tier resolved when the pipeline was compiled) in place of the agent's
-    const agent = phase.model !== undefined && phase.model !== spec.model ? { ...spec, model: phase.model } : spec;
     const promptFile = join(dir, "prompt.md");
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(promptFile, e.prompt ?? "");
+    files.write(promptFile, e.prompt ?? "");
     const extra = { prompt: e.prompt ?? "", prompt_file: promptFile };
     let renderError: string | undefined;
     let context: Record<string, JsonValue> | undefined;
@@ -90,6 +102,22 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       if (!r.ok) renderError ??= r.error;
       return r.ok ? r.value : "";
     };
+    const renderArgvList = (texts: string[], into: Record<string, string>): string[] => {
+      const templates = texts.map((x) => parsedTemplate(x).template);
+      if (templates.some((x) => !x)) return texts.map(render);
+      const r = renderArgv(templates as Template[], (context ??= { ...e.context, ...extra }));
+      if (!r.ok) {
+        renderError ??= r.error.replace(/^run\[/, "command[");
+        return [];
+      }
+      Object.assign(into, r.env);
+      return r.argv;
+    };
+    // the phase's model (a tier resolved when the pipeline was compiled) in place of the agent's,
+    // rendered like the prompt (`model: "{{ params.model }}"`); a tier it renders to is resolved now
+    const rendered = phase.model !== undefined && phase.model.includes("{{") ? render(phase.model) || undefined : phase.model;
+    const model = rendered !== undefined && spec.models && Object.hasOwn(spec.models, rendered) ? spec.models[rendered] : rendered;
+    const agent = model !== spec.model ? { ...spec, model } : spec;
     const tools = toolSet ? { ...toolSet, write: toolSet.write?.map(render), read: toolSet.read?.map(render), bash: toolSet.bash?.map(render) } : undefined;
     const structured = Object.values(phase.output).filter((o) => o.json === true && o.schema);
     const outputSchema = structured.length === 1 ? (structured[0]!.schema as Record<string, unknown>) : undefined;
@@ -109,8 +137,8 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
       let inv;
       try {
         const outputSchemaFile = outputSchema ? join(dir, "output-schema.json") : undefined;
-        if (outputSchemaFile) writeFileSync(outputSchemaFile, JSON.stringify(outputSchema, null, 2) + "\n");
-        inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, outputSchemaFile, session: e.session, workdir: info.workdir, render, mcp });
+        if (outputSchemaFile) files.write(outputSchemaFile, JSON.stringify(outputSchema, null, 2) + "\n");
+        inv = adapter.buildInvocation({ agent, prompt: e.prompt ?? "", promptFile, tools, outputSchema, outputSchemaFile, session: e.session, workdir: info.workdir, render, renderArgv: renderArgvList, mcp });
       } catch (error) {
         // a preset that cannot write its private configuration
         return { ok: false, error: "spawn_error", message: `cannot start agent "${phase.agent}": ${(error as Error).message}` };

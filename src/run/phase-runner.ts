@@ -16,7 +16,7 @@ import type { ErrorClass } from "../pipeline/spec.ts";
 import { classifyProcess } from "../runtime/classify-failure.ts";
 import type { ProcessResult } from "../runtime/run-process.ts";
 import { extractOutputs, type SchemaCheck } from "../runtime/extract-output.ts";
-import { renderTemplate } from "../expr/index.ts";
+import { renderTemplate, type JsonValue } from "../expr/index.ts";
 import { readInside } from "../runtime/read-inside.ts";
 import { readInside as readOutputInside } from "../runtime/open-inside.ts";
 import { resolveInside } from "../runtime/resolve-inside.ts";
@@ -117,7 +117,8 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   // read again through the resolver: an agent may have put a link where the file was
   for (const [name, abs] of Object.entries(outputPaths)) files[abs] = readOutputFile(workdir, e.outputFiles[name]!);
   const needsSchema = phase.outputSchema !== undefined || Object.values(phase.output).some((o) => o.schema);
-  const extracted = extractOutputs(phase.output, { text, stdout: r.stdout, stderr: r.stderrTail, files }, outputPaths, needsSchema ? await schemaChecker() : undefined, phase.outputSchema);
+  const structured = phase.kind === "agent" && report.structured !== undefined ? { structured: report.structured as JsonValue } : {};
+  const extracted = extractOutputs(phase.output, { text, stdout: r.stdout, stderr: r.stderrTail, files, ...structured }, outputPaths, needsSchema ? await schemaChecker() : undefined, phase.outputSchema);
   if (!failure && extracted.errors.length > 0) failure = { error: "output_invalid", message: extracted.errors.map((x) => x.message).join("; ") };
 
   if (violation) failure ??= violation;

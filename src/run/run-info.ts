@@ -25,9 +25,18 @@ export interface RunInfo {
   models?: Record<string, string>;
   /** The run's artifacts folder, relative to the workdir. */
   artifacts?: string;
+  /** How changed files are measured: with git, by file snapshots outside git, or not at all (nothing in the pipeline reads them). */
+  measure?: "git" | "files" | "off";
   /** `run --task`: the one task this run works (resume narrows the queue to it again). */
   task?: string;
+  /** How the run was started: the command line, the MCP server or the page of `phaseloop ui` (absent in runs from before it was recorded). */
+  started_via?: StartedVia;
 }
+
+/** Who started a run. */
+export type StartedVia = "cli" | "mcp" | "ui";
+
+export const STARTED_VIA: readonly StartedVia[] = ["cli", "mcp", "ui"];
 
 /** One file a run's pipeline was read from. */
 export interface RunFile {

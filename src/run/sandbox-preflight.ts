@@ -7,9 +7,8 @@ import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { CompiledPhase, Machine } from "../machine/types.ts";
 import { parsePipelineText, spanOfPointer } from "../pipeline/parse-pipeline-text.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
-import { homedir } from "node:os";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
-import { phaseHosts, phaseProfile } from "./phase-fence.ts";
+import { phaseHosts } from "./phase-fence.ts";
 import { fenceable, hookSandbox, phaseSandbox, sandboxPreflight, unsandboxedPhases, type SandboxOffer } from "../sandbox/sandbox-plan.ts";
 import type { CompiledHook } from "../machine/types.ts";
 
@@ -81,29 +80,4 @@ export function checkSandbox(machine: Machine, text: string, flag: SandboxMode |
   const off = unfencedByChoice(machine, flag);
   const unfenced = off.length === 0 ? undefined : `outside the OS sandbox, with your rights: ${off.join(", ")}`;
   return { diagnostics, record, warning, ...(unfenced ? { unfenced } : {}) };
-}
-
-/** What each phase gets from the OS sandbox, for --dry-run: writable places, hidden ones, reachable hosts. */
-export function sandboxLines(machine: Machine, workdir: string, flag: SandboxMode | undefined, env: Record<string, string | undefined>): string[] {
-  const check = checkSandbox(machine, "", flag, env, workdir);
-  const offer = check.record;
-  const lines = [`OS sandbox: ${offer.available ? `available (${offer.platform})${offer.no_proxy ? `, but no proxy to allowed hosts: ${offer.no_proxy.reason}` : ""}` : `not available here: ${offer.reason}`}`];
-  const home = env.HOME || homedir();
-  const short = (p: string) => (p.startsWith(`${workdir}/`) ? `./${p.slice(workdir.length + 1)}` : p === workdir ? "./" : p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p);
-  for (const p of machine.phases) {
-    const mode = phaseSandbox(machine, p, flag).mode;
-    if (mode === "off") {
-      lines.push(`  ${p.name}: off`);
-      continue;
-    }
-    const toolSet = p.tools ? machine.tools[p.tools] : undefined;
-    const profile = phaseProfile(machine, p, toolSet?.write, env, workdir, "<temp dir>");
-    const state = offer.phases[p.name] === "on" ? "" : mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)";
-    lines.push(`  ${p.name}: ${mode}${state}; ${p.kind === "run" ? "a command; " : ""}writes ${profile.allowWrite.map(short).join(", ")}; never ${profile.denyWrite.map(short).join(", ")}; hosts ${profile.allowedHosts.join(", ") || "none"}; hides ${profile.denyRead.length} secret paths of the home directory`);
-  }
-  for (const hook of Object.values(machine.hooks) as CompiledHook[]) {
-    const mode = hookSandbox(machine, hook, flag).mode;
-    lines.push(`  hook ${hook.name}: ${mode === "off" ? "off" : `${mode}; writes ./ (not .git, .phaseloop); hosts ${hook.network?.join(", ") || "none"}`}`);
-  }
-  return lines;
 }

@@ -3,6 +3,8 @@
  * workdir lock, set up the run directory, and hand over to Runner
  * (resume-run.ts continues them).
  */
+import { inheritedSecurity } from "../pipeline/inherited-security.ts";
+import { resolveOwnPrograms } from "../runtime/own-programs.ts";
 import { existsSync, statSync } from "node:fs";
 import process from "node:process";
 import { dirname, join, resolve } from "node:path";
@@ -15,15 +17,16 @@ import { resolveParams } from "../machine/resolve-params.ts";
 import type { Machine, TaskItem } from "../machine/types.ts";
 import { loadPipeline, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
+import { gitRootOf } from "../runtime/measure-changes.ts";
 import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
 import { stopRunProcesses } from "../runtime/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
 import type { Asker } from "./ask-question.ts";
 import type { Reporter } from "./run-events.ts";
-import { runPreflight, type PreflightResult } from "./preflight.ts";
+import { locateProblems, runPreflight, type PreflightResult } from "./preflight.ts";
 import { createPreflightHost } from "../runtime/preflight-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
-import { hashedSources, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
+import { hashedSources, pipelineHash, runFiles, type RunInfo, type StartedVia } from "./run-info.ts";
 import { runModels } from "./agent-choices.ts";
 import { Runner, type RunResult } from "./run-pipeline.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
@@ -67,6 +70,10 @@ export interface StartOptions {
   parallel?: number;
   /** `--into BRANCH`: where lanes merge (default: the workdir's branch). */
   into?: string;
+  /** The run's id, chosen by whoever starts it (the control layer, which must know it at once); a new one otherwise. */
+  runId?: string;
+  /** Recorded in run.json: who started the run. */
+  startedVia?: StartedVia;
 }
 
 export async function compileFile(path: string): Promise<{ loaded: LoadedPipeline; machine?: Machine; diagnostics: Diagnostic[] }> {
@@ -84,17 +91,21 @@ export function pickEnv(machine: Machine, env: Record<string, string | undefined
 
 export async function startRun(o: StartOptions): Promise<StartOutcome> {
   const workdir = resolve(o.workdir);
+  // phaseloop's own programs, found before any agent runs, from a PATH without the workdir
+  resolveOwnPrograms(workdir);
   if (!existsSync(workdir) || !statSync(workdir).isDirectory()) return { kind: "usage", message: `the workdir "${o.workdir}" is not a directory` };
   const compiled = await compileFile(o.pipeline);
   const { loaded, diagnostics } = compiled;
   if (!compiled.machine) return { kind: "invalid", diagnostics, loaded };
   let machine = compiled.machine;
   const resolved = resolveParams(machine, o.params);
-  if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: resolved.diagnostics.map((d) => ({ ...d, file: loaded.file })), loaded };
+  // a param's problem is located at its definition
+  if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: locateProblems(resolved.diagnostics, loaded.file, loaded.text), loaded };
   const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env);
   const sandbox = checkSandbox(machine, loaded.text, o.sandbox, o.env, workdir);
   const found = [...preflight.diagnostics, ...sandbox.diagnostics];
-  if (o.dryRun) return { kind: "dry-run", machine, loaded, params: resolved.params, diagnostics: found };
+  // a dry run is a check: the validator's warnings too (an output file the phase cannot write, …)
+  if (o.dryRun) return { kind: "dry-run", machine, loaded, params: resolved.params, diagnostics: [...diagnostics, ...found] };
   if (hasErrors(found)) return { kind: "invalid", diagnostics: found, loaded };
 
   // read the task queue before anything is written: a bad source is an input error
@@ -126,7 +137,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     return { kind: "invalid", diagnostics: [{ code: "LANES_NEED_GIT", severity: "error", message: lanesCheck.message, file: loaded.file, start: 0, end: 0, pointer }], loaded };
   }
 
-  const runId = newRunId(new Date(), Math.random);
+  const runId = o.runId ?? newRunId(new Date(), Math.random);
+  if (existsSync(runPath(workdir, runId))) return { kind: "usage", message: `a run "${runId}" exists already in ${join(workdir, ".phaseloop", "runs")}` };
   const lockProblem = lockPathProblem(workdir);
   if (lockProblem) return { kind: "state", text: `${lockProblem}\n` };
   const lock = acquireLock(workdir, runId, new Date());
@@ -161,7 +173,9 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       files: runFiles(loaded),
       sandbox: sandbox.record,
       ...runModels(machine, runId),
+      measure: machine.measuresChanges ? (gitRootOf(workdir) ? "git" : "files") : "off",
       ...(o.task !== undefined ? { task: o.task } : {}),
+      ...(o.startedVia !== undefined ? { started_via: o.startedVia } : {}),
     };
     // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
     const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
@@ -190,6 +204,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     ];
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);
     if (sandbox.unfenced) preface.push({ type: "note", level: "warning", message: sandbox.unfenced } as never);
+    // what a base or an include sets for the run's security, said where the run starts
+    for (const line of inheritedSecurity(loaded)) preface.push({ type: "note", level: "warning", message: `security settings ${line}` } as never);
     if (lock.tookOver) {
       preface.push({ type: "note", level: "warning", message: `took over the lock of run ${lock.tookOver.run_id} (pid ${lock.tookOver.pid} is gone)` } as never);
       const left = await stopRunProcesses(lock.tookOver.run_id);

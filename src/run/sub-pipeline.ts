@@ -63,7 +63,7 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRun
   if (!found.ok) return fail("spawn_error", `cannot find the pipeline of phase "${e.phase}": ${found.message}`);
   const loaded = await loadPipeline(found.file, readHost);
   const compiled = loaded.doc && !hasErrors(loaded.diagnostics) ? compilePipeline(loaded.doc, { promptFiles: loaded.promptFiles, file: loaded.file }) : undefined;
-  const machine = compiled?.machine;
+  const machine = compiled?.machine && tightened(compiled.machine, ctx.sandboxFlag ?? ctx.machine.sandbox ?? "auto");
   if (!machine) {
     const first = [...loaded.diagnostics, ...(compiled?.diagnostics ?? [])].find((d) => d.severity === "error");
     return fail("spawn_error", `the pipeline of phase "${e.phase}" (${found.file}) is not valid: ${first ? `${first.code} ${first.message}` : "it cannot be compiled"}`);
@@ -163,6 +163,22 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRun
   };
   ctx.emit(finishedEvent(e, r));
   return r;
+}
+
+const STRENGTH = { off: 0, auto: 1, required: 2 } as const;
+
+/**
+ * The child under its parent's sandbox: the pipeline's, each phase's and each
+ * hook's mode never weaker than `parent` (a child can only tighten; validate
+ * calls a weaker one an error, SUB_PIPELINE_SANDBOX).
+ */
+function tightened(machine: Machine, parent: keyof typeof STRENGTH): Machine {
+  const at = (mode: keyof typeof STRENGTH | undefined) => (mode !== undefined && STRENGTH[mode] >= STRENGTH[parent] ? mode : parent);
+  const own = machine.sandbox ?? "auto";
+  const sandbox = STRENGTH[own] >= STRENGTH[parent] ? own : parent;
+  const hooks: Machine["hooks"] = {};
+  for (const [k, h] of Object.entries(machine.hooks)) if (h) hooks[k as keyof Machine["hooks"]] = h.sandbox !== undefined ? { ...h, sandbox: at(h.sandbox) } : h;
+  return { ...machine, sandbox, phases: machine.phases.map((p) => (p.sandbox !== undefined ? { ...p, sandbox: at(p.sandbox) } : p)), hooks };
 }
 
 /** The child folder of this phase run, from an earlier life of the parent: one left in flight, or one that ended before the parent recorded it. */

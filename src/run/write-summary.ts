@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Snapshot } from "../machine/types.ts";
 import type { RunStore } from "../runtime/run-store.ts";
+import { ignoredChangedSince } from "../runtime/measure-changes.ts";
 import { formatSummary, type IterationRecord } from "./format-summary.ts";
 import { listArtifacts } from "./run-artifacts.ts";
 import type { RunEvent } from "./run-events.ts";
@@ -85,7 +86,9 @@ export function writeSummary(store: RunStore, info: RunInfo, snapshot: Snapshot,
       // the path diagram is left out
     }
     for (const e of pending) if (e.seq > lastSeq) events.push(e);
-    store.writeSummary(formatSummary(info, snapshot, iterations, events, listArtifacts(info.workdir, info.run_id), hidden));
+    // a run that stopped for want of progress: the files it changed that git ignores say why, often
+    const ignored = info.measure === "git" && snapshot.outcome?.reason.code === "no_progress" ? ignoredChangedSince(info.workdir, Date.parse(info.started_at)) : [];
+    store.writeSummary(formatSummary(info, snapshot, iterations, events, listArtifacts(info.workdir, info.run_id), hidden, ignored));
   } catch {
     // the summary is a convenience; the logs hold the truth
   }

@@ -7,7 +7,18 @@
  * may change files ends the reuse (`touched`), and the next baseline is
  * taken by a scan as before, so a change made between phases is attributed
  * as it always was.
+ *
+ * A file git ignores is not part of the measure, except where a phase's
+ * write globs name it: a phase that changed such a file did the work its
+ * tool set gave it (a generated report, a log the recipe keeps out of
+ * commits). The tracker claims those files for the iteration, with their
+ * state before the phase (by stat, as the write scope saw them), and counts
+ * each as changed for as long as its state differs from that one.
  */
+import { lstatSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import { statKey } from "./file-snapshot.ts";
+import { noteOwnOutput } from "./own-output.ts";
 import { advanceBaseline, measureSince, takeBaseline, type Baseline } from "./measure-changes.ts";
 import { scopeChangesAndPresent, takeScopeBaseline, type ScopeBaseline, type ScopeChanges, type ScopeReuse } from "./write-scope-baseline.ts";
 
@@ -27,10 +38,13 @@ export class ChangeTracker {
   /** Phases started and not yet measured (a group runs several at once). */
   private running = 0;
   private readonly workdir: string;
+  /** Ignored files a phase's write globs named, claimed for this iteration: each with its state before (ABSENT when it did not exist). */
+  private claimed = new Map<string, string>();
 
   constructor(workdir: string, base?: Baseline) {
     this.workdir = workdir;
     this.base = base;
+    noteOwnOutput(); // before any phase runs: which processes read phaseloop's output
   }
 
   /** The current iteration's baseline (undefined before the first, or when a resumed iteration lost it). */
@@ -45,6 +59,7 @@ export class ChangeTracker {
 
   /** A new iteration: its baseline is the workdir now. */
   beginIteration(): Baseline {
+    this.claimed.clear();
     const present = this.present("iteration", true);
     this.base = present ?? takeBaseline(this.workdir);
     const b = this.base;
@@ -67,9 +82,10 @@ export class ChangeTracker {
 
   /**
    * A phase ended: the iteration's changes now and, with a write scope, what
-   * changed since the phase started.
+   * changed since the phase started. `inScope` tells which paths the phase's
+   * write globs name: an ignored file among its changes counts as changed.
    */
-  endPhase(scope?: ScopeBaseline): { changes: string[]; scope?: ScopeChanges } {
+  endPhase(scope?: ScopeBaseline, inScope?: (path: string) => boolean): { changes: string[]; scope?: ScopeChanges } {
     this.running = Math.max(0, this.running - 1);
     const base = this.base;
     if (!base) this.last = undefined;
@@ -77,6 +93,14 @@ export class ChangeTracker {
     const look = scopeChangesAndPresent(this.workdir, scope);
     // a scope whose baseline is the iteration's index asked git the same question
     const same = base?.kind === "git" && scope.changes.kind === "git" && scope.changes.index === base.index;
+    if (inScope && scope.changes.kind === "git") {
+      const ignoredNow = look.present.ignored ?? {};
+      for (const p of look.changes.paths) {
+        if (this.claimed.has(p) || !inScope(p)) continue;
+        const before = scope.ignored[p];
+        if (before !== undefined || Object.hasOwn(ignoredNow, p)) this.claimed.set(p, before ?? ABSENT);
+      }
+    }
     const changes = base ? this.look(base, same ? look.tree : undefined) : [];
     if (this.last) this.last.scope = { kind: scope.changes.kind, present: look.present };
     return { changes, scope: look.changes };
@@ -90,7 +114,10 @@ export class ChangeTracker {
   private look(base: Baseline, tree?: string[]): string[] {
     const r = measureSince(this.workdir, base, tree);
     this.last = this.running === 0 ? { tree: r.tree, files: r.files } : undefined;
-    return r.changes;
+    if (this.claimed.size === 0) return r.changes;
+    const changes = new Set(r.changes);
+    for (const [p, before] of this.claimed) if (!inState(join(this.workdir, p), before)) changes.add(p);
+    return [...changes].sort();
   }
 
   /** A baseline of the workdir now without scanning it, when the last look still describes it. */
@@ -99,5 +126,18 @@ export class ChangeTracker {
     const base = this.base;
     if (!last || !base || this.running > 0) return undefined;
     return advanceBaseline(this.workdir, base, last, slot, overlay);
+  }
+}
+
+/** pathState of a path that does not exist. */
+const ABSENT = "-";
+
+/** Whether an ignored path is still as the write scope recorded it: by stat (a link also by its target), or ABSENT. */
+function inState(full: string, before: string): boolean {
+  try {
+    const st = lstatSync(full);
+    return statKey(st) === before || (st.isSymbolicLink() && `link:${readlinkSync(full)}` === before);
+  } catch {
+    return before === ABSENT;
   }
 }

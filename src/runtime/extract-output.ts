@@ -14,6 +14,8 @@ export interface ExtractSources {
   stderr: string;
   /** Output files by their rendered path: content, or undefined when the phase did not write it. */
   files: Record<string, string | undefined>;
+  /** The structured answer a CLI returned beside the text under a schema it enforced: `json` outputs read it instead of the text. */
+  structured?: JsonValue;
 }
 
 export interface ExtractResult {
@@ -41,7 +43,10 @@ export function extractOutputs(
     const text = spec.from === "stdout" ? sources.stdout : spec.from === "stderr" ? sources.stderr : sources.text;
     let value: JsonValue | undefined;
     try {
-      value = extractOne(spec, text, filePaths[name] !== undefined ? sources.files[filePaths[name]!] : undefined, filePaths[name]);
+      value =
+        spec.json !== undefined && sources.structured !== undefined && (spec.from ?? "text") === "text"
+          ? resolvePointer(sources.structured, spec.json === true ? "" : spec.json)
+          : extractOne(spec, text, filePaths[name] !== undefined ? sources.files[filePaths[name]!] : undefined, filePaths[name]);
     } catch (error) {
       errors.push({ name, message: `output "${name}": ${(error as Error).message}` });
       value = undefined;

@@ -16,13 +16,14 @@
  * or when its state differs from the overlay's: one `git status` per
  * measure, and none per baseline.
  */
-import { rmSync } from "node:fs";
+import { removeInside } from "./remove-inside.ts";
+import { lstatSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { diffSnapshots, pathState, snapshotFiles } from "./file-snapshot.ts";
 import { WATCH_LIMIT } from "./stat-watch.ts";
 import { watchedSnapshot } from "./snapshot-update.ts";
 import { mayStartTreeWatch, stopTreeWatch, treeWatchFor } from "./tree-watch.ts";
-import { advanceSlotIndex, findRepo, ignoredByRules, restoreFromIndex, worktreeChanges, writeSlotIndex } from "./private-git.ts";
+import { advanceSlotIndex, findRepo, ignoredByRules, restoreFromIndex, runGit, workdirPathspec, worktreeChanges, writeSlotIndex } from "./private-git.ts";
 
 /** pathState of a path that does not exist. */
 const ABSENT = "-";
@@ -165,10 +166,36 @@ export function revertPaths(workdir: string, baseline: Baseline, paths: string[]
       continue;
     }
     try {
-      rmSync(join(workdir, p), { force: true });
+      if (!removeInside(workdir, p)) failed.push(p);
     } catch {
       failed.push(p);
     }
   }
   return failed;
+}
+
+/** At most this many ignored entries are looked at for `ignoredChangedSince`. */
+const IGNORED_LOOK_LIMIT = 5000;
+
+/**
+ * Files git ignores (outside wholly ignored folders) modified at or after
+ * `sinceMs`: what a run changed that its measure left out, for the report.
+ * Read only (`git ls-files`, which writes no index); [] outside git.
+ */
+export function ignoredChangedSince(workdir: string, sinceMs: number): string[] {
+  const repo = findRepo(workdir);
+  if (!repo) return [];
+  const r = runGit(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", ...workdirPathspec(repo)], workdir);
+  if (!r.ok) return [];
+  const out: string[] = [];
+  for (const entry of r.out.split("\0").slice(0, IGNORED_LOOK_LIMIT)) {
+    if (!entry || entry.endsWith("/") || entry === ".phaseloop" || entry.startsWith(".phaseloop/")) continue;
+    try {
+      const st = lstatSync(join(workdir, entry));
+      if (st.isFile() && st.mtimeMs >= sinceMs) out.push(entry);
+    } catch {
+      // gone
+    }
+  }
+  return out.sort();
 }

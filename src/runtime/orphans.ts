@@ -4,7 +4,13 @@
  * a resumed run (or one taking over the lock) must stop it before it starts
  * the phase again, or two agents would work in one workdir. Every phase and
  * hook carries PHASELOOP_RUN_ID in its environment: on Linux, /proc finds
- * them by it. Elsewhere there is nothing to read, and nothing is stopped.
+ * them by it. A process can shed its environment (`setsid env -i …`), so a
+ * phase outside a sandbox's pid namespace also starts with a hard limit on
+ * file locks (a limit the kernel no longer applies) of LEFTOVER_MARK: its
+ * processes inherit it, and one without privileges can lower it but never
+ * raise it again. At the phase's end, a process made since it started that
+ * carries the mark and no other phase's environment is the phase's too.
+ * Elsewhere there is nothing to read, and nothing is stopped.
  */
 import { Buffer } from "node:buffer";
 import { openSync, readdirSync, readFileSync, readSync } from "node:fs";
@@ -20,6 +26,34 @@ export interface PidMark {
   /** The last pid handed out before the phase: its first process's pid minus one. */
   lastPid: number;
   at: number;
+}
+
+/** The hard RLIMIT_LOCKS of a phase's processes: finite and at most this marks them (normal processes have none). */
+export const LEFTOVER_MARK = 1346915408;
+
+/** Whether a process carries the mark: a finite hard limit on file locks at most LEFTOVER_MARK. */
+export function carriesMark(limits: string): boolean {
+  const line = limits.split("\n").find((l) => l.startsWith("Max file locks"));
+  const hard = line?.slice(26).trim().split(/\s+/)[1];
+  return hard !== undefined && /^\d+$/.test(hard) && Number(hard) <= LEFTOVER_MARK;
+}
+
+/** The first processes of the phases running now: a marked process below one of them is that phase's, not a leftover. */
+export const liveRoots = new Set<number>();
+
+/** Whether `pid` is, or descends from, a live root (its parents read from /proc, at most 64 up). */
+function underLiveRoot(pid: number): boolean {
+  let cur = pid;
+  for (let i = 0; i < 64 && cur > 1; i++) {
+    if (liveRoots.has(cur)) return true;
+    try {
+      const stat = readFileSync(`/proc/${cur}/stat`, "latin1");
+      cur = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    } catch {
+      return false;
+    }
+  }
+  return false;
 }
 
 let pidMax: number | undefined;
@@ -77,7 +111,12 @@ export function fewPidsSince(mark: { lastPid: number; at: number } | undefined, 
   return Array.from({ length: count }, (_, i) => ((mark.lastPid + i) % max) + 1);
 }
 
-/** The pids whose environment says they belong to this run (and, given `phaseDir`, to that phase run; given `since`, made after that mark). */
+/**
+ * The pids whose environment says they belong to this run (and, given
+ * `phaseDir`, to that phase run; given `since`, made after that mark). Given
+ * both, a process made since that carries the mark and no PHASELOOP_PHASE_DIR
+ * of another phase is found too, whatever else its environment says.
+ */
 export function findRunProcesses(runId: string, phaseDir?: string, since?: PidMark): number[] {
   if (process.platform !== "linux") return [];
   const now = since && markPids();
@@ -99,6 +138,7 @@ export function findRunProcesses(runId: string, phaseDir?: string, since?: PidMa
     try {
       const environ = `\0${readFileSync(`/proc/${pid}/environ`, "utf8")}\0`;
       if (environ.includes(marker) && environ.includes(phaseMarker)) found.push(pid);
+      else if (since && phaseDir !== undefined && !environ.includes("\0PHASELOOP_PHASE_DIR=") && carriesMark(readFileSync(`/proc/${pid}/limits`, "latin1")) && !underLiveRoot(pid)) found.push(pid);
     } catch {
       // gone, never was, or another user's
     }

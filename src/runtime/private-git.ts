@@ -4,11 +4,11 @@
  * user's objects as alternates. Nothing phaseloop runs here writes into the
  * user's `.git`: not an object, not the index.
  */
-import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import process from "node:process";
 import { indexEntries } from "./index-entries.ts";
+import { ownGitSync } from "./own-git.ts";
+import { removeInside } from "./remove-inside.ts";
 import { comparesRawContent } from "./raw-content.ts";
 import { makePhaseloopDir } from "./run-store.ts";
 import { statText, WATCH_LIMIT, watchAnswer, watchedAnswer } from "./stat-watch.ts";
@@ -35,14 +35,14 @@ export interface GitResult {
 const SAFE_CONFIG = ["-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all"];
 
 export function runGit(args: string[], cwd: string, env?: Record<string, string>): GitResult {
-  const r = spawnSync("git", [...SAFE_CONFIG, ...args], { cwd, env: env ? { ...process.env, ...env } : process.env, encoding: "utf8", maxBuffer: 1024 * 1024 * 1024 });
+  const r = ownGitSync([...SAFE_CONFIG, ...args], { cwd, env, maxBuffer: 1024 * 1024 * 1024 });
   return { ok: r.status === 0, out: r.stdout ?? "" };
 }
 
 /** Which of these paths (relative to the workdir) the repository's ignore rules ignore, whether or not an index tracks them. */
 export function ignoredByRules(workdir: string, paths: string[]): Set<string> {
   if (paths.length === 0) return new Set();
-  const r = spawnSync("git", [...SAFE_CONFIG, "check-ignore", "--no-index", "-z", "--stdin"], { cwd: workdir, input: paths.join("\0") + "\0", encoding: "utf8" });
+  const r = ownGitSync([...SAFE_CONFIG, "check-ignore", "--no-index", "-z", "--stdin"], { cwd: workdir, input: paths.join("\0") + "\0" });
   // exit 1: none is ignored
   return new Set(r.status === 0 ? (r.stdout ?? "").split("\0").filter(Boolean) : []);
 }
@@ -95,6 +95,20 @@ export function workdirPathspec(repo: Pick<GitRepo, "prefix">): string[] {
 let counter = 0;
 
 /**
+ * A pathspec that leaves out every gitlink of the index `env` names: `git
+ * add` asks each one's repository for its status (submodule config is no
+ * help there), and a repository an agent made or pointed a `.git` file at
+ * would run its own filters and fsmonitor, outside any sandbox.
+ */
+function withoutGitlinks(pathspec: string[], workdir: string, env: Record<string, string>): string[] {
+  const r = runGit(["ls-files", "-s", "-z"], workdir, env);
+  if (!r.ok) return pathspec;
+  const links = r.out.split("\0").filter((e) => e.startsWith("160000 ")).map((e) => e.slice(e.indexOf("\t") + 1));
+  if (links.length === 0) return pathspec;
+  return [...(pathspec.length > 0 ? pathspec : ["--", "."]), ...links.map((p) => `:(exclude,literal)${p}`)];
+}
+
+/**
  * A new index file for `slot` matching the work tree now (untracked files
  * added, ignored ones not). It starts as a copy of the newest index phaseloop
  * has (or of the user's, read only), so git re-reads only what changed since;
@@ -111,7 +125,7 @@ export function writeSlotIndex(workdir: string, repo: GitRepo, slot: string): st
   try {
     if (existsSync(seed)) copyFileSync(seed, work);
     else runGit(["read-tree", "HEAD"], repo.root, env); // no HEAD yet: an empty index
-    const add = runGit(["add", "-A", "--ignore-errors", ...workdirPathspec(repo)], workdir, env);
+    const add = runGit(["add", "-A", "--ignore-errors", ...withoutGitlinks(workdirPathspec(repo), workdir, env)], workdir, env);
     if (!add.ok && !existsSync(work)) return undefined;
     if (seed !== userIndex) dropNowIgnored(workdir, repo, work, userIndex);
     renameSync(work, index);
@@ -140,7 +154,7 @@ function dropNowIgnored(workdir: string, repo: GitRepo, index: string, userIndex
   const theirs = new Set(ignoredIn(userIndex, {}) ?? ours);
   const drop = ours.filter((p) => !theirs.has(p));
   if (drop.length === 0) return;
-  spawnSync("git", [...SAFE_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], { cwd: workdir, env: { ...process.env, ...privateEnv(workdir, repo, index) }, input: drop.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
+  ownGitSync([...SAFE_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], { cwd: workdir, env: privateEnv(workdir, repo, index), input: drop.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
 }
 
 /**
@@ -162,7 +176,7 @@ export function advanceSlotIndex(workdir: string, repo: GitRepo, from: string, s
       copyFileSync(from, work);
     }
     if (paths.length > 0) {
-      const r = spawnSync("git", [...SAFE_CONFIG, "update-index", "--add", "--remove", "-z", "--stdin"], { cwd: workdir, env: { ...process.env, ...privateEnv(workdir, repo, work) }, input: paths.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
+      const r = ownGitSync([...SAFE_CONFIG, "update-index", "--add", "--remove", "-z", "--stdin"], { cwd: workdir, env: privateEnv(workdir, repo, work), input: paths.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
       if (r.status !== 0) throw new Error("update-index failed");
     }
     renameSync(work, index);
@@ -279,7 +293,10 @@ export function restoreFromIndex(workdir: string, repo: GitRepo, index: string, 
   const back: string[] = [];
   for (const p of paths) {
     try {
-      rmSync(join(workdir, p), { force: true, recursive: true });
+      if (!removeInside(workdir, p, { recursive: true })) {
+        failed.push(p);
+        continue;
+      }
     } catch {
       failed.push(p);
       continue;
@@ -287,7 +304,7 @@ export function restoreFromIndex(workdir: string, repo: GitRepo, index: string, 
     if (held.has(p)) back.push(p);
   }
   if (back.length > 0) {
-    const r = spawnSync("git", [...SAFE_CONFIG, "checkout-index", "-f", "-z", "--stdin"], { cwd: workdir, env: { ...process.env, ...env }, input: back.join("\0") + "\0" });
+    const r = ownGitSync([...SAFE_CONFIG, "checkout-index", "-f", "-z", "--stdin"], { cwd: workdir, env, input: back.join("\0") + "\0" });
     if (r.status !== 0) failed.push(...back.filter((p) => !existsSync(join(workdir, p))));
   }
   return failed.sort();

@@ -5,6 +5,7 @@
  * reach no host are still fenced (`noProxy` says why the others cannot be). macOS has Seatbelt.
  */
 import { spawnSync } from "node:child_process";
+import { ownProgram } from "./own-programs.ts";
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import { ownFenceAvailable } from "./linux-fence.ts";
@@ -12,7 +13,7 @@ import { ownFenceAvailable } from "./linux-fence.ts";
 export type SandboxProbe = { available: true; platform: "linux" | "macos"; noProxy?: { reason: string; fix: string } } | { available: false; reason: string; fix: string };
 
 function onPath(program: string): boolean {
-  return spawnSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" }).status === 0;
+  return ownProgram(program).startsWith("/");
 }
 
 function readSysctl(path: string): string | undefined {
@@ -64,7 +65,7 @@ function probe(): SandboxProbe {
       fix: "install them: apt-get install bubblewrap socat ripgrep (Debian/Ubuntu), dnf install bubblewrap socat ripgrep (Fedora)",
     };
   }
-  const trial = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--die-with-parent", "true"], { encoding: "utf8" });
+  const trial = spawnSync(ownProgram("bwrap"), ["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--die-with-parent", "true"], { encoding: "utf8" });
   if (trial.status === 0) {
     if (!missing.includes("socat")) return { available: true, platform: "linux" };
     return { available: true, platform: "linux", noProxy: { reason: "socat, which runs the proxy to a phase's allowed hosts, is not found on PATH", fix: "install it: apt-get install socat (Debian/Ubuntu), dnf install socat (Fedora)" } };

@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { dirname } from "node:path";
+import { LEFTOVER_MARK, liveRoots } from "./orphans.ts";
+import { OWN_PROGRAMS, ownProgram } from "./own-programs.ts";
 import { StringDecoder } from "node:string_decoder";
 import process from "node:process";
 
@@ -186,6 +188,14 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     const argv = typeof spec.command === "string" ? ["sh", "-c", spec.command] : spec.command;
+    // phaseloop's own programs (the shell of a `run:` string, bwrap) by their absolute path, never a PATH lookup an agent could steer
+    let program = OWN_PROGRAMS.has(argv[0]!) ? ownProgram(argv[0]!) : argv[0]!;
+    let args = argv.slice(1);
+    if (spec.sweep && !program.endsWith("/bwrap") && process.platform === "linux") {
+      // outside a sandbox's pid namespace: a mark every process of the phase inherits and none can take off (orphans.ts)
+      args = ["-c", `ulimit -w ${LEFTOVER_MARK} 2>/dev/null; exec "$@"`, "sh", program, ...args];
+      program = ownProgram("sh");
+    }
     const carried = nulCarrier(argv, spec.env);
     if (carried) {
       const message = `cannot start the process: ${carried} holds a NUL byte, which a process cannot be given`;
@@ -282,7 +292,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     const outLines = new LineSplitter((l) => spec.onLine?.("stdout", l) === "result" && onResult());
     const errLines = new LineSplitter((l) => spec.onLine?.("stderr", l) === "result" && onResult());
 
-    const child = spawn(argv[0]!, argv.slice(1), {
+    const child = spawn(program, args, {
       cwd: spec.cwd,
       env: spec.env as NodeJS.ProcessEnv,
       stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
@@ -290,7 +300,9 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     });
 
     // ended: the program has exited and been reaped, whoever called
+    if (spec.sweep && child.pid !== undefined) liveRoots.add(child.pid);
     const sweep = () => {
+      if (child.pid !== undefined) liveRoots.delete(child.pid);
       try {
         spec.sweep?.(child.pid, child.exitCode !== null || child.signalCode !== null);
       } catch {

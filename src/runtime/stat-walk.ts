@@ -8,6 +8,7 @@
  * Windows): the caller walks in JavaScript instead.
  */
 import { spawnSync } from "node:child_process";
+import { ownProgram } from "./own-programs.ts";
 
 export interface WalkStat {
   /** As Node's `lstat` reports them. */
@@ -31,7 +32,7 @@ export function statWalk(dir: string, skip: ReadonlySet<string>, visit: WalkVisi
   const prune: string[] = [];
   for (const name of skip) prune.push(...(prune.length ? ["-o"] : []), "-name", name);
   const args = [".", "-mindepth", "1", ...(prune.length ? ["-type", "d", "(", ...prune, ")", "-prune", "-o"] : []), "-printf", "%y %m %s %T@ %C@ %i\\0%P\\0%l\\0"];
-  const r = spawnSync("find", args, { cwd: dir, maxBuffer: 1024 * 1024 * 1024, stdio: ["ignore", "pipe", "ignore"] });
+  const r = spawnSync(ownProgram("find"), args, { cwd: dir, maxBuffer: 1024 * 1024 * 1024, stdio: ["ignore", "pipe", "ignore"] });
   if (r.error || (r.status !== 0 && !r.stdout?.length)) {
     // no find, or one without -printf (an unreadable directory inside still lists the rest)
     unavailable = true;

@@ -5,6 +5,7 @@
  * byte, so that a revert can put back a hook, the config, a ref or the
  * index). Those are never inside a write scope.
  */
+import { removeInside } from "./remove-inside.ts";
 import { lstatSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { diffSnapshots, snapshotFiles, statKey } from "./file-snapshot.ts";
@@ -105,7 +106,7 @@ export function revertScope(workdir: string, base: ScopeBaseline, paths: string[
 
 function removeCreated(workdir: string, path: string, stuck: string[]): void {
   try {
-    rmSync(join(workdir, path), { force: true, recursive: true });
+    if (!removeInside(workdir, path, { recursive: true })) stuck.push(path);
   } catch {
     stuck.push(path);
   }

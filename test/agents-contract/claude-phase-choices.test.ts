@@ -12,6 +12,7 @@ import { agentBinDir } from "./agent-bins.ts";
 import { claudeEnv } from "./agent-envs.ts";
 import { startAnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { contractSandbox, contractSuite, gitWorkdir, runPipeline } from "./contract-helpers.ts";
+import { skipped } from "../skip-reason.ts";
 
 const bin = agentBinDir("@anthropic-ai/claude-code");
 const track = contractSuite();
@@ -40,7 +41,7 @@ const say = (text: string): Turn => ({ blocks: [{ text }] });
 /** The text of every message of a request, flattened. */
 const said = (body: Record<string, unknown>) => JSON.stringify(body.messages ?? []);
 
-describe.skipIf(bin === undefined)("Claude Code: model, session, artifacts", { timeout: 180_000 }, () => {
+describe.skipIf(skipped(bin === undefined, "the claude CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))("Claude Code: model, session, artifacts", { timeout: 180_000 }, () => {
   it("sends the tier's model, continues the session with the earlier turns, writes the artifacts folder", async () => {
     const { dir } = gitWorkdir("phaseloop-claude-choices-", { "p.yaml": PIPELINE, "src/a.ts": "export const a = 1;\n" }, { commit: false });
     const mock = await startAnthropicMock((i) => (i === 0 ? say("PLAN-ANSWER: three steps.") : i === 1 ? { blocks: [{ tool: "Write", input: { file_path: `${runDir(dir)}/artifacts/notes.md`, content: "notes\n" } }] } : say("done")));
@@ -60,6 +61,27 @@ describe.skipIf(bin === undefined)("Claude Code: model, session, artifacts", { t
     expect(started.map((e) => [e.model, e.continued_session])).toEqual([["claude-haiku-4-5", null], ["claude-opus-4-8", planOut.session_id]]);
     expect(readFileSync(join(runDir(dir), "artifacts/notes.md"), "utf8")).toBe("notes\n");
     expect(existsSync(join(dir, "notes.md"))).toBe(false);
+  });
+
+  it("--dry-run shows the argv the run starts Claude Code with, its model in the request the API receives", async () => {
+    const { dir } = gitWorkdir("phaseloop-claude-dry-run-", { "p.yaml": PIPELINE, "src/a.ts": "export const a = 1;\n" }, { commit: false });
+    const mock = await startAnthropicMock((i) => (i === 0 ? say("PLAN-ANSWER: three steps.") : say("done")));
+    track(mock);
+    const env = claudeEnv(bin, mock.url);
+    const dry = await cliAsync(["run", "p.yaml", "--dry-run", "--json", ...contractSandbox()], dir, env).done;
+    expect(dry.code, dry.stderr).toBe(0);
+    const plan = JSON.parse(dry.stdout) as { phases: { phase: string; command: string[]; env: string[]; sandbox: { state: string } }[] };
+    const r = await runPipeline(dir, env);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const runId = events(dir)[0]!.run as string;
+    const normal = (argv: unknown) => (argv as string[]).map((a) => a.replaceAll(runId, "RUN_ID").replace(/\/phases\/\d{4}-/g, "/phases/NNNN-"));
+    const started = events(dir).filter((e) => e.type === "phase.started");
+    // the first phase exactly; the second continues the first's session, which no dry run can know
+    expect(normal(started[0]!.command)).toEqual(normal(plan.phases[0]!.command));
+    expect(normal(started[1]!.command).filter((a) => !a.startsWith("--resume="))).toEqual(normal(plan.phases[1]!.command));
+    expect(plan.phases[0]!.command).toContain("--model=claude-haiku-4-5");
+    expect(mock.requests[0]!.model).toBe("claude-haiku-4-5");
+    expect(plan.phases.map((p) => started.find((e) => e.phase === p.phase)!.sandbox)).toEqual(plan.phases.map((p) => p.sandbox.state === "on"));
   });
 
   it("a run killed while a continued session runs continues that session when resumed", async () => {

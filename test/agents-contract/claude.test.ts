@@ -3,7 +3,7 @@
  * its CLI, in a temporary git workdir, against a loopback Anthropic API that
  * each test scripts turn by turn.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runDir } from "../cli/cli-helpers.ts";
@@ -11,6 +11,8 @@ import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
 import { claudeEnv } from "./agent-envs.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { contractPipeline, contractSuite, gitWorkdir, leftBehind, runPipeline, type PipelineSetup, type RunOutcome } from "./contract-helpers.ts";
+import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
+import { skipped } from "../skip-reason.ts";
 
 const CLAUDE_VERSION = pinnedVersion("@anthropic-ai/claude-code");
 const bin = agentBinDir("@anthropic-ai/claude-code");
@@ -44,7 +46,7 @@ const writeFile = (path: string, content = "x\n") => tool("Write", { file_path: 
 const bash = (command: string, extra: Record<string, unknown> = {}) => tool("Bash", { command, description: "run", ...extra });
 const done = say("Finished.\nSTATUS: COMPLETE");
 
-describe.skipIf(!installed)(`Claude Code ${CLAUDE_VERSION} through phaseloop`, { timeout: 120_000 }, () => {
+describe.skipIf(skipped(!installed, "the claude CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))(`Claude Code ${CLAUDE_VERSION} through phaseloop`, { timeout: 120_000 }, () => {
   it("succeeds: writes inside its tool set, shows human lines, records the version, keeps every turn", async () => {
     const o = await run((d) => [writeFile(`${d}/src/b.ts`, "export const b = 2;\n"), done], { tools: '{ read: ["src/**"], write: ["src/**"] }' });
     expect(o.finished).toMatchObject({ status: "succeeded", output: { status: "COMPLETE" }, changes: ["src/b.ts"] });
@@ -178,6 +180,33 @@ describe.skipIf(!installed)(`Claude Code ${CLAUDE_VERSION} through phaseloop`, {
     const o = await run([tool("StructuredOutput", { verdict: "pass", score: 3 }), say("done")], { tools: '{ read: ["**"] }', output });
     expect(o.finished).toMatchObject({ status: "succeeded", output: { verdict: { verdict: "pass", score: 3 } } });
     expect((o.mock.requests[0]!.tools as { name: string }[]).map((t) => t.name)).toContain("StructuredOutput");
+  });
+
+  it("structured output keeps the rest: with --json-schema, the tag and match outputs are read from claude's own text", async () => {
+    const output = [
+      "      verdict: { json: true, schema: { type: object, properties: { verdict: { type: string } }, required: [verdict] } }",
+      "      status: { match: 'STATUS: (\\w+)', required: true }",
+      "      reason: { tag: reason, required: true }",
+    ].join("\n");
+    const o = await run([tool("StructuredOutput", { verdict: "pass" }, "Checked it.\n<reason>the tests pass</reason>\nSTATUS: COMPLETE"), say("Checked it.\n<reason>the tests pass</reason>\nSTATUS: COMPLETE")], { tools: '{ read: ["**"] }', output });
+    expect(o.finished).toMatchObject({ status: "succeeded", output: { verdict: { verdict: "pass" }, status: "COMPLETE", reason: "the tests pass" } });
+    expect(readFileSync(join(runDir(o.dir), "phases/0001-work/stdout.log"), "utf8")).toContain('"structured_output"');
+  });
+
+  it.skipIf(!probeSandbox().available)("writes its verdict into the run's artifacts folder inside the OS sandbox, where the rest of .phaseloop/ is read-only, and the verdict is read", async () => {
+    const output = "      review: { file: '{{ run.artifacts }}/review.toml', required: true }";
+    const review = async (target: (dir: string, artifacts: string) => string) => {
+      const { dir } = gitWorkdir("phaseloop-claude-", { "p.yaml": pipeline({ tools: '{ read: ["**"] }', output }), "src/a.ts": "export const a = 1;\n" });
+      // the run folder exists by the time claude asks: the verdict goes where {{ run.artifacts }} names
+      const artifacts = () => join(dir, ".phaseloop/runs", readdirSync(join(dir, ".phaseloop/runs"))[0]!, "artifacts");
+      const mock = track(await startAnthropicMock((i) => (i === 0 ? tool("Write", { file_path: target(dir, artifacts()), content: 'summary = "ok"\nblocker = "needs a key"\n' }) : say("Reviewed."))));
+      return { dir, o: await runPipeline(dir, claudeEnv(bin, mock.url), ["--sandbox", "required"]) };
+    };
+    const ok = await review((_, artifacts) => join(artifacts, "review.toml"));
+    expect(ok.o.finished).toMatchObject({ status: "succeeded", output: { review: { summary: "ok", blocker: "needs a key" } } });
+    const elsewhere = await review((dir) => join(dir, ".phaseloop/review.toml"));
+    expect(elsewhere.o.finished).toMatchObject({ status: "failed" });
+    expect(existsSync(join(elsewhere.dir, ".phaseloop/review.toml"))).toBe(false);
   });
 
   it("without a tool set, writes headless inside the workdir", async () => {

@@ -12,6 +12,7 @@ import { agentBinDir } from "./agent-bins.ts";
 import { codexEnv } from "./agent-envs.ts";
 import { contractSandbox, contractSuite, gitWorkdir, runPipeline } from "./contract-helpers.ts";
 import { startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
+import { skipped } from "../skip-reason.ts";
 
 const bin = agentBinDir("@openai/codex");
 const track = contractSuite();
@@ -51,7 +52,7 @@ function setup(mock: ResponsesMock): { dir: string; env: Record<string, string> 
 const said = (body: Record<string, unknown> | undefined) => JSON.stringify(body?.input ?? []);
 const PLAN: ResponsesTurn = { text: '{"steps":["PLAN-ANSWER-one","two"]}' };
 
-describe.skipIf(!bin)("Codex CLI: model, schema, session", { timeout: 180_000 }, () => {
+describe.skipIf(skipped(!bin, "the codex CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))("Codex CLI: model, schema, session", { timeout: 180_000 }, () => {
   it("sends the tier's model and the schema, and continues the plan's thread in build", async () => {
     const mock = track(await startResponsesMock([PLAN, { text: "built" }]));
     const { dir, env } = setup(mock);

@@ -14,6 +14,7 @@ import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
 import { codexEnv } from "./agent-envs.ts";
 import { contractPipeline, contractSuite, fenced, gitWorkdir, processesRunning, runPipeline, stdoutLog, type PipelineSetup, type RunOutcome } from "./contract-helpers.ts";
 import { startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
+import { skipped } from "../skip-reason.ts";
 
 const CODEX_VERSION = pinnedVersion("@openai/codex");
 const bin = agentBinDir("@openai/codex");
@@ -45,7 +46,7 @@ const done = say("Finished.\nSTATUS: COMPLETE");
 const exec = (cmd: string): ResponsesTurn => ({ call: "exec_command", args: { cmd } });
 const addFile = (path: string, content = "x"): ResponsesTurn => ({ custom: "apply_patch", input: `*** Begin Patch\n*** Add File: ${path}\n+${content}\n*** End Patch\n` });
 
-describe.skipIf(!bin)(`Codex CLI ${CODEX_VERSION} through phaseloop`, { timeout: 150_000 }, () => {
+describe.skipIf(skipped(!bin, "the codex CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))(`Codex CLI ${CODEX_VERSION} through phaseloop`, { timeout: 150_000 }, () => {
   it("succeeds: a patch inside its tool set, human lines, the version recorded", async () => {
     const o = await run([addFile("src/b.ts", "export const b = 2;"), done], { tools: '{ read: ["**"], write: ["src/**"] }' });
     expect(o.finished, `${o.stdout}\n${o.stderr}\n${JSON.stringify(o.mock.requests[0]?.tools)?.slice(0, 3000)}\n${stdoutLog(o.dir)}`).toMatchObject({ status: "succeeded", output: { status: "COMPLETE" }, changes: ["src/b.ts"] });

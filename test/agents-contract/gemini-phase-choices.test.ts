@@ -12,6 +12,7 @@ import { agentBinDir } from "./agent-bins.ts";
 import { geminiEnv } from "./agent-envs.ts";
 import { contractSandbox, contractSuite, gitWorkdir, runPipeline } from "./contract-helpers.ts";
 import { startGeminiMock, type GeminiTurn } from "./gemini-mock.ts";
+import { skipped } from "../skip-reason.ts";
 
 const bin = agentBinDir("@google/gemini-cli");
 const track = contractSuite();
@@ -44,7 +45,7 @@ function setup(): { dir: string; env: (url: string) => Record<string, string> } 
 const said = (r: { body: Record<string, unknown> } | undefined) => JSON.stringify(r?.body.contents ?? []);
 const PLAN: GeminiTurn = { text: "PLAN-ANSWER: one, two." };
 
-describe.skipIf(!bin)("Gemini CLI: model, session", { timeout: 180_000 }, () => {
+describe.skipIf(skipped(!bin, "the gemini CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))("Gemini CLI: model, session", { timeout: 180_000 }, () => {
   it("asks the tier's model, and continues the session in build with the earlier turns", async () => {
     const mock = track(await startGeminiMock([PLAN, { text: "built" }]));
     const { dir, env } = setup();

@@ -12,6 +12,7 @@ import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
 import { geminiEnv } from "./agent-envs.ts";
 import { commitAll, contractPipeline, contractSuite, gitWorkdir, leftBehind, runPipeline, stdoutLog, type PipelineSetup, type RunOutcome } from "./contract-helpers.ts";
 import { startGeminiMock, type GeminiMock, type GeminiTurn } from "./gemini-mock.ts";
+import { skipped } from "../skip-reason.ts";
 
 const GEMINI_VERSION = pinnedVersion("@google/gemini-cli");
 const bin = agentBinDir("@google/gemini-cli");
@@ -47,7 +48,7 @@ const writeFile = (path: string, content = "x\n"): GeminiTurn => ({ call: "write
 const readFile = (path: string): GeminiTurn => ({ call: "read_file", args: { file_path: path } });
 const shell = (command: string): GeminiTurn => ({ call: "run_shell_command", args: { command, description: "run" } });
 
-describe.skipIf(!bin)(`Gemini CLI ${GEMINI_VERSION} through phaseloop`, { timeout: 150_000 }, () => {
+describe.skipIf(skipped(!bin, "the gemini CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))(`Gemini CLI ${GEMINI_VERSION} through phaseloop`, { timeout: 150_000 }, () => {
   it("succeeds: writes inside its tool set, shows human lines, records the version, keeps every turn", async () => {
     const o = await run((d) => [{ ...writeFile(`${d}/src/b.ts`, "export const b = 2;\n"), text: "I will create src/b.ts." }, done], { tools: '{ read: ["src/**"], write: ["src/**"] }' });
     expect(o.finished, o.stdout + o.stderr).toMatchObject({ status: "succeeded", output: { status: "COMPLETE" }, changes: ["src/b.ts"] });

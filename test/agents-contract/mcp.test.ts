@@ -18,6 +18,7 @@ import { contractSuite, gitWorkdir, runPipeline, type RunOutcome } from "./contr
 import { startFakeOpenAi, type ScriptedAnswer } from "../agents/fake-openai.ts";
 import { startGeminiMock, type GeminiMock, type GeminiTurn } from "./gemini-mock.ts";
 import { startResponsesMock, type ResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
+import { skipped } from "../skip-reason.ts";
 
 const SERVER = resolve("test/fixtures/mcp/stamp-server.mjs");
 const track = contractSuite();
@@ -99,7 +100,7 @@ const claudeMock = async (turns: Turn[]): Promise<AnthropicMock> => track(await 
 const toolNamesOf = (body: Record<string, unknown>) => ((body.tools as { name: string }[] | undefined) ?? []).map((t) => t.name);
 const REPO_MCP = JSON.stringify({ mcpServers: { repo: { command: "node", args: [SERVER] } } });
 
-describe.skipIf(claudeBin === undefined)("claude with MCP servers", () => {
+describe.skipIf(skipped(claudeBin === undefined, "the claude CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))("claude with MCP servers", () => {
   it("calls the attached server's allowed tool; the result reaches the model; nothing else is loaded", async () => {
     const mock = await claudeMock([{ blocks: [{ tool: "mcp__stamp__stamp", input: { text: "hello" } }] }, { blocks: [{ text: "Stamped." }] }]);
     const r = await runMcp({ preset: "claude", attach: ["stamp"], allow: ["stamp/stamp"] }, claudeEnv(mock.url), { ".mcp.json": REPO_MCP });
@@ -218,7 +219,7 @@ const geminiMock = async (turns: GeminiTurn[]): Promise<GeminiMock> => track(awa
 
 const GEMINI_REPO_SETTINGS = JSON.stringify({ mcpServers: { repo: { command: "node", args: [SERVER] } } });
 
-describe.skipIf(geminiBin === undefined)("gemini with MCP servers", { timeout: 150_000 }, () => {
+describe.skipIf(skipped(geminiBin === undefined, "the gemini CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))("gemini with MCP servers", { timeout: 150_000 }, () => {
   it("calls the attached server's allowed tool; the result reaches the model; nothing else is loaded", async () => {
     const mock = await geminiMock([{ call: "mcp_stamp_stamp", args: { text: "hello" } }, { text: "Stamped." }]);
     const r = await runMcp({ preset: "gemini", attach: ["stamp"], allow: ["stamp/stamp"], agentExtra: ", model: gemini-2.5-flash" }, geminiEnv(mock.url), { ".gemini/settings.json": GEMINI_REPO_SETTINGS });
@@ -270,7 +271,7 @@ function codexEnv(apiUrl: string, sneakyMarker: string): Record<string, string> 
 
 const responsesMock = async (turns: ResponsesTurn[]): Promise<ResponsesMock> => track(await startResponsesMock(turns));
 
-describe.skipIf(codexBin === undefined)("codex with MCP servers", { timeout: 150_000 }, () => {
+describe.skipIf(skipped(codexBin === undefined, "the codex CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))("codex with MCP servers", { timeout: 150_000 }, () => {
   const sneaky = () => join(mkdtempSync(join(tmpdir(), "phaseloop-sneaky-")), "sneaky.log");
 
   it("calls the attached server's allowed tool; the result reaches the model; the user's own server does not start", async () => {

@@ -15,6 +15,7 @@ import { startAnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { contractSuite, gitWorkdir, runPipeline, stdoutLog } from "./contract-helpers.ts";
 import { startGeminiMock, type GeminiTurn } from "./gemini-mock.ts";
 import { startResponsesMock, type ResponsesTurn } from "./responses-mock.ts";
+import { skipped } from "../skip-reason.ts";
 
 const sandbox = probeSandbox().available;
 const claudeBin = agentBinDir("@anthropic-ai/claude-code");
@@ -59,7 +60,7 @@ async function claude(turns: Turn[] | ((dir: string, home: string) => Turn[]), t
 const tool = (name: string, input: Record<string, unknown>): Turn => ({ blocks: [{ tool: name, input }] });
 const say = (text: string): Turn => ({ blocks: [{ text }] });
 
-describe.skipIf(!sandbox || claudeBin === undefined)("Claude Code in the OS sandbox", { timeout: 120_000 }, () => {
+describe.skipIf(skipped(!sandbox || claudeBin === undefined, "no OS sandbox here, or the claude CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))("Claude Code in the OS sandbox", { timeout: 120_000 }, () => {
   it("reaches its API through the sandbox and writes inside its tool set", async () => {
     const o = await claude((d) => [tool("Write", { file_path: `${d}/src/b.ts`, content: "export const b = 2;\n" }), say("Done.")], '{ read: ["**"], write: ["src/**"] }');
     expect(o.finished, o.stdout).toMatchObject({ status: "succeeded" });
@@ -87,7 +88,7 @@ async function gemini(turns: GeminiTurn[], tools: string, files: Record<string, 
   return { ...o, dir, home, mock };
 }
 
-describe.skipIf(!sandbox || geminiBin === undefined)("Gemini CLI in the OS sandbox", { timeout: 120_000 }, () => {
+describe.skipIf(skipped(!sandbox || geminiBin === undefined, "no OS sandbox here, or the gemini CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))("Gemini CLI in the OS sandbox", { timeout: 120_000 }, () => {
   it("a command gemini's allowlist lets through cannot write the home directory or read its secrets", async () => {
     const script = "const fs = require('fs');\nfs.appendFileSync(process.env.HOME + '/.bashrc', 'evil');\nconsole.log(fs.readFileSync(process.env.HOME + '/.aws/credentials', 'utf8'));\n";
     const o = await gemini([{ call: "run_shell_command", args: { command: "node tools/task.js", description: "run" } }, { text: "Done." }], TASK_TOOLS, { "tools/task.js": script });
@@ -117,7 +118,7 @@ async function codex(turns: ResponsesTurn[], tools: string, files: Record<string
 
 const runTask: ResponsesTurn[] = [{ call: "exec_command", args: { cmd: "node tools/task.js" } }, { text: "All done." }];
 
-describe.skipIf(!sandbox || codexBin === undefined)("Codex in the OS sandbox", { timeout: 120_000 }, () => {
+describe.skipIf(skipped(!sandbox || codexBin === undefined, "no OS sandbox here, or the codex CLI is not installed (npm run test:agents installs the pinned agent CLIs)"))("Codex in the OS sandbox", { timeout: 120_000 }, () => {
   it("reaches the model provider its config.toml names through the sandbox, and completes", async () => {
     const o = await codex([{ text: "All done." }], '{ read: ["**"], write: ["src/**"] }');
     expect(o.code, o.stdout + o.stderr).toBe(0);

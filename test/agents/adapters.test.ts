@@ -30,6 +30,12 @@ describe("claude", () => {
   });
   const init = { type: "system", subtype: "init", session_id: "s1", model: "sonnet" };
   const text = { type: "assistant", message: { content: [{ type: "text", text: "working\nSTATUS: COMPLETE" }] } };
+  it("with --json-schema, keeps the structured answer apart and its own last words as the text", () => {
+    const said = { type: "assistant", message: { content: [{ type: "text", text: "Checked.\n<reason>tests pass</reason>\nSTATUS: COMPLETE" }] } };
+    const call = { type: "assistant", message: { content: [{ type: "tool_use", id: "t1", name: "StructuredOutput", input: { verdict: "pass" } }] } };
+    const r = feed(createClaudeParser(), [init, said, call, { type: "result", subtype: "success", is_error: false, result: '{"verdict":"pass"}', structured_output: { verdict: "pass" }, permission_denials: [] }]);
+    expect(r).toMatchObject({ success: true, text: "Checked.\n<reason>tests pass</reason>\nSTATUS: COMPLETE", structured: { verdict: "pass" } });
+  });
   it("succeeds on a success result and reads tokens and cost", () => {
     const r = feed(createClaudeParser(), [init, text, { type: "result", subtype: "success", is_error: false, result: "done. STATUS: COMPLETE", total_cost_usd: 0.12, usage: { input_tokens: 100, output_tokens: 20 }, permission_denials: [] }]);
     expect(r).toMatchObject({ success: true, text: "done. STATUS: COMPLETE", tokens: 120, costUsd: 0.12, sessionId: "s1" });

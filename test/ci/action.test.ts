@@ -12,6 +12,7 @@ import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CLI, ensureBuilt, ROOT, tempDir, write } from "../cli/cli-helpers.ts";
 import { readYaml, type Yaml } from "./ci-helpers.ts";
+import { skipped } from "../skip-reason.ts";
 
 const action = readYaml("action.yml");
 const runs = action.runs as Yaml;
@@ -83,7 +84,7 @@ describe("action.yml", () => {
   // npm ci of the whole tree and a build: a minute or more, so in CI (CI=true) or when asked
   // (PHASELOOP_TEST_ACTION_INSTALL=1), on Node (the action's steps run on Node)
   const installToo = (process.env.CI === "true" || process.env.PHASELOOP_TEST_ACTION_INSTALL === "1") && !("Deno" in globalThis);
-  it.skipIf(!installToo)(
+  it.skipIf(skipped(!installToo, "installing from a clean copy runs under CI=true (or PHASELOOP_TEST_ACTION_INSTALL=1) on Node only"))(
     "installs phaseloop from a clean copy of its sources (no dist/, no node_modules) and puts it on PATH",
     () => {
       const actionPath = tempDir("phaseloop-action-");

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cli, CLI, ensureBuilt, events, runDir, tempDir, write } from "./cli-helpers.ts";
+import { skipped } from "../skip-reason.ts";
 
 const hasScript = process.platform === "linux" && spawnSync("script", ["--version"]).status === 0;
 
@@ -42,6 +43,8 @@ describe("ask: a question to a person", () => {
     const json = JSON.parse(cli(["status", "--json"], dir).stdout);
     expect(json).toMatchObject({ state: "awaiting answer", question: { phase: "approve", question: expect.stringContaining("iteration 1") } });
     expect(readFileSync(join(runDir(dir), "summary.md"), "utf8")).toMatch(/awaiting answer[\s\S]*## Questions[\s\S]*> Review PLAN\.md \(iteration 1\)/);
+    // the runs list says the same, not that it crashed
+    expect(JSON.parse(cli(["runs", "--json"], dir).stdout)[0]).toMatchObject({ outcome: "awaiting answer", exit_code: 3 });
 
     // an answer that is not approve: back to plan, and the question again
     const second = cli(["resume", "--answer", "shorter, please", "--reporter", "plain"], dir);
@@ -103,7 +106,7 @@ describe("ask: a question to a person", () => {
     expect(bad.stdout + bad.stderr).toMatch(/bad\.yaml:\d+:\d+: error SCHEMA/);
   });
 
-  it.skipIf(!hasScript)("in a terminal the question is asked in the live view and the run goes on with the typed answer", async () => {
+  it.skipIf(skipped(!hasScript, "script(1) is not installed (util-linux)"))("in a terminal the question is asked in the live view and the run goes on with the typed answer", async () => {
     const dir = tempDir();
     write(dir, { "p.yaml": PIPELINE });
     // script(1) gives the CLI a terminal for stdin and stdout

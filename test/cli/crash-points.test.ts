@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt, ROOT, write } from "./cli-helpers.ts";
 import { countCrashPoints, findStrace, logViolations, readRunFiles, runKilledAt, type Ran } from "./crash-points.ts";
+import { skipped } from "../skip-reason.ts";
 
 const strace = findStrace();
 
@@ -133,7 +134,7 @@ async function pool<T>(jobs: (() => Promise<T>)[], width: number): Promise<T[]> 
   return out;
 }
 
-describe.skipIf(!strace)("crash points", () => {
+describe.skipIf(skipped(!strace, "strace is not installed (apt-get install strace)"))("crash points", () => {
   beforeAll(() => ensureBuilt());
 
   for (const [index, c] of cases.entries()) {

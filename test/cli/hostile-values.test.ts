@@ -28,7 +28,7 @@ describe("a value in a shell command stays data, whatever quotes surround it", (
   const contexts = [
     ["bare", "printf %s {{ params.x }} > got; printf %s {{ phases.gen.output.x }} > got2"],
     ["double quotes", 'printf %s "v={{ params.x }}" > got; printf %s "v={{ phases.gen.output.x }}" > got2'],
-    ["single quotes", "printf %s 'v={{ params.x }}' > got; printf %s 'v={{ phases.gen.output.x }}' > got2"],
+    ["a substitution inside double quotes", 'printf %s "v=$(printf %s {{ params.x }})" > got; printf %s "v=$(printf %s "{{ phases.gen.output.x }}")" > got2'],
   ] as const;
   it.each(contexts)("%s: from --param and from a phase's output", (name, run) => {
     for (const payload of PAYLOADS) {
@@ -43,9 +43,13 @@ describe("a value in a shell command stays data, whatever quotes surround it", (
     }
   });
 
-  it("a template where no quoting is safe is a located error before anything runs", () => {
+  it.each([
+    ["backticks", "echo `echo {{ params.x }}` > got"],
+    ["single quotes (the shell expands nothing there)", "printf %s 'v={{ params.x }}' > got"],
+    ["a $ before the template", 'echo "v=${{ params.x }}" > got'],
+  ])("a template in %s is a located error before anything runs", (_what, command) => {
     const dir = tempDir();
-    write(dir, { "p.yaml": pipeline("echo `echo {{ params.x }}` > got") });
+    write(dir, { "p.yaml": pipeline(command) });
     const r = cli(["validate", "p.yaml"], dir);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/p\.yaml:12:\d+: error SHELL_TEMPLATE_CONTEXT/);

@@ -41,8 +41,10 @@ describe("phaseloop run: the hailstone recipe", () => {
     const dir = tempDir();
     const r = cli(["run", join(ROOT, "pipelines/hailstone.yaml"), "--param", "start=27", "--max-iterations", "5", "--reporter", "json"], dir);
     expect(r.code).toBe(3);
-    const last = JSON.parse(r.stdout.trim().split("\n").at(-1)!);
-    expect(last).toMatchObject({ type: "run.finished", outcome: "stopped", reason: { code: "max_iterations" } });
+    const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.at(-2)).toMatchObject({ type: "run.finished", outcome: "stopped", reason: { code: "max_iterations" } });
+    // and, as every reporter ends, where the run's files are
+    expect(lines.at(-1)).toMatchObject({ type: "run.folder", folder: `.phaseloop/runs/${String(lines.at(-2)!.run)}/`, summary: `.phaseloop/runs/${String(lines.at(-2)!.run)}/summary.md` });
   });
 
   it("refuses a param of the wrong type with exit 2 and runs nothing", () => {

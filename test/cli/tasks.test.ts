@@ -75,8 +75,8 @@ describe("phaseloop tasks", () => {
     expect(r.code).toBe(0);
     expect(r.stdout.trimEnd().split("\n")).toHaveLength(1);
     expect(JSON.parse(r.stdout)).toEqual([
-      { id: "US-001", title: "Add login", priority: 2, depends_on: [], status: "pending", ready: true, reason: null, slug: "us-001" },
-      { id: "US-004", title: "Add a footer", priority: 4, depends_on: [], status: "pending", ready: true, reason: null, slug: "us-004" },
+      { id: "US-001", title: "Add login", priority: 2, depends_on: [], status: "pending", ready: true, reason: null, slug: "US-001" },
+      { id: "US-004", title: "Add a footer", priority: 4, depends_on: [], status: "pending", ready: true, reason: null, slug: "US-004" },
     ]);
     const all = JSON.parse(cli(["tasks", "p.yaml", "--json"], dir).stdout) as { id: string; status: string; ready: boolean }[];
     expect(all.map((t) => [t.id, t.status, t.ready])).toEqual([

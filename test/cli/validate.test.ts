@@ -42,6 +42,8 @@ describe("phaseloop validate", () => {
     const r = cli(["validate", "nope.yaml"], tempDir());
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^nope\.yaml:1:1: error FILE_NOT_FOUND/);
+    // met as an empty frame: "1 | " and a lone caret under nothing
+    expect(r.stderr).toBe('nope.yaml:1:1: error FILE_NOT_FOUND cannot read "nope.yaml": no such file\n1 error\n');
   });
 });
 

@@ -12,7 +12,7 @@ const waitFor = async (check: () => boolean) => {
 const lines = (dir: string, f: string) => readFileSync(join(dir, f), "utf8").trim().split("\n");
 
 describe("max_visits end to end", () => {
-  it("validate refuses an unbounded inner cycle with a located error, exit 2", () => {
+  it("validate warns of an unbounded inner cycle, located, exit 0, and the run stops blocked at the implicit bound", () => {
     const dir = tempDir();
     write(dir, {
       "p.yaml": `phaseloop: 1
@@ -28,10 +28,15 @@ phases:
 stop: { max_iterations: 2 }
 `,
     });
+    // format 1 accepted it when first published: a located warning, and the run bounds the cycle
     const r = cli(["validate", "p.yaml"], dir);
-    expect(r.code).toBe(2);
-    expect(r.stdout + r.stderr).toMatch(/p\.yaml:10:15: error UNBOUNDED_CYCLE the cycle "fix" → "fix"/);
-    expect(cli(["run", "p.yaml"], dir).code).toBe(2);
+    expect(r.code).toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/p\.yaml:10:15: warning UNBOUNDED_CYCLE the cycle "fix" → "fix"/);
+    // a cycle that never ends on its own: the run's bound ends it
+    write(dir, { "loop.yaml": "phaseloop: 1\nname: inner\nphases:\n  plan: { run: \"true\" }\n  fix:\n    run: \"true\"\n    next:\n      - if: iteration > 5\n        stop: complete\n      - goto: fix\nstop: { max_iterations: 2 }\n" });
+    const run = cli(["run", "loop.yaml", "--reporter", "plain"], dir);
+    expect(run.code).toBe(3);
+    expect(run.stdout + run.stderr).toMatch(/phase "fix" ran 10 times in one iteration/);
   });
 
   it("a bounded cycle ends on its exhausted rule: goto, then stop blocked with its reason, exit 3", () => {

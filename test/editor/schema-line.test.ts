@@ -8,10 +8,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli, ensureBuilt, ROOT, tempDir } from "../cli/cli-helpers.ts";
 import { haveYamlServer, LspClient } from "./lsp-client.ts";
+import { skipped } from "../skip-reason.ts";
 
 if (!haveYamlServer) console.warn("!!! yaml-language-server is not installed (node scripts/install-yaml-server.mjs): the editor tests are SKIPPED");
 
-describe.skipIf(!haveYamlServer)("the $schema line in a real YAML language server", () => {
+describe.skipIf(skipped(!haveYamlServer, "yaml-language-server is not installed (node scripts/install-yaml-server.mjs)"))("the $schema line in a real YAML language server", () => {
   let dir: string;
   let lsp: LspClient;
   beforeAll(async () => {

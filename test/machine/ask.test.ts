@@ -21,7 +21,8 @@ describe("ask phases", () => {
     expect(d.snapshot.awaiting).toEqual({ kind: "answer", phase: "approve", question: "Approve the plan of iteration 1?", seq: 2, askedAt: d.at });
     const next = d.send({ type: "answer.given", at: d.at, phase: "approve", answer: "yes" });
     expect(d.snapshot.results.approve).toMatchObject({ status: "succeeded", answer: "yes", text: "yes" });
-    expect(next).toContainEqual(expect.objectContaining({ type: "phase.run", phase: "build", command: "echo yes" }));
+    // the answer reaches the command in a variable of its own, never spliced into the command line
+    expect(next).toContainEqual(expect.objectContaining({ type: "phase.run", phase: "build", command: 'echo "${PHASELOOP_T1_answer}"', env: expect.objectContaining({ PHASELOOP_T1_answer: "yes" }) }));
     d.finish();
     expect(d.outcome).toEqual({ outcome: "complete", reason: { code: "transition", message: "built: yes" } });
     expect(d.snapshot.questions).toEqual([{ phase: "approve", iteration: 1, question: "Approve the plan of iteration 1?", answer: "yes" }]);

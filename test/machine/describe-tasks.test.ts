@@ -51,12 +51,19 @@ describe("describeTasks", () => {
     fc.assert(
       fc.property(fc.string(), (id) => {
         const slug = taskSlug(id);
-        expect(slug).toMatch(/^[a-z0-9_]([a-z0-9._-]*[a-z0-9_])?$/);
+        expect(slug).toMatch(/^[A-Za-z0-9_]([A-Za-z0-9._-]*[A-Za-z0-9_])?(\+[0-9a-f]*)?$/);
         expect(slug).not.toContain("..");
       }),
     );
-    expect(taskSlug("US-001")).toBe("us-001");
-    expect(taskSlug("Fix the Login!")).toBe("fix-the-login");
+    expect(taskSlug("us-001")).toBe("us-001");
+    expect(taskSlug("US-001")).toBe("US-001");
+    expect(taskSlug("Fix the Login!")).toMatch(/^Fix-the-Login\+[0-9a-f]+$/);
+  });
+
+  it("gives distinct ids distinct slugs (a task file may hold ids that differ by case or punctuation)", () => {
+    fc.assert(fc.property(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), (a, b) => a === b || taskSlug(a) !== taskSlug(b)), { numRuns: 2000 });
+    expect(taskSlug("a b")).not.toBe(taskSlug("a-b"));
+    expect(taskSlug("a.lock")).not.toBe("a.lock");
   });
 
   it("prints a table with a header and a dash for no priority or dependencies", () => {

@@ -148,4 +148,57 @@ describe("drawing the machine", () => {
     expect(formatMermaid(machines[1]!)).toContain('p_work -->|"tests pass · task done"| queue');
     expect(formatMermaid(machines[1]!)).toContain('p_work -->|"exit_code == 2 · task blocked"| queue');
   });
+
+  it("draws a conditional rule and the fall-back after it to the same phase as two arrows, the fall-back labelled otherwise", () => {
+    // met as: `graph` drew `if: exit_code == 0 → verify` and `goto: verify` as one unlabelled arrow
+    const m = compile({
+      phases: {
+        execute: { run: "true", next: [{ if: "exit_code == 0", goto: "verify" }, { goto: "verify" }] },
+        verify: { run: "true", next: [{ if: "exit_code == 0", stop: "complete" }, { if: "exit_code == 1", goto: "execute" }, { if: "exit_code == 2", label: "flaky", goto: "execute" }, { label: "anything else", goto: "execute" }] },
+      },
+      stop: { max_iterations: 3 },
+    });
+    const edges = machineEdges(m).filter((e) => e.style === "solid").map((e) => `${e.from}>${e.to}:${e.label}`);
+    expect(edges).toEqual(["start>p_execute:", "p_execute>p_verify:exit_code == 0", "p_execute>p_verify:otherwise", "p_verify>complete:exit_code == 0", "p_verify>p_execute:exit_code == 1", "p_verify>p_execute:flaky", "p_verify>p_execute:anything else"]);
+    const mer = formatMermaid(m);
+    expect(checkMermaid(mer)).toEqual([]);
+    expect(mer).toContain('p_execute -->|"exit_code == 0"| p_verify');
+    expect(mer).toContain('p_execute -->|"otherwise"| p_verify');
+    expect(mer).toContain('p_verify -->|"anything else"| p_execute');
+    const dot = formatDot(m);
+    expect(dot).toContain('p_execute -> p_verify [label="exit_code == 0"];');
+    expect(dot).toContain('p_execute -> p_verify [label="otherwise"];');
+    expect(dot).toContain('p_verify -> p_execute [label="flaky", tooltip="exit_code == 2"];');
+    expect(dot).toContain('p_verify -> p_execute [label="anything else", tooltip="otherwise"];');
+  });
+
+  it("labels the fall-through after conditional rules that all point elsewhere otherwise, also when one of them leads to the same phase", () => {
+    const m = compile({
+      phases: { a: { run: "true", next: [{ if: "exit_code == 0", goto: "b" }] }, b: { run: "true" } },
+      stop: { max_iterations: 2 },
+    });
+    const edges = machineEdges(m).filter((e) => e.from === "p_a" && e.style === "solid").map((e) => e.label);
+    expect(edges).toEqual(["exit_code == 0", "otherwise"]);
+  });
+
+  it("draws every rule as an arrow of its own in both formats, whatever the rules", () => {
+    const target = fc.constantFrom("a", "b", "c");
+    const rule = fc.record({ cond: fc.option(fc.constantFrom("exit_code == 0", "exit_code == 1", "iteration > 1"), { nil: undefined }), goto: target, label: fc.option(fc.constantFrom("ok", "retry"), { nil: undefined }) });
+    fc.assert(
+      fc.property(fc.uniqueArray(rule, { minLength: 1, maxLength: 5, selector: (r) => r.cond ?? "" }), (rules) => {
+        const next = rules.map((r) => ({ ...(r.cond ? { if: r.cond } : {}), goto: r.goto, ...(r.label ? { label: r.label } : {}) }));
+        // rules after an unconditional one are never reached: keep up to the first
+        const upto = next.findIndex((r) => !("if" in r));
+        const kept = upto === -1 ? next : next.slice(0, upto + 1);
+        const m = compile({ phases: { a: { run: "true", next: kept }, b: { run: "true" }, c: { run: "true" } }, stop: { max_iterations: 2 } });
+        const out = machineEdges(m).filter((e) => e.from === "p_a" && e.style === "solid");
+        // one arrow per rule, and the fall-through when every rule has a condition
+        const fallBack = kept.every((r) => "if" in r);
+        expect(out.length).toBe(kept.length + (fallBack ? 1 : 0));
+        for (const [i, r] of kept.entries()) expect(out[i]).toMatchObject({ to: `p_${r.goto}`, label: r.label ?? r.if ?? (i === 0 ? "" : "otherwise") });
+        if (fallBack) expect(out[kept.length]).toMatchObject({ to: "p_b", label: "otherwise" });
+        expect(formatDot(m).split("\n").filter((l) => l.startsWith("  p_a -> ") && !l.includes("dashed")).length).toBe(out.length);
+      }),
+    );
+  });
 });

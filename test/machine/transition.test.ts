@@ -83,7 +83,7 @@ describe("iterations and transitions", () => {
     expect(d.running?.phase).toBe("generate");
   });
 
-  it("renders prompts and shell-quotes interpolated values in run strings", () => {
+  it("renders prompts, and passes the values of run strings in environment variables", () => {
     const m = compile({
       params: { file: { type: "string", default: "a b'c.txt" } },
       agents: { w: { command: ["cat"] } },
@@ -96,7 +96,7 @@ describe("iterations and transitions", () => {
     expect(run && run.type === "phase.run" && run.prompt).toBe("Work on a b'c.txt in iteration 1.");
     const fx2 = d.finish();
     const run2 = fx2.find((e) => e.type === "phase.run");
-    expect(run2 && run2.type === "phase.run" && run2.command).toBe("cat 'a b'\\''c.txt'");
+    expect(run2 && run2.type === "phase.run" && [run2.command, run2.env.PHASELOOP_T1_file]).toEqual(['cat "${PHASELOOP_T1_file}"', "a b'c.txt"]);
   });
 });
 
@@ -341,7 +341,7 @@ describe("hooks", () => {
     d.send({ type: "hook.finished", at: d.at, hook: "before_iteration", ok: true });
     const end = d.finish();
     const done = end.find((e) => e.type === "hook.run");
-    expect(done && done.type === "hook.run" && [done.hook, done.command, done.env.PHASELOOP_OUTCOME]).toEqual(["on_complete", "notify 1", "complete"]);
+    expect(done && done.type === "hook.run" && [done.hook, done.command, done.env.PHASELOOP_T1_iteration, done.env.PHASELOOP_OUTCOME]).toEqual(["on_complete", 'notify "${PHASELOOP_T1_iteration}"', "1", "complete"]);
   });
 
   it("stops blocked when a blocking hook fails", () => {

@@ -52,7 +52,7 @@ describe("execute-review", () => {
     write(dir, { "TASK.md": "do it" });
     play(dir, {
       execute: [{ stdout: "STATUS: INCOMPLETE\nNEXT STEPS:\n- finish b\n", files: { "a.txt": "a" } }, { stdout: "STATUS: INCOMPLETE\n", files: { "b.txt": "b" } }],
-      review: [{ files: { ".phaseloop/review_output.toml": toml(["write b.txt"]) } }, { files: { ".phaseloop/review_output.toml": toml([]) } }],
+      review: [{ files: { "$PHASELOOP_ARTIFACTS/review_output.toml": toml(["write b.txt"]) } }, { files: { "$PHASELOOP_ARTIFACTS/review_output.toml": toml([]) } }],
     });
     const r = run(dir, "execute-review", "check=test -f b.txt");
     expect(r.code).toBe(0);
@@ -63,7 +63,7 @@ describe("execute-review", () => {
   it("stops blocked with the reviewer's blocker", () => {
     const dir = tempDir();
     write(dir, { "TASK.md": "do it" });
-    play(dir, { execute: [{ stdout: "STATUS: INCOMPLETE\n", files: { "a.txt": "a" } }], review: [{ files: { ".phaseloop/review_output.toml": toml(["x"], "needs an API key") } }] });
+    play(dir, { execute: [{ stdout: "STATUS: INCOMPLETE\n", files: { "a.txt": "a" } }], review: [{ files: { "$PHASELOOP_ARTIFACTS/review_output.toml": toml(["x"], "needs an API key") } }] });
     const r = run(dir, "execute-review");
     expect(r.code).toBe(3);
     expect(finished(dir)).toMatchObject({ outcome: "blocked", reason: { message: "review: needs an API key" } });
@@ -72,7 +72,7 @@ describe("execute-review", () => {
     const dir = tempDir();
     write(dir, { "TASK.md": "do it" });
     // the first review writes "nothing pending"; the second writes nothing at all
-    play(dir, { execute: [{ stdout: "STATUS: INCOMPLETE\n", files: { "a.txt": "1" } }, { stdout: "STATUS: INCOMPLETE\n", files: { "a.txt": "2" } }], review: [{ files: { ".phaseloop/review_output.toml": toml(["more"]) } }, {}] });
+    play(dir, { execute: [{ stdout: "STATUS: INCOMPLETE\n", files: { "a.txt": "1" } }, { stdout: "STATUS: INCOMPLETE\n", files: { "a.txt": "2" } }], review: [{ files: { "$PHASELOOP_ARTIFACTS/review_output.toml": toml(["more"]) } }, {}] });
     const r = run(dir, "execute-review", "check=false", "loops=2");
     expect(r.code).toBe(3);
     const reviews = events(dir).filter((e) => e.type === "phase.finished" && e.phase === "review");

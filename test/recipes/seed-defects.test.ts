@@ -57,7 +57,7 @@ describe("execute-review (code-scribe)", () => {
     write(dir, { "TASK.md": "Write a.txt, b.txt and c.txt.\n" });
     play(dir, {
       execute: [{ stdout: "STATUS: INCOMPLETE\n", files: { "a.txt": "a" } }, { stdout: "STATUS: INCOMPLETE\n", files: { "b.txt": "b" } }, { stdout: "STATUS: COMPLETE\n", files: { "c.txt": "c" } }],
-      review: [{ files: { ".phaseloop/review_output.toml": toml(["more"]) } }],
+      review: [{ files: { "$PHASELOOP_ARTIFACTS/review_output.toml": toml(["more"]) } }],
     });
     expect(run(dir, "execute-review", "check=test -f c.txt").code).toBe(0);
     const first = prompt(dir, "execute", 1);
@@ -72,8 +72,8 @@ describe("execute-review (code-scribe)", () => {
   it("does not believe a reviewer that wrote outside its allowlist", () => {
     const dir = tempDir();
     write(dir, { "TASK.md": "do it" });
-    // the review says nothing is pending, but it edited src/ (its tool set writes only .phaseloop/)
-    const review = (n: number) => ({ files: { ".phaseloop/review_output.toml": toml([]), "src/hack.ts": `x${n}` } });
+    // the review says nothing is pending, but it edited src/ (its tool set writes only the artifacts folder)
+    const review = (n: number) => ({ files: { "$PHASELOOP_ARTIFACTS/review_output.toml": toml([]), "src/hack.ts": `x${n}` } });
     play(dir, { execute: [{ stdout: "STATUS: INCOMPLETE\n", files: { "a.txt": "1" } }, { stdout: "STATUS: INCOMPLETE\n", files: { "a.txt": "2" } }], review: [review(1), review(2)] });
     const r = run(dir, "execute-review", "loops=2");
     expect(r.code).toBe(3);

@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, ensureBuilt, tempDir, write } from "../cli/cli-helpers.ts";
+import { skipped } from "../skip-reason.ts";
 
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 const socket = `phaseloop-test-${process.pid}`;
@@ -48,7 +49,7 @@ async function screenUntil(session: string, done: (screen: string) => boolean, m
   }
 }
 
-describe.skipIf(!hasTmux)("the live view in a terminal (tmux)", () => {
+describe.skipIf(skipped(!hasTmux, "tmux is not installed (apt-get install tmux)"))("the live view in a terminal (tmux)", () => {
   it.each([70, 110])("fits a %i-column pane: long lines cut with an ellipsis, failed iterations crossed, the report named at the end", async (width) => {
     const dir = tempDir();
     write(dir, { "p.yaml": PIPELINE, "agent.sh": AGENT });

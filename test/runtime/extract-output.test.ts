@@ -79,3 +79,22 @@ describe("schemas", () => {
     expect(r.errors[0]?.message).toMatch(/schema/);
   });
 });
+
+describe("a structured answer beside the text", () => {
+  it("is what json outputs read, while tag, match and section outputs read the text", () => {
+    const specs = {
+      verdict: { json: true as const, schema: { type: "object" } },
+      score: { json: "/score" },
+      status: { match: "STATUS: (\\w+)", required: true },
+      reason: { tag: "reason", required: true },
+      next: { section: "NEXT STEPS" },
+    };
+    const r = extractOutputs(specs, { text: "Done.\n<reason>tests pass</reason>\nSTATUS: COMPLETE\nNEXT STEPS:\n- ship it\n", stdout: "", stderr: "", files: {}, structured: { verdict: "pass", score: 3 } });
+    expect(r.errors).toEqual([]);
+    expect(r.output).toEqual({ verdict: { verdict: "pass", score: 3 }, score: 3, status: "COMPLETE", reason: "tests pass", next: ["ship it"] });
+  });
+  it("without one, json outputs read the text as before", () => {
+    const r = extractOutputs({ v: { json: true } }, { text: '{"a":1}', stdout: "", stderr: "", files: {} });
+    expect(r.output).toEqual({ v: { a: 1 } });
+  });
+});

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { fewPidsSince, findRunProcesses, madeSince, markPids } from "../../src/runtime/orphans.ts";
+import { skipped } from "../skip-reason.ts";
 
 describe("madeSince: the pids made between two marks of the pid counter", () => {
   const max = 32768;
@@ -24,7 +25,7 @@ describe("madeSince: the pids made between two marks of the pid counter", () => 
   });
 });
 
-describe.skipIf(process.platform !== "linux")("findRunProcesses since a mark", () => {
+describe.skipIf(skipped(process.platform !== "linux", "finding a run's processes is Linux only"))("findRunProcesses since a mark", () => {
   it("finds a process of the run started after the mark, and not one started before", async () => {
     const runId = `orphans-${process.pid}`;
     const start = () => spawn("sleep", ["30"], { env: { ...process.env, PHASELOOP_RUN_ID: runId, PHASELOOP_PHASE_DIR: "0001-x" }, stdio: "ignore" });

@@ -7,6 +7,7 @@ import { diffSnapshots, snapshotFiles } from "../../src/runtime/file-snapshot.ts
 import { watchedSnapshot, type SnapshotLook } from "../../src/runtime/snapshot-update.ts";
 import { TreeWatch } from "../../src/runtime/tree-watch.ts";
 import { applyOps, tempDirs, workdirOp, type Op } from "./workdir-ops.ts";
+import { skipped } from "../skip-reason.ts";
 
 const temp = tempDirs("phaseloop-snapshot-update-");
 const SKIP = new Set([".git", "node_modules", ".phaseloop"]);
@@ -41,7 +42,7 @@ function look(root: string, w: TreeWatch, before: Record<string, string> | undef
   return r;
 }
 
-describe.skipIf(process.platform !== "linux" || "Deno" in globalThis)("the snapshot of a watched tree", () => {
+describe.skipIf(skipped(process.platform !== "linux" || "Deno" in globalThis, "the tree watch runs on Node on Linux only"))("the snapshot of a watched tree", () => {
   it("reads again only what changed, and says so", async () => {
     const d = temp.make();
     mkdirSync(join(d, "d", "e"), { recursive: true });

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { TreeWatch } from "../../src/runtime/tree-watch.ts";
 import { applyOps, tempDirs, workdirOp } from "./workdir-ops.ts";
+import { skipped } from "../skip-reason.ts";
 
 const temp = tempDirs("phaseloop-tree-watch-");
 const PATHS = ["a", "b.txt", ".dot", "d", "d/x", "d/e", "d/e/y", "d/e/f/g/z", "new", "new/deep/file", "ig.log", "sp ace/é"];
@@ -29,7 +30,7 @@ function contents(root: string): string {
   return out.join("\n");
 }
 
-describe.skipIf(process.platform !== "linux" || "Deno" in globalThis)("the tree watch", () => {
+describe.skipIf(skipped(process.platform !== "linux" || "Deno" in globalThis, "the tree watch runs on Node on Linux only"))("the tree watch", () => {
   it("reuses an answer only after a settle, and never once anything in the tree changed", async () => {
     const d = temp.make();
     mkdirSync(join(d, "d", "e"), { recursive: true });

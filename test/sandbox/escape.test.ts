@@ -14,6 +14,7 @@ import { runProcess } from "../../src/runtime/run-process.ts";
 import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
 import { closeSandboxSession, releaseSandboxed, sandboxRefusals, wrapInSandbox } from "../../src/runtime/sandbox-session.ts";
 import { compileSandbox } from "../../src/sandbox/compile-sandbox.ts";
+import { skipped } from "../skip-reason.ts";
 
 const probe = probeSandbox();
 const root = mkdtempSync(join(tmpdir(), "pl-escape-"));
@@ -34,7 +35,7 @@ async function inSandbox(script: string, write: string[] = ["src/**"], network: 
   return { result, refusals };
 }
 
-describe.skipIf(!probe.available)("the sandbox holds", () => {
+describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available ? "" : probe.reason}`))("the sandbox holds", () => {
   beforeAll(async () => {
     for (const dir of [join(home, ".ssh"), join(home, ".aws"), join(work, "src"), sibling, temp]) mkdirSync(dir, { recursive: true });
     writeFileSync(join(home, ".bashrc"), "original\n");
@@ -199,7 +200,7 @@ describe.skipIf(!probe.available)("the sandbox holds", () => {
   });
 });
 
-describe.skipIf(probe.available)("without a sandbox", () => {
+describe.skipIf(skipped(probe.available, "the OS sandbox is here: what happens without one is not tested"))("without a sandbox", () => {
   it("the probe says why and what to do", () => {
     if (!probe.available) expect(probe.fix.length).toBeGreaterThan(0);
     // CI installs bubblewrap: there, no sandbox is a failure, not a skip.

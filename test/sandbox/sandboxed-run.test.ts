@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
 import { startFakeOpenAi, type FakeServer } from "../agents/fake-openai.ts";
 import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
+import { skipped } from "../skip-reason.ts";
 
 const probe = probeSandbox();
 let server: Server;
@@ -81,7 +82,7 @@ phases:
 stop: { max_iterations: 1 }
 `;
 
-describe.skipIf(!probe.available)("sandbox: required holds for every agent", () => {
+describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available ? "" : probe.reason}`))("sandbox: required holds for every agent", () => {
   it("a command agent gets nowhere outside its write scope, its secrets or its hosts, and the refusals are a policy_violation naming them", async () => {
     const { home, work, sibling } = world();
     const tag = `${Date.now() % 100000}${process.pid}`;
@@ -197,7 +198,7 @@ stop: { max_iterations: 1 }
   }, 60_000);
 });
 
-describe.skipIf(!probe.available)("a sandboxed run killed mid-phase", () => {
+describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available ? "" : probe.reason}`))("a sandboxed run killed mid-phase", () => {
   it.each([
     ["may reach a host (the proxy's bridges and the relay run)", `, network: ["127.0.0.1:9"]`],
     ["may reach no host (no proxy, no relay)", ""],
@@ -295,7 +296,7 @@ describe("preflight", () => {
   }, 60_000);
 });
 
-describe.skipIf(!probe.available)("without socat, the fence runs for phases that may reach no host", () => {
+describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available ? "" : probe.reason}`))("without socat, the fence runs for phases that may reach no host", () => {
   /** A PATH with bubblewrap and what the phases use, but no socat; and a fake `claude`. */
   function pathWithoutSocat(root: string): string {
     const bin = join(root, "bin");

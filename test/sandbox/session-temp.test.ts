@@ -7,10 +7,11 @@ import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
 import { runProcess } from "../../src/runtime/run-process.ts";
 import { closeSandboxSession, releaseSandboxed, wrapInSandbox } from "../../src/runtime/sandbox-session.ts";
 import { compileSandbox } from "../../src/sandbox/compile-sandbox.ts";
+import { skipped } from "../skip-reason.ts";
 
 const probe = probeSandbox();
 
-describe.skipIf(!probe.available)("the sandbox's proxy session", () => {
+describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available ? "" : probe.reason}`))("the sandbox's proxy session", () => {
   it("starts though what sits where the library names its socket cannot be removed (another user's file, left by a killed run), and leaves TMPDIR as it was", async () => {
     // the library names one socket by this process's id in the temp dir; a directory there
     // cannot be removed by unlink, not even by root, as another user's file cannot by us

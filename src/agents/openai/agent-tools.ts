@@ -3,13 +3,15 @@
  * tool set: read_file and list_files within its `read` globs, write_file
  * within its `write` globs, run_command for its `bash` patterns. Every path
  * must stay inside the workdir (no `..`, no absolute path elsewhere, no
- * symlink that leads out) and outside `.git` and `.phaseloop`; a refused call
- * is answered with the reason, so the model can do something else.
+ * symlink that leads out) and outside `.git` and `.phaseloop`, and within the
+ * bounds of open-inside.ts (length, name length, depth); a listing looks at a
+ * bounded number of entries. A refused call is answered with the reason, so
+ * the model can do something else.
  */
 import { readdirSync, realpathSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import type { ToolSetSpec } from "../../pipeline/spec.ts";
-import { AGENT_PROTECTED, placeInside, readInside, writeInside } from "../../runtime/open-inside.ts";
+import { AGENT_PROTECTED, PATH_MAX_DEPTH, placeInside, readInside, writeInside } from "../../runtime/open-inside.ts";
 import { PROTECTED_NAMES } from "../../sandbox/bwrap-args.ts";
 import { allowedBy, outputFlagOrEscape, splitCommand } from "./command-words.ts";
 
@@ -36,6 +38,8 @@ export interface ToolDefinition {
 /** A tool result longer than this is cut, with a note saying so. */
 export const TOOL_OUTPUT_CAP = 16_000;
 const LIST_CAP = 500;
+/** Directory entries list_files looks at, at most: a huge tree is cut, not walked for minutes. */
+const LIST_VISIT_CAP = 20_000;
 const PROTECTED: readonly string[] = AGENT_PROTECTED;
 const WRITE_PROTECTED: readonly string[] = [...AGENT_PROTECTED, ...PROTECTED_NAMES];
 /** More than this is never read into memory for the model. */
@@ -86,7 +90,9 @@ export function createAgentTools(options: { tools: ToolSetSpec | undefined; work
       if ("refused" in p) return refuse(p.refused);
       const found: string[] = [];
       const root = realpathSync(workdir);
-      const walk = (dir: string) => {
+      let visited = 0;
+      const walk = (dir: string, depth: number) => {
+        if (depth > PATH_MAX_DEPTH) return;
         let entries;
         try {
           entries = readdirSync(dir, { withFileTypes: true });
@@ -94,17 +100,18 @@ export function createAgentTools(options: { tools: ToolSetSpec | undefined; work
           return;
         }
         for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-          if (found.length > LIST_CAP) return;
+          if (found.length > LIST_CAP || ++visited > LIST_VISIT_CAP) return;
           const full = join(dir, e.name);
           const rel = relative(root, full).split(sep).join("/");
           if (PROTECTED.includes(e.name) || e.name === "node_modules") continue;
-          if (e.isDirectory()) walk(full);
+          if (e.isDirectory()) walk(full, depth + 1);
           else if (canRead(rel)) found.push(rel);
         }
       };
-      walk(p.abs);
-      if (found.length === 0) return { content: "(no readable files)" };
-      return { content: found.length > LIST_CAP ? `${found.slice(0, LIST_CAP).join("\n")}\n… (more files not listed)` : found.join("\n") };
+      walk(p.abs, 0);
+      const more = found.length > LIST_CAP || visited > LIST_VISIT_CAP;
+      if (found.length === 0) return { content: more ? `(no readable files among the first ${LIST_VISIT_CAP} entries; list a smaller directory)` : "(no readable files)" };
+      return { content: more ? `${found.slice(0, LIST_CAP).join("\n")}\n… (more files not listed; list a smaller directory)` : found.join("\n") };
     },
     write_file: (args) => {
       const p = place(args.path);
@@ -132,6 +139,9 @@ export function createAgentTools(options: { tools: ToolSetSpec | undefined; work
   return {
     definitions,
     async call(name, argumentsJson) {
+      // each call starts on a fresh turn of the event loop: however many calls a model sends
+      // in one answer, a phase's timeout and Ctrl-C are heard between them
+      await new Promise<void>((resolve) => setImmediate(resolve));
       const handler = definitions.some((d) => d.function.name === name) ? handlers[name] : undefined;
       if (!handler) return { content: `error: there is no tool "${name}"; the tools are ${definitions.map((d) => d.function.name).join(", ") || "none"}` };
       let args: unknown;

@@ -45,13 +45,16 @@ export class ChatStream {
   }
 
   push(text: string): void {
-    this.buffer += text;
+    // scanned with an index and cut once: cutting the rest off after every line would copy a
+    // chunk of many short events once per event, quadratic in the chunk's size
+    const buffer = this.buffer + text;
+    let from = 0;
     let nl: number;
-    while ((nl = this.buffer.indexOf("\n")) >= 0) {
-      const raw = this.buffer.slice(0, nl).replace(/\r$/, "");
-      this.buffer = this.buffer.slice(nl + 1);
-      this.event(raw);
+    while ((nl = buffer.indexOf("\n", from)) >= 0) {
+      this.event(buffer.slice(from, nl).replace(/\r$/, ""));
+      from = nl + 1;
     }
+    this.buffer = from === 0 ? buffer : buffer.slice(from);
   }
 
   /** The end of the body: a last line without a newline, and the unfinished content line. */
@@ -93,12 +96,14 @@ export class ChatStream {
     if (typeof delta.content === "string") {
       this.sawContent = true;
       this.content += delta.content;
-      this.line += delta.content;
+      const line = this.line + delta.content;
+      let from = 0;
       let nl: number;
-      while ((nl = this.line.indexOf("\n")) >= 0) {
-        this.onLine(this.line.slice(0, nl));
-        this.line = this.line.slice(nl + 1);
+      while ((nl = line.indexOf("\n", from)) >= 0) {
+        this.onLine(line.slice(from, nl));
+        from = nl + 1;
       }
+      this.line = from === 0 ? line : line.slice(from);
     }
     for (const fragment of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
       if (!fragment || typeof fragment !== "object") continue;

@@ -1,0 +1,83 @@
+/**
+ * Stopping a run as Ctrl-C does: SIGINT to the process that holds the
+ * workdir's lock for it (to its process group when it leads one, as a run
+ * started by the control layer does). The run saves its checkpoint, stops its
+ * phase's processes and exits 130; it can be resumed.
+ */
+import { readFileSync } from "node:fs";
+import process from "node:process";
+import { isRunLive, readLock } from "../reporters/run-log.ts";
+import type { RunStatus } from "../reporters/run-status.ts";
+import { isProcessAlive, machineName } from "../runtime/run-lock.ts";
+import { ControlError } from "./control-error.ts";
+import { findRun, getRun } from "./read-runs.ts";
+import { resolveWorkdir } from "./workdir-path.ts";
+
+export interface StopResult {
+  run: string;
+  /** Whether the run's process ended within the wait (it saves its state first). */
+  stopped: boolean;
+  status: RunStatus;
+}
+
+export interface StopOptions {
+  /** How long to wait for the run to save and end (default 30 s). */
+  waitMs?: number;
+}
+
+export async function stopRun(workdir: string, runId: string, options: StopOptions = {}): Promise<StopResult> {
+  const dir = resolveWorkdir(workdir);
+  const id = await findRun(dir, runId);
+  const lock = await readLock(dir);
+  const host = machineName();
+  if (lock === null || lock.run !== id || lock.pid === null || !(await isRunLive(dir, id, host))) {
+    const status = await getRun(dir, id);
+    throw new ControlError("RUN_NOT_RUNNING", `run ${id} is not running (${status.state})`, status.resume ? { hint: `it can be resumed (resume_run, or ${status.resume})` } : {});
+  }
+  if (lock.hostname !== null && lock.hostname !== host) throw new ControlError("RUN_NOT_RUNNING", `run ${id} runs on host ${lock.hostname}; stop it there`);
+  const pid = lock.pid;
+  // the lock is a file in the workdir: signal only a process that is a phaseloop run
+  if (!isPhaseloopRun(pid)) throw new ControlError("RUN_NOT_RUNNING", `the lock of run ${id} names pid ${pid}, which is not a phaseloop run; nothing was signalled`);
+  try {
+    process.kill(leadsGroup(pid) ? -pid : pid, "SIGINT");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
+  const deadline = Date.now() + (options.waitMs ?? 30_000);
+  let stopped = false;
+  while (Date.now() < deadline) {
+    if (!isProcessAlive(pid) || !(await isRunLive(dir, id, host))) {
+      stopped = true;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { run: id, stopped, status: await getRun(dir, id) };
+}
+
+/** /proc/PID/stat's fields after the command name. */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the process leads its own process group (a run started detached does). */
+function leadsGroup(pid: number): boolean {
+  const fields = statFields(pid);
+  return fields !== undefined && Number(fields[2]) === pid;
+}
+
+/** Whether the process runs phaseloop's `run` or `resume` (where /proc says; elsewhere, trusted). */
+function isPhaseloopRun(pid: number): boolean {
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return process.platform !== "linux";
+  }
+  return argv.some((a) => a === "run" || a === "resume") && argv.some((a) => /phaseloop|cli\.(c?js|ts)$/.test(a));
+}

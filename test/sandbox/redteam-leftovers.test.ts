@@ -1,0 +1,61 @@
+/**
+ * Processes that outlive a phase, started the way they were met: with
+ * `sandbox: off`, `setsid env -i …` sheds the session, the process group and
+ * the environment phaseloop used to find them by. They carry a resource-limit
+ * mark a process without privileges cannot take off, and are ended with
+ * their phase.
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import process from "node:process";
+import { beforeAll, describe, expect, it } from "vitest";
+import { carriesMark, LEFTOVER_MARK } from "../../src/runtime/orphans.ts";
+import { cli, ensureBuilt, tempDir, write } from "../cli/cli-helpers.ts";
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+function alive(tag: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "latin1").includes(tag)) found.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+describe.skipIf(process.platform !== "linux")("leftovers of a phase outside the sandbox", () => {
+  it("the mark reads from /proc/PID/limits", () => {
+    const limits = (hard: string) => `Limit                     Soft Limit           Hard Limit           Units     \nMax file locks            ${hard.padEnd(20)} ${hard.padEnd(20)} locks     \n`;
+    expect(carriesMark(limits("unlimited"))).toBe(false);
+    expect(carriesMark(limits(String(LEFTOVER_MARK)))).toBe(true);
+    expect(carriesMark(limits("12"))).toBe(true);
+    expect(carriesMark(limits(String(LEFTOVER_MARK + 1)))).toBe(false);
+  });
+
+  it("setsid env -i, a double fork and nohup do not outlive the run", () => {
+    const tag = `98${process.pid % 1000}.5`;
+    const dir = tempDir();
+    execFileSync("git", ["init", "-q", dir]);
+    write(dir, {
+      ".gitignore": "node_modules/\n",
+      "p.yaml": `phaseloop: 1
+name: leftovers
+sandbox: off
+phases:
+  spawn:
+    run: "setsid env -i /bin/sleep ${tag}1 > /dev/null 2>&1 < /dev/null & (setsid env -i /bin/sh -c 'sleep ${tag}2' > /dev/null 2>&1 < /dev/null &) ; nohup env -i sleep ${tag}3 > /dev/null 2>&1 & sleep 0.3; echo started"
+    next: [{ stop: complete }]
+stop: { max_iterations: 1 }
+`,
+    });
+    const r = cli(["run", "p.yaml", "--reporter", "plain"], dir);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const left = alive(tag);
+    for (const pid of left) process.kill(pid, "SIGKILL");
+    expect(left).toEqual([]);
+  });
+});
