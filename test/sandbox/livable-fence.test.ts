@@ -71,7 +71,7 @@ describe.skipIf(!probe.available)("the fence under the defaults", () => {
       "p.yaml": `phaseloop: 1\nname: verify\nphases:\n  verify:\n    run: sh evil.test.sh\n${once}`,
     });
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
-    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect([0, 1], r.stdout + r.stderr).toContain(r.code); // the stop rule decides; the phase's failure is below
     expect(readFileSync(join(home, ".bashrc"), "utf8")).toBe("original\n");
     expect(existsSync(join(home, ".ssh", "authorized_keys"))).toBe(false);
     expect(holding(root, "PLANTED-SSH-KEY")).toEqual([join(home, ".ssh", "id_rsa")]);
@@ -91,6 +91,7 @@ describe.skipIf(!probe.available)("the fence under the defaults", () => {
     expect(v.stdout).toContain("verify off");
     const dry = await cliAsync(["run", "p.yaml", "--dry-run"], work, { HOME: home }).done;
     expect(dry.stdout).toMatch(/^ {2}verify: .*\n(?: {4}.*\n)* {4}OS sandbox: off$/m); // under the phase's plan
+    expect(dry.stdout).toMatch(/hook on_complete: off|on_complete \(OS sandbox: off\)/);
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(readFileSync(join(home, ".ran"), "utf8")).toBe("x\n");
