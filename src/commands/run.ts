@@ -200,7 +200,11 @@ export function dryRunText(machine: Machine, plan: RunPlan): string {
       continue;
     }
     const state = s.state === "on" ? "" : s.mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)";
-    lines.push(`  ${p.phase}: ${s.mode}${state}; writes ${s.writes!.join(", ")}; never ${s.never!.join(", ")}; hosts ${s.hosts!.join(", ") || "none"}; hides ${s.hidden} secret paths of the home directory${s.env?.length ? `; sets ${s.env.join(" ")}` : ""}${s.withheld?.length ? `; keeps out ${s.withheld.join(" ")}` : ""}`);
+    if (s.writes === undefined) {
+      lines.push(`  ${p.phase}: ${s.mode}${state} (the phase cannot start: see above)`);
+      continue;
+    }
+    lines.push(`  ${p.phase}: ${s.mode}${state}; writes ${s.writes.join(", ")}; never ${(s.never ?? []).join(", ")}; hosts ${(s.hosts ?? []).join(", ") || "none"}; hides ${s.hidden} secret paths of the home directory${s.env?.length ? `; sets ${s.env.join(" ")}` : ""}${s.withheld?.length ? `; keeps out ${s.withheld.join(" ")}` : ""}`);
   }
   return lines.join("\n") + "\n";
 }
