@@ -13,8 +13,8 @@ const USAGE = "Usage: phaseloop runs [options]";
 const HELP = `${USAGE}
 
 Lists the runs of a workdir, newest first: id, pipeline, when it started
-(UTC), how long it took, its outcome (or running, interrupted, crashed),
-iterations, tokens and cost.
+(UTC), how long it took, its outcome (or running, awaiting answer,
+interrupted, crashed), iterations, tokens and cost.
 
 Options:
   --json          the same as a JSON array

@@ -17,8 +17,8 @@ export interface RunListEntry {
   file: string | null;
   started_at: string | null;
   duration_ms: number | null;
-  /** How it ended, or where it stands: running, interrupted, crashed. */
-  outcome: RunOutcome | "running" | "interrupted" | "crashed";
+  /** How it ended, or where it stands: running, awaiting answer, interrupted, crashed. */
+  outcome: RunOutcome | "running" | "awaiting answer" | "interrupted" | "crashed";
   reason: string | null;
   exit_code: number | null;
   iterations: number | null;
@@ -43,6 +43,9 @@ async function readEntry(workdir: string, runId: string, host: string | null, no
   const last = await lastEvents(join(dir, "events.jsonl"));
   const finished = [...last].reverse().find((e): e is Finished => e.type === "run.finished");
   const interrupted = last.at(-1)?.type === "run.interrupted";
+  // an ask phase's question with no answer after it: the run saved itself to wait for one
+  const asked = [...last].reverse().find((e) => e.type === "question.asked" || e.type === "question.answered" || e.type === "run.resumed");
+  const awaiting = asked?.type === "question.asked";
   const startedAt = typeof info?.started_at === "string" ? info.started_at : null;
   const entry: RunListEntry = {
     run: runId,
@@ -66,12 +69,12 @@ async function readEntry(workdir: string, runId: string, host: string | null, no
   const started = startedAt === null ? NaN : Date.parse(startedAt);
   return {
     ...entry,
-    outcome: live ? "running" : interrupted ? "interrupted" : "crashed",
+    outcome: live ? "running" : awaiting ? "awaiting answer" : interrupted ? "interrupted" : "crashed",
     duration_ms: live && Number.isFinite(started) ? Math.max(0, now - started) : (snapshot?.elapsedMs ?? null),
     iterations: snapshot?.iteration ?? null,
     tokens: snapshot?.tokens ?? 0,
     cost_usd: snapshot?.costUsd ?? 0,
-    exit_code: live ? null : 130,
+    exit_code: live ? null : awaiting ? 3 : 130,
   };
 }
 

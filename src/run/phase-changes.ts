@@ -51,7 +51,7 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
   // a file the write globs name is the phase's work, even when git ignores it
   const measured = tracker.endPhase(scope?.baseline, allowed);
   // phaseloop's own output (`> run.out`, `| tee run.log`) changed because it reported, not because the phase worked
-  const mine = new Set(withoutOwnOutput(workdir, [...new Set([...measured.changes, ...(measured.scope?.paths ?? [])])]));
+  const mine = new Set(withoutOwnOutput(workdir, [...new Set([...measured.changes, ...(measured.scope?.paths ?? []), ...(measured.scope?.internals ?? [])])]));
   const keep = (paths: string[]) => paths.filter((p) => mine.has(p) && !ignore?.(p));
   const keepFresh = (paths: string[]) => {
     const still = new Set(withoutOwnOutput(workdir, paths));

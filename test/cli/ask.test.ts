@@ -43,6 +43,8 @@ describe("ask: a question to a person", () => {
     const json = JSON.parse(cli(["status", "--json"], dir).stdout);
     expect(json).toMatchObject({ state: "awaiting answer", question: { phase: "approve", question: expect.stringContaining("iteration 1") } });
     expect(readFileSync(join(runDir(dir), "summary.md"), "utf8")).toMatch(/awaiting answer[\s\S]*## Questions[\s\S]*> Review PLAN\.md \(iteration 1\)/);
+    // the runs list says the same, not that it crashed
+    expect(JSON.parse(cli(["runs", "--json"], dir).stdout)[0]).toMatchObject({ outcome: "awaiting answer", exit_code: 3 });
 
     // an answer that is not approve: back to plan, and the question again
     const second = cli(["resume", "--answer", "shorter, please", "--reporter", "plain"], dir);

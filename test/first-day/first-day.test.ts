@@ -142,7 +142,6 @@ const STAND_INS = ["claude", "codex", "gemini", "aider"];
 
 /** Pipelines of the docs that fail only because of a known bug, by name. */
 const KNOWN_DOC_BUGS: Record<string, string> = {
-  "scribe-loop": "an agent override of another kind that also says command: null and prompt_via: null, as this example does, is refused (SCHEMA_TYPE at agents.worker.command) since such an override replaces the base's agent whole",
 };
 
 const DOCS = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];

@@ -99,4 +99,12 @@ describe("phaseloop's own output in the workdir", { timeout: 120_000 }, () => {
     expect(violations(dir).flatMap((v) => v.paths)).toContain("notes.txt");
     expect(outcome(dir).outcome).not.toBe("complete");
   });
+
+  it("leaving the run's own output out leaves the repository's own files in: a hook a phase writes is still outside every write scope", () => {
+    const dir = repo(`${COUNTER}; printf '#!/bin/sh\\n' > .git/hooks/pre-commit`);
+    shell(dir, "$PHASELOOP run p.yaml --sandbox off > run.out 2>&1");
+    expect(violations(dir).flatMap((v) => v.paths)).toContain(".git/hooks/pre-commit");
+    const work = events(dir).find((e) => e.type === "phase.finished" && e.phase === "work");
+    expect(work).toMatchObject({ status: "failed", error: "policy_violation" });
+  });
 });
