@@ -189,6 +189,8 @@ export function dryRunText(machine: Machine, plan: RunPlan): string {
     if (p.env?.length) lines.push(`    env: ${p.env.join(" ")}`);
     if (p.outputs) for (const [name, how] of Object.entries(p.outputs)) lines.push(`    output ${name}: ${how}`);
     lines.push(`    timeout ${formatMs(p.timeout_ms!)}${p.idle_timeout_ms ? `, idle ${formatMs(p.idle_timeout_ms)}` : ""}${retryText(p)}`);
+    // in short under the phase; what the fence holds, in the OS sandbox section below
+    if (p.sandbox) lines.push(`    OS sandbox: ${p.sandbox.mode}${p.sandbox.mode === "off" || p.sandbox.state === "on" ? "" : p.sandbox.mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)"}`);
   }
   const anyFenced = plan.phases.some((p) => p.sandbox && p.sandbox.mode !== "off");
   lines.push("", `OS sandbox: ${sandbox.available ? `available (${sandbox.platform})${sandbox.no_proxy ? `, but no proxy to allowed hosts: ${sandbox.no_proxy}` : ""}` : `not available here: ${sandbox.reason}`}${anyFenced ? "" : "; no phase of this run uses it"}`);
