@@ -154,6 +154,9 @@ function planPhase(o: PlanOptions, phase: CompiledPhase, seq: number, snapshot: 
   out.timeout_ms = phase.timeoutMs;
   if (phase.idleTimeoutMs) out.idle_timeout_ms = phase.idleTimeoutMs;
 
+  const mode = phaseSandbox(machine, phase, o.sandbox).mode;
+  const state = record.phases[phase.name] ?? (mode === "off" ? "off" : "unavailable");
+  out.sandbox = { mode, state };
   const d: Draft = { m: machine, s: structuredClone(snapshot), fx: [] };
   d.s.phaseSeq = seq;
   const effect = phaseRunEffect(d, phase, 1, seq, contextOf(d));
@@ -178,9 +181,6 @@ function planPhase(o: PlanOptions, phase: CompiledPhase, seq: number, snapshot: 
   if (phase.kind === "agent") out.prompt_file = join(dir, "prompt.md");
   out.env = Object.keys(inv.env).sort();
 
-  const mode = phaseSandbox(machine, phase, o.sandbox).mode;
-  const state = record.phases[phase.name] ?? (mode === "off" ? "off" : "unavailable");
-  out.sandbox = { mode, state };
   if (mode === "off") return out;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
   const scope = openWriteScope(toolSet, e.context, ctx);
