@@ -189,14 +189,25 @@ export function dryRunText(machine: Machine, plan: RunPlan): string {
     if (p.env?.length) lines.push(`    env: ${p.env.join(" ")}`);
     if (p.outputs) for (const [name, how] of Object.entries(p.outputs)) lines.push(`    output ${name}: ${how}`);
     lines.push(`    timeout ${formatMs(p.timeout_ms!)}${p.idle_timeout_ms ? `, idle ${formatMs(p.idle_timeout_ms)}` : ""}${retryText(p)}`);
-    const s = p.sandbox;
-    if (s) {
-      const state = s.state === "on" ? "" : s.state === "off" ? "" : s.mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)";
-      lines.push(s.mode === "off" ? `    OS sandbox: off` : `    OS sandbox: ${s.mode}${state}; writes ${s.writes!.join(", ")}; never ${s.never!.join(", ")}; hosts ${s.hosts!.join(", ") || "none"}; hides ${s.hidden} secret paths of the home directory${s.env?.length ? `; sets ${s.env.join(" ")}` : ""}${s.withheld?.length ? `; keeps out ${s.withheld.join(" ")}` : ""}`);
-    }
+    // in short under the phase; what the fence holds, in the OS sandbox section below
+    if (p.sandbox) lines.push(`    OS sandbox: ${p.sandbox.mode}${p.sandbox.mode === "off" || p.sandbox.state === "on" ? "" : p.sandbox.mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)"}`);
   }
   const anyFenced = plan.phases.some((p) => p.sandbox && p.sandbox.mode !== "off");
   lines.push("", `OS sandbox: ${sandbox.available ? `available (${sandbox.platform})${sandbox.no_proxy ? `, but no proxy to allowed hosts: ${sandbox.no_proxy}` : ""}` : `not available here: ${sandbox.reason}`}${anyFenced ? "" : "; no phase of this run uses it"}`);
+  for (const p of plan.phases) {
+    const s = p.sandbox;
+    if (!s) continue;
+    if (s.mode === "off") {
+      lines.push(`  ${p.phase}: off`);
+      continue;
+    }
+    const state = s.state === "on" ? "" : s.mode === "required" ? " (cannot run here)" : " (runs unsandboxed here)";
+    if (s.writes === undefined) {
+      lines.push(`  ${p.phase}: ${s.mode}${state} (the phase cannot start: see above)`);
+      continue;
+    }
+    lines.push(`  ${p.phase}: ${s.mode}${state}; writes ${s.writes.join(", ")}; never ${(s.never ?? []).join(", ")}; hosts ${(s.hosts ?? []).join(", ") || "none"}; hides ${s.hidden} secret paths of the home directory${s.env?.length ? `; sets ${s.env.join(" ")}` : ""}${s.withheld?.length ? `; keeps out ${s.withheld.join(" ")}` : ""}`);
+  }
   return lines.join("\n") + "\n";
 }
 

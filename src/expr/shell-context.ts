@@ -2,9 +2,10 @@
  * Templates in shell commands. A value is data, never code: each `{{ }}` of
  * a `run:` or hook string is rendered as a reference to an environment
  * variable the process is given (`"${PHASELOOP_T1_answer}"` bare,
- * `${PHASELOOP_T1_answer}` inside double quotes), which every POSIX shell
- * expands to exactly the value and never reads again. Where a parameter
- * expansion is not plain data (after a `$`, inside single quotes, backticks,
+ * `${PHASELOOP_T1_answer}` inside double quotes, `'"${PHASELOOP_T1_answer}"'`
+ * inside single quotes, which it closes and opens again), which every POSIX
+ * shell expands to exactly the value and never reads again. Where a parameter
+ * expansion is not plain data (after a `$`, inside backticks,
  * `${…}`, arithmetic, `[[ … -eq … ]]`, a comment or a here-document), or
  * where the word it stands in is a program (`{{ x }} arg`, `sh -c …`,
  * `eval`, `… | sh`), a variable name or arithmetic, the template is refused
@@ -17,8 +18,8 @@ import type { JsonValue } from "./json-value.ts";
 import { RESERVED, readsProgramFromStdin, wordRole, type WordRole } from "./shell-words.ts";
 import { renderTemplate, type RenderResult, type Template } from "./template.ts";
 
-/** How a value is written: a quoted variable reference (bare), one inside double quotes, or the user's own text as it is. */
-export type ShellContext = "bare" | "double" | "verbatim";
+/** How a value is written: a quoted variable reference (bare), one inside double quotes, one spliced into single quotes (`'…'"${V}"'…'`), or the user's own text as it is. */
+export type ShellContext = "bare" | "double" | "single" | "verbatim";
 
 interface Bare {
   kind: "bare";
@@ -48,7 +49,7 @@ type Frame =
   | { kind: "heredoc"; delimiters: string[]; line: string; strip: boolean };
 
 const UNSAFE: Record<string, string> = {
-  single: "inside single quotes, where the shell expands nothing (single-quoted text is a program for another interpreter more often than not)",
+  single: "inside single quotes that are a program for another interpreter",
   backtick: "inside backticks",
   param: 'inside "${…}"',
   arith: "inside arithmetic, which bash evaluates (a[$(cmd)] runs cmd)",
@@ -167,9 +168,11 @@ export function shellContexts(template: Template): ShellContexts {
       const b = bareBelow()!;
       contexts.push("bare");
       if (afterDollar) refuse(k, 'stands right after "$": phaseloop\'s templates are written {{ x }}, without "$" (the "$" would make the value a command or a variable)');
-      else if (f.kind !== "bare" && f.kind !== "double") refuse(k, UNSAFE[f.kind] ?? "cannot be quoted here");
+      // single quotes straight in a command's word (`git commit -m 'note: {{ x }}'`) are closed around
+      // the reference; inside anything else (backticks, `${…}`, a here-document) they are not quotes
+      else if (f.kind !== "bare" && f.kind !== "double" && !(f.kind === "single" && stack[stack.length - 2]?.kind === "bare")) refuse(k, UNSAFE[f.kind] ?? "cannot be quoted here");
       else {
-        if (f.kind === "double") contexts[k] = "double";
+        if (f.kind === "double" || f.kind === "single") contexts[k] = f.kind;
         const inCase = b.cases.length > 0 && b.cases[b.cases.length - 1] !== "body";
         let role: WordRole = "data";
         if (b.redirect === "herestring") b.herestring.push(k);
@@ -179,13 +182,14 @@ export function shellContexts(template: Template): ShellContexts {
         roles[k] = role;
         if (role !== "data") {
           const user = isUserWord(exprs[k]!.expr);
-          if (!user || role === "name" || role === "arith") refuse(k, ROLE[role]);
+          // a single-quoted program for an interpreter (awk '{print "{{ x }}"}', python3 -c '…') would take the value as code
+          if (!user || role === "name" || role === "arith") refuse(k, f.kind === "single" ? `inside single quotes ${ROLE[role]}` : ROLE[role]);
           // a script that is one param (`[sh, -c, "{{ params.check }}"]`) is the user's command line as written
           else if (role === "command" && template.parts.length === 1) contexts[k] = "verbatim";
         }
       }
       if (f.kind === "heredoc") f.line += "\0"; // a value never ends a here-document
-      if (f.kind === "bare" || f.kind === "double") {
+      if (f.kind === "bare" || f.kind === "double" || f.kind === "single") {
         if (b.word === null) b.word = "";
         b.dynamic = true;
       }
@@ -459,7 +463,7 @@ export function renderShell(template: Template, context: Record<string, JsonValu
       if (ctx === "verbatim") return text;
       const name = templateVariable(exprs[i]!.expr, first + i);
       env[name] = text;
-      return ctx === "double" ? `\${${name}}` : `"\${${name}}"`;
+      return ctx === "double" ? `\${${name}}` : ctx === "single" ? `'"\${${name}}"'` : `"\${${name}}"`;
     },
   });
   return r.ok ? { ok: true, value: r.value, env } : r;

@@ -15,50 +15,75 @@ import { diag, esc, rulesOf, type RuleContext } from "./rule-context.ts";
 /** Visits per iteration a phase of an unbounded cycle gets when its file sets none. */
 export const IMPLICIT_MAX_VISITS = 10;
 
-/** Cycles that avoid the loop head and every phase with `max_visits`, one per phase that would bound it. */
+const cycleCache = new WeakMap<PipelineDoc, string[][]>();
+
+/**
+ * Cycles that avoid the loop head and every phase with `max_visits`, one per phase that would
+ * bound it. Found once per document: validation, the run's implicit bounds and migrate ask
+ * the same question of the document as it was read.
+ */
 export function unboundedCycles(doc: PipelineDoc): string[][] {
+  let found = cycleCache.get(doc);
+  if (!found) cycleCache.set(doc, (found = findUnboundedCycles(doc)));
+  return found;
+}
+
+function findUnboundedCycles(doc: PipelineDoc): string[][] {
   const names = Object.keys(doc.phases ?? {});
   if (names.length === 0) return [];
   const edges = phaseSuccessors(doc);
   const bounded = new Set<string>([names[0]!]);
   for (const [name, phase] of Object.entries(doc.phases)) if (typeof phase?.max_visits === "number") bounded.add(name);
   const order = new Map(names.map((n, i) => [n, i]));
-  const found: string[][] = [];
-  // report a cycle, count its first phase as bounded, look again: the phases named bound them all
-  for (;;) {
-    const cycle = firstCycle(names, edges, bounded, order);
-    if (!cycle) return found;
-    found.push(cycle);
-    bounded.add(cycle[0]!);
-  }
-}
-
-/** The shortest cycle through the earliest phase (in file order) that lies on any cycle of the unbounded phases. */
-function firstCycle(names: string[], edges: Map<string, Set<string>>, bounded: Set<string>, order: Map<string, number>): string[] | undefined {
   const next = new Map<string, string[]>();
   for (const n of names) if (!bounded.has(n)) next.set(n, [...(edges.get(n) ?? [])].filter((m) => order.has(m) && !bounded.has(m)).sort((a, b) => order.get(a)! - order.get(b)!));
-  // a phase is on a cycle only with others of its strongly connected component, or by an edge to itself
-  const component = components(names.filter((n) => next.has(n)), next);
-  const size = new Map<number, number>();
-  for (const c of component.values()) size.set(c, (size.get(c) ?? 0) + 1);
-  for (const start of names) {
-    const own = component.get(start);
-    if (own === undefined || (size.get(own) === 1 && !next.get(start)!.includes(start))) continue;
-    // breadth-first from start back to start, inside its component (nothing outside leads back)
-    const parent = new Map<string, string>();
-    const queue = [start];
-    for (let i = 0; i < queue.length; i++) {
-      const n = queue[i]!;
-      for (const m of next.get(n)!) {
-        if (m === start) {
-          const path = [n];
-          while (path[0] !== start) path.unshift(parent.get(path[0]!)!);
-          return path;
-        }
-        if (component.get(m) === own && !parent.has(m)) {
-          parent.set(m, n);
-          queue.push(m);
-        }
+  // Report the shortest cycle through the earliest phase on any cycle, count that phase as
+  // bounded, look again. Bounding a phase only splits its own strongly connected component,
+  // so each component is looked at again alone: disjoint cycles cost one pass in all, not
+  // one pass each. The phases reported come in file order, as one global search gives them.
+  const found: string[][] = [];
+  const work: string[][] = [names.filter((n) => next.has(n))];
+  while (work.length > 0) {
+    const nodes = work.pop()!;
+    const inside = new Set(nodes);
+    const within = (n: string) => next.get(n)!.filter((m) => inside.has(m));
+    const component = components(nodes, new Map(nodes.map((n) => [n, within(n)])));
+    const members = new Map<number, string[]>();
+    for (const n of nodes) {
+      const c = component.get(n)!;
+      const list = members.get(c);
+      if (list) list.push(n);
+      else members.set(c, [n]);
+    }
+    for (const group of members.values()) {
+      const start = group.reduce((a, b) => (order.get(a)! <= order.get(b)! ? a : b));
+      const cycle = group.length > 1 || within(start).includes(start) ? shortestCycle(start, group, within) : undefined;
+      if (!cycle) continue;
+      found.push(cycle);
+      // the earliest phase of a component with a cycle lies on one (a component is strongly connected)
+      const rest = group.filter((n) => n !== start);
+      if (rest.length > 0) work.push(rest);
+    }
+  }
+  return found.sort((a, b) => order.get(a[0]!)! - order.get(b[0]!)!);
+}
+
+/** The shortest cycle from `start` back to it, breadth-first inside its component (nothing outside leads back). */
+function shortestCycle(start: string, group: string[], within: (n: string) => string[]): string[] | undefined {
+  const member = new Set(group);
+  const parent = new Map<string, string>();
+  const queue = [start];
+  for (let i = 0; i < queue.length; i++) {
+    const n = queue[i]!;
+    for (const m of within(n)) {
+      if (m === start) {
+        const path = [n];
+        while (path[path.length - 1] !== start) path.push(parent.get(path[path.length - 1]!)!);
+        return path.reverse();
+      }
+      if (member.has(m) && !parent.has(m)) {
+        parent.set(m, n);
+        queue.push(m);
       }
     }
   }

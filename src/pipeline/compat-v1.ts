@@ -42,8 +42,8 @@ export function compatFindings(doc: PipelineDoc): CompatFinding[] {
 }
 
 /** The bound the run applies to each unbounded cycle, written into the document it compiles. */
-export function applyImplicitBounds(doc: PipelineDoc): void {
-  for (const f of compatFindings(doc)) {
+export function applyImplicitBounds(doc: PipelineDoc, findings: readonly CompatFinding[] = compatFindings(doc)): void {
+  for (const f of findings) {
     if (f.kind !== "unbounded-cycle") continue;
     const phase = doc.phases[f.phase];
     if (!phase || typeof phase !== "object") continue;

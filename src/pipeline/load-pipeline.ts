@@ -65,7 +65,7 @@ function validateParsed(parsed: ParsedText, text: string, file: string, promptFi
   // what the rules added since format 1 only warn about, the run makes safe
   if (!hasErrors(result.diagnostics)) {
     result.compat = compatFindings(doc);
-    applyImplicitBounds(doc);
+    applyImplicitBounds(doc, result.compat);
   }
   return result;
 }

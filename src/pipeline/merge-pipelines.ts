@@ -67,8 +67,11 @@ export function mergeMaps(base: YAMLMap, over: YAMLMap, path: readonly string[] 
     baseKeys.add(k);
     const op = overByKey.get(k)!;
     if (isNullNode(op.value)) continue;
-    if (isMap(bp.value) && isMap(op.value) && !replacesWhole(path, bp.value, op.value)) out.items.push(new Pair(bp.key, mergeMaps(bp.value, op.value, [...path, k])));
-    else out.items.push(op);
+    if (isMap(bp.value) && isMap(op.value)) {
+      // replaced whole, its null keys still remove (nothing): `command: null` beside a `preset`
+      const from = replacesWhole(path, bp.value, op.value) ? new YAMLMap() : bp.value;
+      out.items.push(new Pair(bp.key, mergeMaps(from, op.value, [...path, k])));
+    } else out.items.push(op);
   }
   for (const op of over.items) {
     const k = keyOf(op);

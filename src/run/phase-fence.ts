@@ -159,6 +159,17 @@ function codexProviderUrls(env: ProcessEnv): string[] {
   return codexProviders(env).map((p) => p.base_url).filter((u): u is string => typeof u === "string");
 }
 
+/**
+ * The inherited variables a fenced process of this phase is not given (set to undefined over
+ * its environment): an agent's, all but what it needs (fence-env.ts); a run phase or a hook
+ * is the pipeline's own command, and keeps the environment it was started in. --dry-run
+ * names the same.
+ */
+export function withheldFor(phase: CompiledPhase, machine: Machine, env: ProcessEnv, command?: string | readonly string[]): Record<string, undefined> {
+  if (phase.kind !== "agent") return {};
+  return withheld(env, { agent: true, names: agentKind(phase, machine, command) === "codex" ? codexEnvKeys(env) : [] });
+}
+
 /** The variables codex's providers read their keys from (`env_key`): an agent's, so they pass into its fence. */
 function codexEnvKeys(env: ProcessEnv): string[] {
   return codexProviders(env).map((p) => p.env_key).filter((k): k is string => typeof k === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
@@ -279,7 +290,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
         // the parent's environment only as far as the process needs it (fence-env.ts)
         // an agent's: the parent's environment only as far as it needs it (fence-env.ts); a run
         // phase or a hook is the pipeline's own command, and keeps the environment it was started in
-        env: { ...(phase.kind === "agent" ? withheld(env, { agent: true, names: agent === "codex" ? codexEnvKeys(env) : [] }) : {}), ...wrapped.env, TMPDIR: tempDir },
+        env: { ...withheldFor(phase, ctx.machine, env, command), ...wrapped.env, TMPDIR: tempDir },
         done(stderr, stdout) {
           if (!ended) running--;
           ended = true;

@@ -20,11 +20,10 @@ import { bwrapArgs } from "../sandbox/bwrap-args.ts";
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { openWriteScope } from "./phase-changes.ts";
-import { phaseProfile } from "./phase-fence.ts";
+import { phaseProfile, withheldFor } from "./phase-fence.ts";
 import { preparePhase, type InvocationFiles } from "./phase-invocation.ts";
 import { artifactsRel } from "./run-artifacts.ts";
 import { inheritedEnv, type RunContext } from "./run-context.ts";
-import { withheld } from "./fence-env.ts";
 import { livableEnv } from "./fence-livable.ts";
 import { checkSandbox, type RunSandbox } from "./sandbox-preflight.ts";
 import { pickEnv } from "./start-run.ts";
@@ -155,6 +154,9 @@ function planPhase(o: PlanOptions, phase: CompiledPhase, seq: number, snapshot: 
   out.timeout_ms = phase.timeoutMs;
   if (phase.idleTimeoutMs) out.idle_timeout_ms = phase.idleTimeoutMs;
 
+  const mode = phaseSandbox(machine, phase, o.sandbox).mode;
+  const state = record.phases[phase.name] ?? (mode === "off" ? "off" : "unavailable");
+  out.sandbox = { mode, state };
   const d: Draft = { m: machine, s: structuredClone(snapshot), fx: [] };
   d.s.phaseSeq = seq;
   const effect = phaseRunEffect(d, phase, 1, seq, contextOf(d));
@@ -179,9 +181,6 @@ function planPhase(o: PlanOptions, phase: CompiledPhase, seq: number, snapshot: 
   if (phase.kind === "agent") out.prompt_file = join(dir, "prompt.md");
   out.env = Object.keys(inv.env).sort();
 
-  const mode = phaseSandbox(machine, phase, o.sandbox).mode;
-  const state = record.phases[phase.name] ?? (mode === "off" ? "off" : "unavailable");
-  out.sandbox = { mode, state };
   if (mode === "off") return out;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
   const scope = openWriteScope(toolSet, e.context, ctx);
@@ -189,7 +188,7 @@ function planPhase(o: PlanOptions, phase: CompiledPhase, seq: number, snapshot: 
   // as the fence lays it out (phase-fence.ts): the run's cache home writable, the livable settings inside
   const profile: SandboxProfile = { ...compiled, allowWrite: [...compiled.allowWrite, PLAN_CACHE] };
   const inside = { ...livableEnv(profile, workdir, PLAN_CACHE, inv.env), TMPDIR: PLAN_TEMP };
-  const kept = Object.keys(withheld(inv.env, { agent: phase.kind === "agent" })).sort();
+  const kept = Object.keys(withheldFor(phase, machine, inv.env, inv.command)).sort();
   const home = inv.env.HOME || homedir();
   const short = (p: string) => (p.startsWith(`${workdir}/`) ? `./${p.slice(workdir.length + 1)}` : p === workdir ? "./" : p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p);
   out.sandbox = { mode, state, writes: profile.allowWrite.map(short), never: profile.denyWrite.map(short), hosts: [...profile.allowedHosts], hidden: profile.denyRead.length, ...(state === "on" ? { env: fenceEnvNames(profile, workdir, inv.command, inside), withheld: kept } : {}) };

@@ -20,6 +20,8 @@ export interface LinuxWrap {
   env: Record<string, string>;
   /** Protected paths that did not exist when the phase started: if they do after, it made them. */
   absent: string[];
+  /** Each absent path's nearest folder that existed then, and where it really was. */
+  anchors?: Record<string, { dir: string; real: string }>;
 }
 
 const ARCH: Record<string, string> = { x64: "x64", arm64: "arm64" };
@@ -210,7 +212,8 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
     kindOf,
     ...(keep !== undefined ? { tmpKeep: keep } : {}),
   });
-  return { argv: ["bwrap", ...args], env, absent: absentProtected({ profile, cwd, kindOf }) };
+  const absent = absentProtected({ profile, cwd, kindOf });
+  return { argv: ["bwrap", ...args], env, absent, anchors: anchorsOf(absent) };
 }
 
 function present(path: string): boolean {
@@ -232,6 +235,45 @@ export function madeProtected(absent: readonly string[]): string[] {
  * workdir again: a `.git` made there would otherwise be a repository whose config (filters,
  * hooks) the agent wrote, and phaseloop's own git would run it outside the sandbox.
  */
-export function undoProtected(absent: readonly string[]): void {
-  for (const path of madeProtected(absent)) rmSync(path, { recursive: true, force: true });
+export function undoProtected(absent: readonly string[], anchors?: Record<string, { dir: string; real: string }>): void {
+  for (const path of madeProtected(absent)) {
+    // never through a link the phase made on the way (`.claude` → ~/.claude, then `.claude/commands`):
+    // from the folder that existed when it started, every folder down to the name must be a
+    // real folder; a name that is itself a link goes as the link
+    const anchor = anchors?.[path];
+    if (anchor !== undefined && !reachedWithoutLinks(dirname(path), anchor)) continue;
+    rmSync(path, { recursive: true, force: true });
+  }
 }
+
+/** For each path, the nearest folder above it that exists now, and its real path. */
+export function anchorsOf(paths: readonly string[]): Record<string, { dir: string; real: string }> {
+  const out: Record<string, { dir: string; real: string }> = {};
+  for (const path of paths) {
+    let dir = dirname(path);
+    for (;;) {
+      const real = realpath(dir);
+      if (real !== undefined) {
+        out[path] = { dir, real };
+        break;
+      }
+      const up = dirname(dir);
+      if (up === dir) break;
+      dir = up;
+    }
+  }
+  return out;
+}
+
+function reachedWithoutLinks(dir: string, anchor: { dir: string; real: string }): boolean {
+  for (let d = dir; d !== anchor.dir; d = dirname(d)) {
+    if (dirname(d) === d) return false;
+    try {
+      if (!lstatSync(d).isDirectory()) return false;
+    } catch {
+      return false;
+    }
+  }
+  return realpath(anchor.dir) === anchor.real;
+}
+

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
-import { dirname } from "node:path";
+import { accessSync, constants, createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { LEFTOVER_MARK, liveRoots } from "./orphans.ts";
 import { OWN_PROGRAMS, ownProgram } from "./own-programs.ts";
 import { StringDecoder } from "node:string_decoder";
@@ -184,6 +184,19 @@ function nulCarrier(argv: string[], env: Env | undefined): string | undefined {
   return undefined;
 }
 
+/** Whether a spawn would find `program` (a path from `cwd`, or a name on `path`): one it would not fails as the spawn error it is, not through the wrapper. */
+function findable(program: string, cwd: string | undefined, path: string | undefined): boolean {
+  const candidates = program.includes("/") ? [isAbsolute(program) ? program : join(cwd ?? ".", program)] : (path ?? "").split(delimiter).filter((d) => isAbsolute(d)).map((d) => join(d, program));
+  return candidates.some((c) => {
+    try {
+      accessSync(c, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
 export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const started = Date.now();
   return new Promise((resolve) => {
@@ -191,7 +204,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     // phaseloop's own programs (the shell of a `run:` string, bwrap) by their absolute path, never a PATH lookup an agent could steer
     let program = OWN_PROGRAMS.has(argv[0]!) ? ownProgram(argv[0]!) : argv[0]!;
     let args = argv.slice(1);
-    if (spec.sweep && !program.endsWith("/bwrap") && process.platform === "linux") {
+    if (spec.sweep && !program.endsWith("/bwrap") && process.platform === "linux" && findable(program, spec.cwd, spec.env.PATH)) {
       // outside a sandbox's pid namespace: a mark every process of the phase inherits and none can take off (orphans.ts)
       args = ["-c", `ulimit -w ${LEFTOVER_MARK} 2>/dev/null; exec "$@"`, "sh", program, ...args];
       program = ownProgram("sh");

@@ -24,6 +24,8 @@ export interface WrappedCommand {
   commandId: string;
   /** Built by phaseloop (Linux): protected paths that were absent when it started. Else the library's wrap. */
   absent?: string[];
+  /** Where each absent path's nearest existing folder really was, so that undoing it never goes through a link. */
+  anchors?: Record<string, { dir: string; real: string }>;
   /** Whether its connections go through the library's proxy (registered under `commandId`). */
   proxied: boolean;
 }
@@ -125,7 +127,7 @@ export async function wrapInSandbox(profile: SandboxProfile, given: string[] | s
   if (profile.allowedHosts.length === 0 && ownFenceAvailable()) {
     const own = wrapLinux(profile, await directCommand(command, search, cwd), cwd, { NO_PROXY: "", no_proxy: "", ...exports }, undefined, search, seen);
     if (own !== undefined) {
-      const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, proxied: false };
+      const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, ...(own.anchors ? { anchors: own.anchors } : {}), proxied: false };
       wraps.add(made);
       return made;
     }
@@ -138,7 +140,7 @@ export async function wrapInSandbox(profile: SandboxProfile, given: string[] | s
   const own = wrapLinux(profile, command, cwd, { NO_PROXY: "", no_proxy: "", ...exports }, { commandId, socat: boundSocat() ?? "socat", socket: library.getLinuxHttpSocketPath(), token: library.getProxyAuthToken() }, search, seen);
   if (own !== undefined) {
     // bubblewrap dies with phaseloop (--die-with-parent), and the relay inside with it
-    const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, proxied: true };
+    const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, ...(own.anchors ? { anchors: own.anchors } : {}), proxied: true };
     wraps.add(made);
     return made;
   }
@@ -177,7 +179,7 @@ export function releaseSandboxed(wrapped: WrappedCommand): void {
   // the library removes its mount points; phaseloop's own wrap made none, and undoes what the
   // phase made at protected names (sandboxRefusals has named them)
   if (wrapped.absent === undefined) manager().cleanupAfterCommand();
-  else undoProtected(wrapped.absent);
+  else undoProtected(wrapped.absent, wrapped.anchors);
 }
 
 /**

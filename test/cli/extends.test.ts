@@ -1,7 +1,7 @@
-import { readFileSync, readdirSync, writeFileSync, appendFileSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync, appendFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { cli, ensureBuilt, tempDir, write } from "./cli-helpers.ts";
+import { cli, cliAsync, ensureBuilt, tempDir, write } from "./cli-helpers.ts";
 
 beforeAll(() => ensureBuilt(), 120_000);
 
@@ -22,12 +22,14 @@ function acme(dir: string, version = "1.4.2") {
       "    next:",
       '      - if: "phases.check.exit_code == 0"',
       "        stop: complete",
+      // it signals phaseloop itself, which no fenced process can reach
+      "    sandbox: off",
       "stop: { max_iterations: 3 }",
       "",
     ].join("\n"),
     "node_modules/@acme/loops/pipelines/catalogue.yaml": "agents:\n  worker: { command: [sh, -c, 'echo hi'] }\ntools:\n  edit: { read: ['**'], write: ['src/**'] }\n",
-    // the first time it runs it interrupts phaseloop (its parent), as a closed terminal would
-    "node_modules/@acme/loops/pipelines/scripts/check.sh": 'test -f "$1" || { touch "$1"; kill -TERM $PPID; sleep 5; }\n',
+    // the first time it runs it waits, marked, for the test to interrupt phaseloop as a closed terminal would
+    "node_modules/@acme/loops/pipelines/scripts/check.sh": 'test -f "$1" || { touch "$1"; sleep 30; }\n',
   });
 }
 
@@ -69,11 +71,15 @@ describe("extends from a package and from relative paths, on the CLI", () => {
     expect(r.stderr).toContain("note: extended by ours.yaml (ours.yaml:3:10)");
   });
 
-  it("records every file with its hash and package version; resume refuses when a base changed", () => {
+  it("records every file with its hash and package version; resume refuses when a base changed", async () => {
     const dir = tempDir();
     acme(dir);
     write(dir, { "ours.yaml": 'phaseloop: 1\nname: ours\nextends: "@acme/loops/check-loop.yaml"\n' });
-    expect(cli(["run", "ours.yaml", "--reporter", "plain"], dir).code).toBe(130);
+    // from outside: the check runs in the OS sandbox's pid namespace, where phaseloop is not its parent
+    const first = cliAsync(["run", "ours.yaml", "--reporter", "plain"], dir);
+    while (!existsSync(join(dir, ".once"))) await new Promise((r) => setTimeout(r, 50));
+    first.child.kill("SIGTERM");
+    expect((await first.done).code).toBe(130);
     const runs = readdirSync(join(dir, ".phaseloop/runs"));
     const info = JSON.parse(readFileSync(join(dir, ".phaseloop/runs", runs[0]!, "run.json"), "utf8"));
     expect(info.files.map((f: { role: string; package?: string; version?: string }) => [f.role, f.package, f.version])).toEqual([
@@ -88,7 +94,7 @@ describe("extends from a package and from relative paths, on the CLI", () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/changed since run .* started \(.*catalogue\.yaml \(@acme\/loops 1\.4\.2\) changed\); resume with --force/);
     expect(cli(["resume", "--force", "--reporter", "plain"], dir).code).toBe(0);
-  });
+  }, 60_000);
 });
 
 describe("checks before a run, in the file that wrote the key", () => {

@@ -125,6 +125,9 @@ phases:
   on-arg:
     agent: arg
     prompt: "got {{ phases.first.output.x }}"
+    next:
+      - if: error == 'spawn_error'
+        goto: as-argv
   as-argv:
     run: ["printf", "%s", "{{ phases.first.output.x }}"]
   as-env:

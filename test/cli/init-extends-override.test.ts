@@ -56,4 +56,16 @@ describe("an agent override of another kind", () => {
     expect(merged.agents.worker).toEqual({ preset: "claude", model: "sonnet", description: "the worker" });
     expect(merged.mcp.docs).toEqual({ url: "http://127.0.0.1:9/mcp" });
   });
+
+  it("an override of another kind that also removes the base's keys with null (as format 1 files written before this rule do) validates", () => {
+    const dir = tempDir();
+    write(dir, {
+      "base.yaml": "phaseloop: 1\nname: base\nagents:\n  worker: { command: [sh, -c, 'cat'], prompt_via: stdin }\nphases:\n  work: { agent: worker, prompt: Work., next: [{ if: exit_code == 0, stop: complete }] }\nstop: { max_iterations: 2 }\n",
+      "p.yaml": "phaseloop: 1\nname: ours\nextends: ./base.yaml\nagents:\n  worker: { command: null, prompt_via: null, preset: claude, model: sonnet }\n",
+    });
+    const printed = cli(["validate", "--print", "p.yaml"], dir);
+    expect(printed.stderr).toBe("");
+    expect(printed.code).toBe(0);
+    expect(parse(printed.stdout).agents.worker).toEqual({ preset: "claude", model: "sonnet" });
+  });
 });

@@ -135,7 +135,7 @@ describe("phaseloop run: outcomes, failures and limits", () => {
     const dir = tempDir();
     write(dir, {
       "t.yaml": pipeline(
-        "phases:\n  slow:\n    run: 'sleep 30 & echo $! > child.pid; wait'\n    timeout: 500ms\n  quiet:\n    run: 'echo hi; sleep 30'\n    idle_timeout: 400ms\n    next:\n      - if: phases.slow.error == 'timeout' && error == 'idle_timeout'\n        stop: blocked\n        reason: both timed out\nstop: { max_iterations: 1 }\n",
+        "sandbox: off\nphases:\n  slow:\n    run: 'sleep 30 & echo $! > child.pid; wait'\n    timeout: 500ms\n  quiet:\n    run: 'echo hi; sleep 30'\n    idle_timeout: 400ms\n    next:\n      - if: phases.slow.error == 'timeout' && error == 'idle_timeout'\n        stop: blocked\n        reason: both timed out\nstop: { max_iterations: 1 }\n",
       ),
     });
     const r = cli(["run", "t.yaml", "--reporter", "plain"], dir);
@@ -151,7 +151,7 @@ describe("phaseloop run: outcomes, failures and limits", () => {
     // `busy` first makes a few short processes, so the one that escapes is not the next pid after the phase's
     write(dir, {
       "t.yaml": pipeline(
-        "phases:\n  keep:\n    run: 'setsid sh -c \"echo \\$\\$ > kept.pid; exec sleep 30\" > /dev/null 2>&1 < /dev/null & while [ ! -s kept.pid ]; do sleep 0.01; done'\n  busy:\n    run: 'true; true; ls > /dev/null; setsid sh -c \"echo \\$\\$ > busy.pid; exec sleep 30\" > /dev/null 2>&1 < /dev/null & while [ ! -s busy.pid ]; do sleep 0.01; done'\n  check:\n    run: ['sh', '-c', 'for f in kept.pid busy.pid; do s=$(sed \"s/.*) //\" /proc/$(cat $f)/stat 2>/dev/null | cut -c1); [ -n \"$s\" ] && [ \"$s\" != Z ] && echo alive || echo gone; done']\n    next:\n      - stop: complete\nstop: { max_iterations: 1 }\n",
+        "sandbox: off\nphases:\n  keep:\n    run: 'setsid sh -c \"echo \\$\\$ > kept.pid; exec sleep 30\" > /dev/null 2>&1 < /dev/null & while [ ! -s kept.pid ]; do sleep 0.01; done'\n  busy:\n    run: 'true; true; ls > /dev/null; setsid sh -c \"echo \\$\\$ > busy.pid; exec sleep 30\" > /dev/null 2>&1 < /dev/null & while [ ! -s busy.pid ]; do sleep 0.01; done'\n  check:\n    run: ['sh', '-c', 'for f in kept.pid busy.pid; do s=$(sed \"s/.*) //\" /proc/$(cat $f)/stat 2>/dev/null | cut -c1); [ -n \"$s\" ] && [ \"$s\" != Z ] && echo alive || echo gone; done']\n    next:\n      - stop: complete\nstop: { max_iterations: 1 }\n",
       ),
     });
     // a process of the same user that is not the run's
@@ -306,6 +306,8 @@ describe("interruption and resume", () => {
     write(dir, {
       "p.yaml": `phaseloop: 1
 name: sleeper
+# the unfenced path: in the fence, bubblewrap's PID namespace ends the phase with phaseloop
+sandbox: off
 phases:
   work:
     run: [sh, -c, "if [ -f second ]; then exit 0; fi; touch second; sleep 30"]

@@ -31,13 +31,20 @@ describe("shellContexts", () => {
     ["a comment", "true # {{ x }}"],
     ["a here-document", "cat <<EOF\n{{ x }}\nEOF"],
     ["a quoted here-document", "cat <<'EOF'\nv={{ x }}\nEOF"],
-    ["single quotes", "echo '{{ x }}'"],
+    ["single quotes that are awk's program", `awk '{ print "{{ x }}" }'`],
+    ["single quotes that are a script for sh -c", "sh -c 'echo {{ x }}'"],
   ])("refuses a template inside %s, located at the template", (_what, source) => {
     const r = shellContexts(tpl(source));
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.diagnostics[0]!.code).toBe("SHELL_TEMPLATE_CONTEXT");
     expect(source.slice(r.diagnostics[0]!.start, r.diagnostics[0]!.end)).toBe("{{ x }}");
+  });
+
+  it("closes single quotes around a template in a command's word (a commit message, say)", () => {
+    expect(shellContexts(tpl("git commit -qm 'lint-fix: iteration {{ x }}' || true"))).toMatchObject({ ok: true, contexts: ["single"] });
+    const r = renderShell(tpl("echo 'a {{ x }} b'"), { x: "q" });
+    expect(r).toMatchObject({ ok: true, value: `echo 'a '"\${PHASELOOP_T1_x}"' b'`, env: { PHASELOOP_T1_x: "q" } });
   });
 
   it("accepts templates after a here-document has ended, and a # inside a word", () => {
@@ -78,7 +85,9 @@ const CASES: [string, string, (v: string) => string][] = [
   ["an assignment", 'A={{ v }}; printf %s "$A" > out', (v) => v],
   ["command substitution", 'printf %s "$(printf %s {{ v }})" > out', (v) => v.replace(/\n+$/, "")],
   ["double quotes in a substitution in double quotes", 'printf %s "[$(printf %s "{{ v }}")]" > out', (v) => `[${v.replace(/\n+$/, "")}]`],
-  ["every context at once", `printf '%s|%s' {{ v }} "{{ v }}" > out`, (v) => `${v}|${v}`],
+  ["single quotes", "printf %s 'v={{ v }}!' > out", (v) => `v=${v}!`],
+  ["single quotes beside double", `printf %s 'a'"{{ v }}"'{{ v }}' > out`, (v) => `a${v}${v}`],
+  ["every context at once", `printf '%s|%s|%s' {{ v }} "{{ v }}" '{{ v }}' > out`, (v) => `${v}|${v}|${v}`],
 ];
 
 describe.each(shells)("rendered commands under %s", (shell) => {

@@ -82,7 +82,7 @@ case "$recipe:$PHASELOOP_PHASE" in
     mkdir -p src && echo "console.log('hello');" > src/app.js
     echo "Wrote src/app.js."; echo "STATUS: INCOMPLETE" ;;
   execute-review:review)
-    printf 'loop = 1\\nsummary = "src/app.js does what TASK.md asks"\\nblocker = ""\\n' > .phaseloop/review_output.toml ;;
+    printf 'loop = 1\\nsummary = "src/app.js does what TASK.md asks"\\nblocker = ""\\n' > "$PHASELOOP_ARTIFACTS/review_output.toml" ;;
   plan-execute-review:interpret) echo "It means a greeting function in src/greet.js." ;;
   plan-execute-review:plan) printf 'PLAN:\\n- write src/greet.js\\n' ;;
   plan-execute-review:execute) mkdir -p src && echo "export const greet = () => 'hi';" > src/greet.js ;;
@@ -96,7 +96,8 @@ esac
 /** Each recipe: what the user has in the repository, the params besides the agent, and how it must end. */
 const RECIPES: Record<string, { files?: Record<string, string>; params?: string[]; knownBug?: string }> = {
   ralph: { files: { "PROMPT.md": "Make `npm test` pass.\n" } },
-  "execute-review": { files: { "TASK.md": "Print hello from src/app.js.\n" }, knownBug: "the reviewer's .phaseloop/review_output.toml is refused by the OS sandbox (change measurement)" },
+  // met as: the reviewer's .phaseloop/review_output.toml was refused by the OS sandbox; the recipe's review is in the run's artifacts folder now
+  "execute-review": { files: { "TASK.md": "Print hello from src/app.js.\n" } },
   "plan-execute-review": { params: ["goal=add a greeting"] },
   supervisor: { files: { "tasks/001-greet.md": "---\npriority: 1\n---\n# Greet\nAdd a greeting.\n", "tasks/002-farewell.md": "# Farewell\n<!-- depends_on: 001-greet -->\nAdd a farewell.\n" } },
   "generator-evaluator": { files: { ".loop/prd.json": JSON.stringify({ userStories: [{ id: "US-001", title: "Greet", priority: 1, passes: false }, { id: "US-002", title: "Farewell", priority: 2, passes: false }] }, null, 2) } },
@@ -141,7 +142,6 @@ const STAND_INS = ["claude", "codex", "gemini", "aider"];
 
 /** Pipelines of the docs that fail only because of a known bug, by name. */
 const KNOWN_DOC_BUGS: Record<string, string> = {
-  "scribe-loop": "an agent override of another kind that also says command: null and prompt_via: null, as this example does, is refused (SCHEMA_TYPE at agents.worker.command) since such an override replaces the base's agent whole",
 };
 
 const DOCS = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];

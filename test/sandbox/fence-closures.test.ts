@@ -52,7 +52,9 @@ describe.skipIf(!probe.available)("what a phase is handed cannot widen its fence
     const dry = await cliAsync(["run", "p.yaml", "--dry-run"], work, { HOME: home }).done;
     expect(dry.stdout).not.toMatch(new RegExp(`writes[^\\n]*${home.replaceAll("/", "\\/")}[,;]`));
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
-    expect(r.code, r.stdout + r.stderr).toBe(0);
+    // the refusal fails the agent phase, and a failure no rule tests never completes the run
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(events(work).at(-1)).toMatchObject({ outcome: "failed", reason: { code: "unhandled_failure", message: expect.stringContaining("refused") } });
     expect(readFileSync(join(home, ".bashrc"), "utf8")).toBe("original\n");
     expect(existsSync(join(work, "stolen.txt")) ? readFileSync(join(work, "stolen.txt"), "utf8") : "").not.toContain("PLANTED");
     expect(events(work).find((e) => e.type === "phase.finished")).toMatchObject({ error: "policy_violation" });
@@ -67,7 +69,9 @@ describe.skipIf(!probe.available)("what a phase is handed cannot widen its fence
     chmodSync(join(bin, "claude"), 0o755);
     write(work, { "p.yaml": `phaseloop: 1\nname: state\nagents:\n  a: { command: [sh, -c, "claude -p hi"] }\nphases:\n  work: { agent: a, prompt: go }\n${once}` });
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home, PATH: `${bin}:${process.env.PATH}` }).done;
-    expect(r.code, r.stdout + r.stderr).toBe(0);
+    // the refusal fails the agent phase, and a failure no rule tests never completes the run
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(events(work).at(-1)).toMatchObject({ outcome: "failed", reason: { code: "unhandled_failure", message: expect.stringContaining("refused") } });
     expect(readFileSync(join(home, ".claude", "projects", "s.json"), "utf8")).toBe("state\n");
     expect(readFileSync(join(home, ".claude", "settings.json"), "utf8")).toBe('{"user": true}\n');
     expect(existsSync(join(home, ".claude", "commands"))).toBe(false);

@@ -71,7 +71,7 @@ describe.skipIf(!probe.available)("the fence under the defaults", () => {
       "p.yaml": `phaseloop: 1\nname: verify\nphases:\n  verify:\n    run: sh evil.test.sh\n${once}`,
     });
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
-    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect([0, 1], r.stdout + r.stderr).toContain(r.code); // the stop rule decides; the phase's failure is below
     expect(readFileSync(join(home, ".bashrc"), "utf8")).toBe("original\n");
     expect(existsSync(join(home, ".ssh", "authorized_keys"))).toBe(false);
     expect(holding(root, "PLANTED-SSH-KEY")).toEqual([join(home, ".ssh", "id_rsa")]);
@@ -90,7 +90,8 @@ describe.skipIf(!probe.available)("the fence under the defaults", () => {
     const v = await cliAsync(["validate", "p.yaml"], work, { HOME: home }).done;
     expect(v.stdout).toContain("verify off");
     const dry = await cliAsync(["run", "p.yaml", "--dry-run"], work, { HOME: home }).done;
-    expect(dry.stdout).toMatch(/verify: off/);
+    expect(dry.stdout).toMatch(/^ {2}verify: .*\n(?: {4}.*\n)* {4}OS sandbox: off$/m); // under the phase's plan
+    expect(dry.stdout).toMatch(/hook on_complete: off|on_complete \(OS sandbox: off\)/);
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(readFileSync(join(home, ".ran"), "utf8")).toBe("x\n");
@@ -115,7 +116,9 @@ describe.skipIf(!probe.available)("the fence under the defaults", () => {
     const script = "mkdir -p src/util/deep && echo a > src/util/deep/a.ts && echo n > docs/new.md && echo bad > docs/run.sh && echo r >> README.md; echo t > /tmp/scratch && cat /tmp/scratch; exit 0";
     write(work, { "p.yaml": `phaseloop: 1\nname: globs\nagents:\n  a: { command: [sh, -c, ${JSON.stringify(script)}] }\ntools:\n  w: { write: ["src/**", "docs/*.md"] }\nphases:\n  work:\n    agent: a\n    prompt: go\n    tools: w\n${once}` });
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work).done;
-    expect(r.code, r.stdout + r.stderr).toBe(0);
+    // the refusal fails the agent phase, and a failure no rule tests never completes the run
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(events(work).at(-1)).toMatchObject({ outcome: "failed", reason: { code: "unhandled_failure", message: expect.stringContaining("refused") } });
     expect(readFileSync(join(work, "src/util/deep/a.ts"), "utf8")).toBe("a\n");
     expect(readFileSync(join(work, "docs/new.md"), "utf8")).toBe("n\n");
     expect(existsSync(join(work, "docs/run.sh"))).toBe(false);
