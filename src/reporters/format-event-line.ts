@@ -194,7 +194,7 @@ export function formatEventText(event: RunEvent, paint: Paint): string {
       return `hook ${event.hook} ${paint.red("failed")}${exit} ${took}${event.message === null ? "" : `: ${event.message}`}`;
     }
     case "iteration.finished": {
-      const changed = event.changes.length === 0 ? paint.yellow("no files changed") : `${plural(event.changes.length, "file")} changed`;
+      const changed = event.measured === false ? "changes not measured" : event.changes.length === 0 ? paint.yellow("no files changed") : `${plural(event.changes.length, "file")} changed`;
       return `${paint.bold(`iteration ${event.iteration}`)} finished · ${changed}`;
     }
     case "task.updated": {

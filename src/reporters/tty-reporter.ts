@@ -326,7 +326,7 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
           return;
         case "iteration.finished":
           if (current !== null && current.iteration === event.iteration) {
-            current.changes = event.changes.length;
+            current.changes = event.measured === false ? null : event.changes.length;
             closeView(current, "iteration ended");
             current = null;
           }

@@ -138,7 +138,7 @@ const eventFields: Record<string, Record<string, Check>> = {
   "phase.retry": { phase: str, attempt: count, delay_ms: num, error: str, message: nullable(str) },
   "policy.violation": { phase: str, paths: stringList, action: literal("revert", "fail", "warn") },
   "hook.finished": { hook: str, ok: bool, exit_code: nullable(num), duration_ms: num, message: nullable(str) },
-  "iteration.finished": { iteration: count, changes: stringList, task: nullable(str) },
+  "iteration.finished": { iteration: count, changes: stringList, task: nullable(str), measured: optional(literal(false)) },
   "task.updated": { task: str, status: literal("pending", "done", "blocked"), attempts: count, reason: nullable(str) },
   "question.asked": { iteration: count, phase: str, question: str },
   "question.answered": { iteration: count, phase: str, question: str, answer: str },

@@ -110,7 +110,7 @@ export type RunEvent = Base &
     /** What the OS sandbox refused a phase: "write PATH", "read PATH", "connect HOST:PORT". */
     | { type: "sandbox.refused"; phase: string; refused: string[] }
     | { type: "hook.finished"; hook: string; ok: boolean; exit_code: number | null; duration_ms: number; message: string | null }
-    | { type: "iteration.finished"; iteration: number; changes: string[]; task: string | null }
+    | { type: "iteration.finished"; iteration: number; changes: string[]; task: string | null; /** false: the run measures no changes (nothing in the pipeline reads them) */ measured?: false }
     | { type: "task.updated"; task: string; status: "pending" | "done" | "blocked"; attempts: number; reason: string | null }
     | { type: "question.asked"; iteration: number; phase: string; question: string }
     | { type: "question.answered"; iteration: number; phase: string; question: string; answer: string }

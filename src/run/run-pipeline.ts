@@ -143,6 +143,8 @@ export class Runner {
   private logEffect(e: Effect, log: RunEvent[]): void {
     const s = this.snapshot;
     const event = eventForEffect(e, s);
+    // a run that measures no changes says so, rather than "no files changed"
+    if (event?.type === "iteration.finished" && !this.o.machine.measuresChanges) event.measured = false;
     if (event) this.events.emit(event, log);
     if (e.type === "iteration.end") this.iterationRecords.push({ ...e.record, at: new Date().toISOString(), tokens: s.tokens, cost_usd: s.costUsd });
   }

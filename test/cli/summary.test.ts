@@ -91,5 +91,11 @@ stop: { max_iterations: 130 }
     expect(md).toMatch(/\n\| 1 \| ✅ tick \| not measured \| \d+ ms \|\n/);
     expect(md).toMatch(/\n\| 130 \| ✅ tick \| not measured \| \d+ ms \|\n/);
     expect(md).toContain("Changed files were not measured: nothing in this pipeline reads them");
+    // and the events and the live lines say so too, not "no files changed"
+    const ends = r.stdout.split("\n").filter((l) => l.includes('"iteration.finished"')).map((l) => JSON.parse(l));
+    expect(ends[0]).toMatchObject({ iteration: 1, changes: [], measured: false });
+    const plain = cli(["run", "long.yaml", "--reporter", "plain", "--sandbox", "off", "--max-iterations", "1"], dir);
+    expect(plain.stdout).toMatch(/iteration 1 finished · changes not measured/);
+    expect(plain.stdout).not.toContain("no files changed");
   });
 });
