@@ -183,7 +183,8 @@ export function shellContexts(template: Template): ShellContexts {
         if (role !== "data") {
           const user = isUserWord(exprs[k]!.expr);
           // a single-quoted program for an interpreter (awk '{print "{{ x }}"}', python3 -c '…') would take the value as code
-          if (!user || role === "name" || role === "arith") refuse(k, f.kind === "single" ? `inside single quotes ${ROLE[role]}` : ROLE[role]);
+          // even the user's own words: quotes closed around a value inside a program's text splice it into that program
+          if (f.kind === "single" || !user || role === "name" || role === "arith") refuse(k, f.kind === "single" ? `inside single quotes ${ROLE[role]}` : ROLE[role]);
           // a script that is one param (`[sh, -c, "{{ params.check }}"]`) is the user's command line as written
           else if (role === "command" && template.parts.length === 1) contexts[k] = "verbatim";
         }

@@ -29,6 +29,7 @@ describe("a value in a shell command stays data, whatever quotes surround it", (
     ["bare", "printf %s {{ params.x }} > got; printf %s {{ phases.gen.output.x }} > got2"],
     ["double quotes", 'printf %s "v={{ params.x }}" > got; printf %s "v={{ phases.gen.output.x }}" > got2'],
     ["a substitution inside double quotes", 'printf %s "v=$(printf %s {{ params.x }})" > got; printf %s "v=$(printf %s "{{ phases.gen.output.x }}")" > got2'],
+    ["single quotes (closed around the value)", "printf %s 'v={{ params.x }}' > got; printf %s 'v={{ phases.gen.output.x }}' > got2"],
   ] as const;
   it.each(contexts)("%s: from --param and from a phase's output", (name, run) => {
     for (const payload of PAYLOADS) {
@@ -45,7 +46,7 @@ describe("a value in a shell command stays data, whatever quotes surround it", (
 
   it.each([
     ["backticks", "echo `echo {{ params.x }}` > got"],
-    ["single quotes (the shell expands nothing there)", "printf %s 'v={{ params.x }}' > got"],
+    ["single quotes that are awk's program", `awk 'BEGIN { print "v={{ params.x }}" }' > got`],
     ["a $ before the template", 'echo "v=${{ params.x }}" > got'],
   ])("a template in %s is a located error before anything runs", (_what, command) => {
     const dir = tempDir();

@@ -109,16 +109,17 @@ describe("the built-in agent's paths are bounded", () => {
   }, 60_000);
 
   it("ends a phase at its timeout within a second while the agent's tools are busy", async () => {
-    // 20,000 small writes: many seconds of tool work, most of it after the 3 s timeout
+    // 60,000 small writes: seconds of tool work on any machine, most of it after the 1 s timeout
     const tooDeep = `${"d/".repeat(65)}x.txt`;
-    const calls = Array.from({ length: 20_000 }, (_, i) => ({ name: "write_file", arguments: { path: i % 2 ? tooDeep : `out/f${i}.txt`, content: "x" } }));
-    const { dir } = await project([{ rejectStream: true }, { tool_calls: calls }, { content: "done" }], "3s");
+    const calls = Array.from({ length: 60_000 }, (_, i) => ({ name: "write_file", arguments: { path: i % 2 ? tooDeep : `out/f${i}.txt`, content: "x" } }));
+    const { dir } = await project([{ rejectStream: true }, { tool_calls: calls }, { content: "done" }], "1s");
     cli(["run", "p.yaml", "--reporter", "plain"], dir);
     const { finished, durationMs } = phaseMs(dir);
-    expect(finished).toMatchObject({ status: "failed", error: "timeout" });
-    expect(existsSync(join(dir, "out")), "the tools were at work when the timeout came").toBe(true);
-    expect(readdirSync(join(dir, "out")).length, "the tools stopped before the end of the answer").toBeLessThan(10_000);
-    expect(durationMs!).toBeLessThan(4000);
-    console.log(`a 3 s timeout ended the phase after ${durationMs} ms, ${readdirSync(join(dir, "out")).length} of 10,000 files written`);
+    const written = existsSync(join(dir, "out")) ? readdirSync(join(dir, "out")).length : 0;
+    expect(finished, `${written} of 30,000 files written in ${durationMs} ms`).toMatchObject({ status: "failed", error: "timeout" });
+    expect(written, "the tools were at work when the timeout came").toBeGreaterThan(0);
+    expect(written, "the tools stopped before the end of the answer").toBeLessThan(30_000);
+    expect(durationMs!).toBeLessThan(2000);
+    console.log(`a 1 s timeout ended the phase after ${durationMs} ms, ${written} of 30,000 files written`);
   }, 60_000);
 });

@@ -22,6 +22,8 @@ agents:
   worker:
     command: [sh, -c, 'touch started; while [ -n "$WAIT_FOR" ] && [ ! -f "$WAIT_FOR" ]; do sleep 0.05; done; echo "$1" > "out-$1.txt"; echo wrote "$1"', sh, "{{ task.id }}"]
     prompt_via: stdin
+    # an agent gets the variables the pipeline names, not the whole environment
+    env: { WAIT_FOR: "{{ env.WAIT_FOR ? env.WAIT_FOR : '' }}" }
 tools:
   all: { read: ["**"], write: ["**"] }
 tasks:
@@ -123,7 +125,7 @@ describe("phaseloop tasks", () => {
     write(dir, { "prd.json": "{ not json" });
     const source = cli(["tasks", "p.yaml"], dir);
     expect(source.code).toBe(2);
-    expect(source.stderr).toMatch(/^p\.yaml:10:11: error TASK_SOURCE prd\.json is not valid JSON/m);
+    expect(source.stderr).toMatch(/^p\.yaml:12:11: error TASK_SOURCE prd\.json is not valid JSON/m);
     expect(cli(["tasks"], dir).code).toBe(2);
     expect(cli(["tasks", "p.yaml", "--bogus"], dir).stderr).toContain('unknown option "--bogus"');
   });
