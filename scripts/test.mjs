@@ -35,7 +35,7 @@ export const DENO_HEAVY = [/^test\/expr\/shell-context\.test\.ts$/, /^test\/pipe
  * Suites that only drive the Node-built CLI and real programs (agent CLIs, a fresh clone's
  * npm ci): run on Node only; under Deno they would run the same Node processes again.
  */
-export const NODE_ONLY = ["test/agents-contract/", "test/first-day/"];
+export const NODE_ONLY = ["test/agents-contract/", "test/first-day/", "test/mcp-server/claude-contract.test.ts", "test/mcp-server/gemini-contract.test.ts", "test/mcp-server/codex-contract.test.ts"];
 
 const args = process.argv.slice(2);
 const long = args.includes("--long");

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cli, ensureBuilt, tempDir, write } from "./cli-helpers.ts";
+import { skipped } from "../skip-reason.ts";
 
 /** Records its argv, the names of its environment and its stdin into the run's artifacts folder; as claude, answers in stream-json. */
 const RECORDER = `#!/usr/bin/env node
@@ -84,7 +85,8 @@ describe("run --dry-run against the run that follows it", () => {
     env = { PATH: `${join(dir, "bin")}:${process.env.PATH}`, HOME: tempDir("phaseloop-dry-home-"), GITHUB_TOKEN: "not-for-agents" };
   }, 120_000);
 
-  it("says what each phase runs, its variables by name, its sandbox and outputs, and the run does exactly that", () => {
+  // the comparison is of variable names: Deno's test runner adds npm_config_* variables of its own to the CLI it starts
+  it.skipIf(skipped(process.env.PHASELOOP_TEST_RUNTIME === "deno", "under Deno's test runner the started CLI inherits the runner's own npm_config_* variables"))("says what each phase runs, its variables by name, its sandbox and outputs, and the run does exactly that", () => {
     const dry = cli(["run", "pipeline.yaml", "--dry-run", "--json"], dir, env);
     expect(dry.stderr).toBe("");
     expect(dry.code).toBe(0);
