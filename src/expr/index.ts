@@ -21,5 +21,6 @@ export {
   type Template,
   type RenderResult,
 } from "./template.ts";
-export { shellContexts, renderShell, shellQuote, isUserWord, templateVariable, type ShellContext, type ShellRender } from "./shell-context.ts";
+export { shellContexts, isUserWord, type ShellContext } from "./shell-context.ts";
+export { renderShell, shellQuote, templateVariable, type ShellRender } from "./shell-render.ts";
 export { argvRoles, checkArgv, renderArgv, type ArgvRole, type ArgvRender } from "./shell-argv.ts";

@@ -8,7 +8,8 @@
  */
 import type { ExprDiagnostic } from "./diagnostic.ts";
 import type { JsonValue } from "./json-value.ts";
-import { isUserWord, renderShell, shellContexts } from "./shell-context.ts";
+import { isUserWord, shellContexts } from "./shell-context.ts";
+import { renderShell } from "./shell-render.ts";
 import { isShellScriptWord, wordRole } from "./shell-words.ts";
 import { renderTemplate, type Template } from "./template.ts";
 

@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { absentProtected, bwrapArgs, type PathKind, type ProxyRoute } from "../sandbox/bwrap-args.ts";
-import { shellQuote } from "../expr/shell-context.ts";
+import { shellQuote } from "../expr/shell-render.ts";
 import { findProgram } from "./preflight-host.ts";
 import { isUnder, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 

@@ -11,7 +11,7 @@ import process from "node:process";
 import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { readRefusals, readStreamRefusals } from "../sandbox/read-refusals.ts";
-import { shellQuote } from "../expr/shell-context.ts";
+import { shellQuote } from "../expr/shell-render.ts";
 import { insideFence } from "../agents/inside-fence.ts";
 import { directCommand, madeProtected, ownFenceAvailable, undoProtected, wrapLinux } from "./linux-fence.ts";
 

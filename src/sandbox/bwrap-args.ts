@@ -7,7 +7,7 @@
  * the library's proxy through one relay, a seccomp filter that refuses Unix sockets) without
  * its per-command ripgrep scan and program lookups, which cost more than the sandbox itself.
  */
-import { shellQuote } from "../expr/shell-context.ts";
+import { shellQuote } from "../expr/shell-render.ts";
 import type { SandboxProfile } from "./compile-sandbox.ts";
 import { isUnder } from "./compile-sandbox.ts";
 
