@@ -16,7 +16,7 @@ import type { Checkpoint } from "../run/checkpoint.ts";
 import type { ProcessEnv } from "../run/run-context.ts";
 import type { RunEvent } from "../run/run-events.ts";
 import type { RunInfo } from "../run/run-info.ts";
-import { Runner, type RunResult } from "../run/run-pipeline.ts";
+import { createRunner, type RunResult } from "../run/run-pipeline.ts";
 import { laneLimits, laneMachine } from "./schedule-lanes.ts";
 
 /**
@@ -131,7 +131,7 @@ export class LaneLoop {
     const queue = [...this.o.tasks.filter((x) => deps.has(x.id)).map((x) => item(x, true)), item(t, false)];
     const reporter = { onEvent: (e: RunEvent) => this.o.onEvent(e), close: async () => undefined };
     const info: RunInfo = { ...this.o.info, workdir: this.o.worktree };
-    const runner = new Runner({ machine: this.machine, store: this.store, info, reporter, env: this.o.env, tasks: queue, signal: this.controller.signal, sandbox: this.o.sandbox, recordedIterations: this.store.recordedIterations() }, snapshot, seq);
+    const runner = createRunner({ machine: this.machine, store: this.store, info, reporter, env: this.o.env, tasks: queue, signal: this.controller.signal, sandbox: this.o.sandbox, recordedIterations: this.store.recordedIterations() }, snapshot, seq);
     return runner.run(first);
   }
 

@@ -16,7 +16,7 @@ import { EventLog, type EventInput } from "../run/event-log.ts";
 import type { ProcessEnv } from "../run/run-context.ts";
 import type { Reporter, RunEvent } from "../run/run-events.ts";
 import type { RunInfo } from "../run/run-info.ts";
-import { Runner, type RunResult } from "../run/run-pipeline.ts";
+import { createRunner, type RunResult } from "../run/run-pipeline.ts";
 import { writeSummary } from "../run/write-summary.ts";
 import { writeBackTask } from "../run/load-tasks.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
@@ -319,7 +319,7 @@ class LaneRun {
     this.checkpoint();
     this.log.flush();
     this.handedOver = true;
-    const runner = new Runner({ machine: this.o.machine, store: this.o.store, info: { ...this.o.info, workdir: this.lanes.targetDir }, reporter: this.o.reporter, env: this.o.env, signal: this.o.signal, sandbox: this.o.sandbox, recordedIterations: this.o.recordedIterations }, s, this.log.seq);
+    const runner = createRunner({ machine: this.o.machine, store: this.o.store, info: { ...this.o.info, workdir: this.lanes.targetDir }, reporter: this.o.reporter, env: this.o.env, signal: this.o.signal, sandbox: this.o.sandbox, recordedIterations: this.o.recordedIterations }, s, this.log.seq);
     const result = await runner.run({ type: "resumed", at: Date.now() });
     if (result.snapshot.status === "done") await this.tidy();
     return result;

@@ -47,6 +47,14 @@ export interface RunResult {
   snapshot: Snapshot;
 }
 
+/**
+ * The one place a runner is made: a run's (start, resume), a sub-pipeline's
+ * and a lane's (each a child snapshot with its own store and checkpoint).
+ */
+export function createRunner(o: RunnerOptions, snapshot: Snapshot, seq: number): Runner {
+  return new Runner(o, snapshot, seq);
+}
+
 export class Runner {
   readonly o: RunnerOptions;
   snapshot: Snapshot;
@@ -193,8 +201,8 @@ export class Runner {
           await sleep(e.delayMs, this.o.signal);
           if (this.interrupted) return undefined;
         }
-        // a sub-pipeline is driven by a Runner of its own, over its own store and checkpoint
-        const result = e.kind === "pipeline" ? await runSubPipeline(e, this.context(log), (o, snapshot, seq) => new Runner({ ...this.o, ...o, tasks: undefined }, snapshot, seq)) : await runPhase(e, this.context(log));
+        // a sub-pipeline is a child snapshot driven over its own store and checkpoint, with this run's options
+        const result = e.kind === "pipeline" ? await runSubPipeline(e, this.context(log), (o, snapshot, seq) => createRunner({ ...this.o, ...o, tasks: undefined }, snapshot, seq)) : await runPhase(e, this.context(log));
         return result && { type: "phase.finished", at: Date.now(), phase: e.phase, attempt: e.attempt, result };
       }
       default:
