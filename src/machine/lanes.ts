@@ -32,25 +32,29 @@ export interface LaneBoard {
   limit: StopReason | null;
   /** The signal that interrupted the run, once one did. */
   interrupted: string | null;
+  /** The target's head, as the last merge left it: new lanes branch from it. */
+  head: string;
+  /** Each task's branch and worktree, named by the shell (a name is a file and branch name). */
+  names: Record<string, { branch: string; worktree: string }>;
 }
 
 export type LaneEvent =
-  /** The lanes start, or go on after a resume: every lane a crash left is taken up again. */
-  | { type: "lanes.begin"; at: number }
-  /** The shell made the lane's worktree (its branch from `base`, the target's head). */
-  | { type: "lane.opened"; at: number; task: string; branch: string; worktree: string; base: string }
+  /** The lanes start, or go on after a resume: every lane a crash left is taken up again. `head` is the target's. */
+  | { type: "lanes.begin"; at: number; head: string; names: Record<string, { branch: string; worktree: string }> }
   /** A lane's loop went on: the iteration and phase it is in; `used` when a phase finished. */
   | { type: "lane.progress"; at: number; task: string; iteration?: number; phase?: string | null; used?: { phase: string; tokens: number; costUsd: number } }
   /** A lane's loop ended: its task done (to merge), not done (blocked, with the reason), or interrupted. */
   | { type: "lane.loop.ended"; at: number; task: string; end: "done" | "not-done" | "interrupted"; reason?: string; attempts: number }
-  /** The lane's branch is merged into the target. */
-  | { type: "lane.merged"; at: number; task: string; commit: string }
+  /** The lane's branch is merged into the target; `attempts` are its task's. */
+  | { type: "lane.merged"; at: number; task: string; commit: string; attempts: number }
   /** Merging the lane's branch conflicts with the target in `files`. */
   | { type: "lane.conflict"; at: number; task: string; files: string[] }
   /** The lane was rebased onto the target without a conflict. */
   | { type: "lane.rebased"; at: number; task: string }
   /** A step of the lane's git work failed (its worktree, a commit, the merge, the rebase): the lane is blocked. */
   | { type: "lane.failed"; at: number; task: string; reason: string; conflicts?: string[] }
+  /** The lane's work is kept on its branch (lane.keep done): its worktree is gone, or kept when its work could not be committed. */
+  | { type: "lane.kept"; at: number; task: string; status: "blocked" | "stopped"; reason: string; worktree: string | null }
   /** The lane's worktree is gone (tidied after its merge, or after its work was kept on its branch). */
   | { type: "lane.tidied"; at: number; task: string }
   /** The clock: max_duration is checked while lanes run. */
@@ -62,13 +66,13 @@ export type LaneEffect =
   | { type: "lane.open"; task: string }
   /** Run on the lane's loop from its own checkpoint (a crash left it running). */
   | { type: "lane.resume"; task: string }
-  /** Commit the lane's work (one commit naming the task) and merge its branch into the target. */
-  | { type: "lane.merge"; task: string }
+  /** Commit the lane's work (one commit naming the task) and merge its branch into the target; `resumed`: a crash left the merge (what git left half done is undone first). */
+  | { type: "lane.merge"; task: string; resumed?: true }
   /** Rebase the lane onto the target, after a conflict. */
   | { type: "lane.rebase"; task: string; files: string[] }
   /** Run `phase` of the lane's loop again (rebased: its rules decide anew), or merge again when there is none. */
   | { type: "lane.verify"; task: string; phase: string }
-  /** The lane ends without merging: its work is committed to its branch, which stays, and its worktree goes. */
+  /** The lane ends without merging: its work is committed to its branch, which stays, and its worktree goes (answered by lane.kept). */
   | { type: "lane.keep"; task: string; status: "blocked" | "stopped"; reason: string }
   /** A merged lane's worktree and branch go. */
   | { type: "lane.tidy"; task: string }
@@ -84,7 +88,7 @@ export type LaneEffect =
 
 /** A board for the run's snapshot: nothing under way yet. */
 export function laneBoard(s: Snapshot): LaneBoard {
-  return { s, busy: [], limit: null, interrupted: null };
+  return { s, busy: [], limit: null, interrupted: null, head: "HEAD", names: {} };
 }
 
 interface Step {
@@ -98,7 +102,7 @@ export function laneTransition(machine: Machine, board: LaneBoard, event: LaneEv
   const b: LaneBoard = cloneJson(board);
   const st: Step = { m: machine, b, fx: [] };
   const s = b.s;
-  if (!s.lanes || !s.tasks || s.status === "done") return { board: b, effects: [] };
+  if (!s.lanes || !s.tasks || (s.status === "done" && event.type !== "lane.tidied")) return { board: b, effects: [] };
   if (event.type === "lanes.begin") s.lastAt = event.at; // time spent stopped does not count
   else {
     if (s.lastAt !== null && event.at > s.lastAt) s.elapsedMs += event.at - s.lastAt;
@@ -108,18 +112,14 @@ export function laneTransition(machine: Machine, board: LaneBoard, event: LaneEv
   switch (event.type) {
     case "lanes.begin":
       s.status = "running";
+      b.head = event.head;
+      b.names = event.names;
       for (const l of s.lanes.lanes) {
-        // lanes a crash left: merging ones finish their merge, running ones go on, merged ones are tidied
-        if (l.status === "merging") busy(st, l.task, { type: "lane.merge", task: l.task });
+        // lanes a crash left: merging ones finish their merge, running ones go on, merged ones are tidied (their branch too)
+        if (l.status === "merging") busy(st, l.task, { type: "lane.merge", task: l.task, resumed: true });
         else if (l.status === "running") busy(st, l.task, { type: "lane.resume", task: l.task });
-        else if (l.status === "merged" && l.worktree !== null) st.fx.push({ type: "lane.tidy", task: l.task });
+        else if (l.status === "merged") st.fx.push({ type: "lane.tidy", task: l.task });
       }
-      break;
-    case "lane.opened":
-      if (!lane) break;
-      lane.branch = event.branch;
-      lane.worktree = event.worktree;
-      lane.base = event.base;
       break;
     case "lane.progress":
       if (!lane) break;
@@ -136,12 +136,14 @@ export function laneTransition(machine: Machine, board: LaneBoard, event: LaneEv
       break;
     case "lane.loop.ended": {
       if (!lane || !b.busy.includes(event.task)) break;
+      if (event.end === "interrupted" && (b.interrupted || !b.limit)) {
+        idle(st, event.task); // it goes on when the run is resumed
+        break;
+      }
       const t = s.tasks.find((x) => x.id === event.task)!;
       t.attempts = Math.max(t.attempts, event.attempts);
-      if (event.end === "interrupted") {
-        if (b.limit && !b.interrupted) keep(st, lane, "stopped", b.limit.message);
-        else idle(st, event.task); // it goes on when the run is resumed
-      } else if (event.end === "not-done") keep(st, lane, "blocked", event.reason ?? "its loop did not finish its task");
+      if (event.end === "interrupted") keep(st, lane, "stopped", b.limit!.message);
+      else if (event.end === "not-done") keep(st, lane, "blocked", event.reason ?? "its loop did not finish its task");
       else {
         lane.status = "merging";
         st.fx.push({ type: "lane.merge", task: lane.task });
@@ -152,7 +154,9 @@ export function laneTransition(machine: Machine, board: LaneBoard, event: LaneEv
       if (!lane || lane.status !== "merging") break;
       lane.status = "merged";
       lane.phase = null;
+      b.head = event.commit;
       const t = s.tasks.find((x) => x.id === event.task)!;
+      t.attempts = Math.max(t.attempts, event.attempts);
       t.status = "done";
       t.reason = null;
       s.lastDoneTask = t.id;
@@ -181,6 +185,22 @@ export function laneTransition(machine: Machine, board: LaneBoard, event: LaneEv
       if (event.conflicts) lane.conflicts = event.conflicts;
       keep(st, lane, "blocked", event.reason);
       break;
+    case "lane.kept": {
+      if (!lane || !b.busy.includes(event.task)) break;
+      lane.status = event.status;
+      lane.phase = null;
+      lane.reason = event.reason;
+      lane.worktree = event.worktree;
+      if (event.status === "blocked") {
+        const t = s.tasks.find((x) => x.id === lane.task)!;
+        t.status = "blocked";
+        t.reason = event.reason;
+        t.notes = [...t.notes, `[BLOCKED] ${event.reason}`];
+        st.fx.push({ type: "task.update", task: t.id, status: "blocked", attempts: t.attempts, reason: event.reason });
+      }
+      idle(st, lane.task);
+      break;
+    }
     case "lane.tidied":
       if (lane) lane.worktree = null;
       break;
@@ -207,20 +227,13 @@ function idle(st: Step, task: string): void {
   st.b.busy = st.b.busy.filter((t) => t !== task);
 }
 
-/** The lane ends without merging: blocked (its task too) or stopped by a run-wide limit (its task stays pending). */
+/**
+ * The lane ends without merging: blocked (its task too) or stopped by a
+ * run-wide limit (its task stays pending). It stays busy until its work is
+ * kept on its branch (lane.kept).
+ */
 function keep(st: Step, lane: LaneState, status: "blocked" | "stopped", reason: string): void {
-  lane.status = status;
-  lane.phase = null;
-  lane.reason = reason;
   st.fx.push({ type: "lane.keep", task: lane.task, status, reason });
-  if (status === "blocked") {
-    const t = st.b.s.tasks!.find((x) => x.id === lane.task)!;
-    t.status = "blocked";
-    t.reason = reason;
-    t.notes = [...t.notes, `[BLOCKED] ${reason}`];
-    st.fx.push({ type: "task.update", task: t.id, status: "blocked", attempts: t.attempts, reason });
-  }
-  idle(st, lane.task);
 }
 
 /** Run-wide limits over all lanes: once one is reached, every lane stops. */
@@ -245,7 +258,8 @@ function schedule(st: Step): void {
     const slots = s.lanes!.parallel - inLane.size;
     const only = onlyTask({ m, s, fx: [] } as Draft);
     for (const t of slots > 0 ? readyInOrder(s.tasks!, m.tasks!.order, only, inLane).slice(0, slots) : []) {
-      const lane: LaneState = { task: t.id, branch: "", worktree: null, base: "", status: "running", iteration: 0, phase: null, reason: null, conflicts: [], rebased: false, verify: null, tokens: 0, cost_usd: 0 };
+      const name = b.names[t.id] ?? { branch: `phaseloop/${s.runId}/${t.id}`, worktree: `${s.info.workdir}/.phaseloop/lanes/${s.runId}/${t.id}` };
+      const lane: LaneState = { task: t.id, branch: name.branch, worktree: name.worktree, base: b.head, status: "running", iteration: 0, phase: null, reason: null, conflicts: [], rebased: false, verify: null, tokens: 0, cost_usd: 0 };
       s.lanes!.lanes = [...s.lanes!.lanes.filter((l) => l.task !== t.id), lane];
       busy(st, t.id, { type: "lane.open", task: t.id });
     }

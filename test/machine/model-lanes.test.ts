@@ -65,11 +65,11 @@ class Real {
     expect(JSON.stringify(frozen)).toBe(before); // the input is untouched
     expect(a).toEqual(b); // deterministic, and a JSON round trip continues identically
     this.board = a.board;
-    this.effects = a.effects;
-    // the shell makes each new lane's worktree at once
-    for (const fx of a.effects) if (fx.type === "lane.open") this.send({ type: "lane.opened", task: fx.task, branch: `phaseloop/r1/${fx.task}`, worktree: `/w/.phaseloop/lanes/r1/${fx.task}`, base: "abc" });
-    this.effects = a.effects;
-    return a.effects;
+    const all = [...a.effects];
+    // the shell keeps a lane's work on its branch at once, and says so
+    for (const fx of a.effects) if (fx.type === "lane.keep") all.push(...this.send({ type: "lane.kept", task: fx.task, status: fx.status, reason: fx.reason, worktree: null }));
+    this.effects = all;
+    return all;
   }
 }
 
@@ -193,7 +193,7 @@ class MergeEnds implements Cmd {
     const t = m.tasks.find((x) => x.id === task)!;
     let fx: LaneEffect[];
     if (this.end === "merged") {
-      fx = r.send({ type: "lane.merged", task, commit: "c" });
+      fx = r.send({ type: "lane.merged", task, commit: "c", attempts: 1 });
       t.status = "done";
       m.work.delete(task);
       expect(fx).toContainEqual({ type: "lane.tidy", task });
@@ -368,7 +368,7 @@ describe("the lane scheduler against a reference model", () => {
           fc.modelRun(() => {
             const real = new Real(machine, board);
             const model: Model = { tasks: structuredClone(tasks), parallel, order, budget, maxMs, tokens: 0, elapsed: 0, work: new Map(), rebased: new Set(), held: new Set(), limit: null, interrupted: false, ended: null, opened: [], aborts: 0 };
-            real.send({ type: "lanes.begin" });
+            real.send({ type: "lanes.begin", head: "abc", names: {} });
             schedule(model);
             compare(model, real);
             return { model, real };
@@ -396,23 +396,28 @@ describe("the lane scheduler against a reference model", () => {
     board.s.lanes!.lanes = [lane("a", "merging"), lane("b", "running"), lane("c", "merged")];
     board.s.status = "interrupted";
     const r = new Real(machine, board);
-    const fx = r.send({ type: "lanes.begin" });
+    const fx = r.send({ type: "lanes.begin", head: "h1", names: { d: { branch: "phaseloop/r1/d", worktree: "/w/.phaseloop/lanes/r1/d" } } });
     expect(fx).toEqual([
-      { type: "lane.merge", task: "a" },
+      { type: "lane.merge", task: "a", resumed: true },
       { type: "lane.resume", task: "b" },
       { type: "lane.tidy", task: "c" },
       { type: "lane.open", task: "d" },
     ]);
     expect(r.board.busy).toEqual(["a", "b", "d"]);
+    expect(r.board.s.lanes!.lanes.find((l) => l.task === "d")).toMatchObject({ branch: "phaseloop/r1/d", worktree: "/w/.phaseloop/lanes/r1/d", base: "h1", status: "running" });
+    // a is merged: the lanes after it branch from the commit it left
+    r.send({ type: "lane.merged", task: "a", commit: "h2", attempts: 2 });
+    expect(r.board.head).toBe("h2");
+    expect(r.board.s.tasks!.find((t) => t.id === "a")).toMatchObject({ status: "done", attempts: 2 });
   });
 
   it("hands the finished queue to the run's machine with room for its final gate", () => {
     const { machine, board } = setup([{ id: "a", deps: [], prio: null, order: 0, status: "pending" }], 2, "file", null, null);
     const r = new Real(machine, board);
-    r.send({ type: "lanes.begin" });
+    r.send({ type: "lanes.begin", head: "h1", names: {} });
     r.send({ type: "lane.progress", task: "a", iteration: 3, phase: "work" });
     r.send({ type: "lane.loop.ended", task: "a", end: "done", attempts: 1 });
-    const fx = r.send({ type: "lane.merged", task: "a", commit: "c1" });
+    const fx = r.send({ type: "lane.merged", task: "a", commit: "c1", attempts: 1 });
     expect(fx).toEqual([{ type: "task.update", task: "a", status: "done", attempts: 1, reason: null }, { type: "lane.tidy", task: "a" }, { type: "lanes.handover" }]);
     expect(r.board.s).toMatchObject({ status: "interrupted", iteration: 3, currentTask: null, lastDoneTask: "a" });
     expect(r.board.s.limits.maxIterations).toBeGreaterThanOrEqual(4);
