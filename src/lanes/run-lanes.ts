@@ -1,15 +1,22 @@
 /**
- * A task queue worked in parallel lanes. Each ready task (its dependencies
- * done and merged) gets a lane: a git worktree under `.phaseloop/lanes/` on a
- * branch of its own from the target's head, where its loop runs (lane-runner.ts).
- * A task its loop finished is committed and merged into the target (lane-merge.ts);
- * the run's checkpoint (state.json) holds the queue and every lane, and each
- * lane has its own. When the queue is finished, the run's own machine takes
- * over on the merged result: the final gate, the end hooks, the outcome.
+ * A task queue worked in parallel lanes: the shell of the lane scheduler
+ * (machine/lanes.ts). The scheduler decides; this file only carries out its
+ * effects and tells it what happened. Each lane is a git worktree under
+ * `.phaseloop/lanes/` on a branch of its own from the target's head, where its
+ * loop runs as a child snapshot with its own checkpoint (lane-runner.ts); a
+ * task its loop finished is committed and merged into the target
+ * (lane-merge.ts). The run's checkpoint (state.json) holds the queue and every
+ * lane. When the queue is finished, the run's own machine takes over on the
+ * merged result: the final gate, the end hooks, the outcome.
+ *
+ * The git work on the target (merges, rebases, keeping a lane's work) and
+ * the events and checkpoints it implies are carried out one effect at a time,
+ * in the order the scheduler gave them; the lanes' loops run beside it.
  */
 import { rmdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Machine, Snapshot, StopReason } from "../machine/types.ts";
+import { laneBoard, laneTransition, type LaneBoard, type LaneEffect, type LaneEvent } from "../machine/lanes.ts";
+import type { Machine, Snapshot } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import { EventLog, type EventInput } from "../run/event-log.ts";
@@ -22,8 +29,7 @@ import { writeBackTask } from "../run/load-tasks.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
 import { addWorktree, gitSettled, removeWorktree, revParse } from "./lane-git.ts";
 import { LaneLoop, laneName } from "./lane-runner.ts";
-import { abortUnfinishedMerge, finishLane, tidyLane, type LaneEnd } from "./lane-merge.ts";
-import { blockDependents, onlyTaskOf, queueState, readyTasks, sharedLimitReached } from "./schedule-lanes.ts";
+import { abortUnfinishedMerge, keepLane, laneReason, mergeLane, rebaseLane, tidyLane } from "./lane-merge.ts";
 
 const CHECKPOINT_MS = 100;
 
@@ -46,107 +52,218 @@ export async function runLanes(o: LanesOptions, preface: Record<string, unknown>
   return new LaneRun(o).run(preface);
 }
 
+type End = Extract<LaneEffect, { type: "lanes.handover" | "lanes.interrupted" | "stop" }>;
+
 class LaneRun {
   private readonly o: LanesOptions;
-  private readonly s: Snapshot;
+  private board: LaneBoard;
   private readonly log: EventLog;
   private readonly pending: RunEvent[] = [];
   private readonly loops = new Map<string, LaneLoop>();
-  private readonly running = new Map<string, Promise<{ task: string; result: RunResult }>>();
-  private interrupted: string | undefined;
-  private limit: StopReason | null = null;
-  private readonly startedAt = Date.now();
-  private readonly elapsedBefore: number;
+  /** The effects carried out one at a time, in order. */
+  private chain: Promise<void> = Promise.resolve();
+  /** Lanes' loops under way beside the chain. */
+  private readonly running = new Set<Promise<void>>();
+  private failure: unknown;
+  private end: End | undefined;
+  private ended!: () => void;
+  private readonly over = new Promise<void>((resolve) => (this.ended = resolve));
   private checkpointDue = false;
   private checkpointTimer: ReturnType<typeof setTimeout> | undefined;
   private handedOver = false;
-  /** The target's head, as phaseloop's last merge left it (lanes start from it). */
-  private targetHead: string | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(o: LanesOptions) {
     this.o = o;
-    this.s = structuredClone(o.snapshot);
-    this.s.status = "running";
-    this.elapsedBefore = this.s.elapsedMs;
+    const s = structuredClone(o.snapshot);
+    s.status = "running";
+    this.board = laneBoard(s);
     this.log = new EventLog(o.store, o.reporter, o.info.run_id, o.seq, o.recordedIterations);
-    o.signal.addEventListener("abort", () => {
-      this.interrupted ??= String(o.signal.reason ?? "SIGINT");
-      for (const loop of this.loops.values()) loop.controller.abort(o.signal.reason);
-    });
+    o.signal.addEventListener("abort", () => this.dispatch({ type: "interrupted", at: Date.now(), signal: String(o.signal.reason ?? "SIGINT") }));
   }
 
-  private get lanes() {
-    return this.s.lanes!;
+  private get s(): Snapshot {
+    return this.board.s;
+  }
+
+  /** The run's snapshot as of now: the time since the scheduler's last event counts. */
+  private now(): Snapshot {
+    const s = this.s;
+    const at = Date.now();
+    return { ...s, elapsedMs: s.elapsedMs + (s.lastAt !== null && at > s.lastAt ? at - s.lastAt : 0), lastAt: at };
+  }
+
+  private lane(task: string) {
+    return this.s.lanes!.lanes.find((l) => l.task === task)!;
   }
 
   async run(preface: Record<string, unknown>[]): Promise<RunResult> {
     for (const p of preface) this.emit(p as EventInput);
     this.checkpoint();
-    await abortUnfinishedMerge(this.lanes.targetDir);
+    const lanes = this.s.lanes!;
+    await abortUnfinishedMerge(lanes.targetDir);
     // a run-wide max_duration is checked while lanes run, not only when one ends
-    if (this.s.limits.maxDurationMs !== null) this.timer = setInterval(() => this.checkLimits(), 1000);
+    if (this.s.limits.maxDurationMs !== null) this.timer = setInterval(() => this.dispatch({ type: "tick", at: Date.now() }), 1000);
     try {
-      // lanes a crash left: merging ones finish their merge, running ones go on, merged ones are tidied (a blocked one keeps a worktree only when its work could not be committed)
-      for (const lane of this.lanes.lanes) {
-        if (lane.status === "merging") await this.settle(lane.task, await this.loopFor(lane.task).run());
-        else if (lane.status === "running") this.startLoop(lane.task);
-        else if (lane.status === "merged") tidyLane({ repo: this.o.info.workdir, checkpoint: () => this.checkpoint() }, lane);
-      }
-      for (;;) {
-        if (!this.interrupted && !this.limit) await this.schedule();
-        if (this.running.size === 0) break;
-        const { task, result } = await Promise.race(this.running.values());
-        this.running.delete(task);
-        await this.settle(task, result);
-      }
+      const head = (await revParse(lanes.targetDir, "HEAD")) ?? "HEAD";
+      const names = Object.fromEntries((this.s.tasks ?? []).map((t) => [t.id, { branch: `phaseloop/${this.s.runId}/${laneName(t.id)}`, worktree: join(this.o.info.workdir, ".phaseloop", "lanes", this.s.runId, laneName(t.id)) }]));
+      this.dispatch({ type: "lanes.begin", at: Date.now(), head, names });
+      await this.over;
+      await this.chain;
+      while (this.running.size > 0) await Promise.all(this.running);
       await gitSettled();
+      await this.chain; // what tidying reported
     } finally {
       if (this.timer) clearInterval(this.timer);
       clearTimeout(this.checkpointTimer);
       this.checkpointDue = false;
       for (const loop of this.loops.values()) loop.close();
     }
-    this.s.elapsedMs = this.elapsed();
-    if (this.interrupted) return this.stopInterrupted();
-    if (this.limit) return this.stopAtLimit(this.limit);
-    return this.finish();
+    if (this.failure !== undefined) throw this.failure;
+    const end = this.end!;
+    if (end.type === "lanes.interrupted") return this.stopInterrupted(end.signal);
+    if (end.type === "stop") return this.stopAtLimit();
+    return this.handOver();
   }
 
-  /** Start lanes for the tasks that are ready, as many as there are free lanes. */
-  private async schedule(): Promise<void> {
-    const { tasks, blocked } = blockDependents(this.s.tasks ?? []);
-    this.s.tasks = tasks;
-    for (const b of blocked) this.emit({ type: "task.updated", task: b.task, status: "blocked", attempts: tasks.find((t) => t.id === b.task)!.attempts, reason: b.reason });
-    const view = { tasks, running: this.lanes.lanes.filter((l) => l.status === "running" || l.status === "merging").map((l) => l.task), parallel: this.lanes.parallel, order: this.o.machine.tasks!.order, only: onlyTaskOf(this.o.machine, this.s) };
-    for (const id of readyTasks(view)) {
-      this.targetHead ??= (await revParse(this.lanes.targetDir, "HEAD")) ?? "HEAD";
-      const base = this.targetHead;
-      const name = laneName(id);
-      const lane = { task: id, branch: `phaseloop/${this.s.runId}/${name}`, worktree: join(this.o.info.workdir, ".phaseloop", "lanes", this.s.runId, name), base, status: "running" as const, iteration: 0, phase: null, reason: null, conflicts: [], rebased: false, verify: null, tokens: 0, cost_usd: 0 };
-      this.lanes.lanes = [...this.lanes.lanes.filter((l) => l.task !== id), lane];
-      this.emit({ type: "lane.started", task: id, branch: lane.branch, worktree: lane.worktree, base });
-      this.checkpoint();
-      this.startLoop(id);
+  /** Tell the scheduler what happened; carry out what it asks. */
+  private dispatch(event: LaneEvent): void {
+    if (this.end && event.type !== "lane.tidied") return;
+    const { board, effects } = laneTransition(this.o.machine, this.board, event);
+    this.board = board;
+    for (const fx of effects) {
+      // every lane stops at once, whatever the chain is doing
+      if (fx.type === "lanes.abort") for (const loop of this.loops.values()) loop.controller.abort(this.board.interrupted ?? "limit");
+      else this.then(() => this.perform(fx));
+    }
+    if (event.type === "lane.tidied") this.then(async () => this.checkpoint());
+  }
+
+  private then(step: () => Promise<void>): void {
+    this.chain = this.chain.then(step).catch((error: unknown) => {
+      this.failure ??= error;
+      this.finish({ type: "lanes.interrupted", signal: "error" });
+    });
+  }
+
+  private finish(end: End): void {
+    this.end ??= end;
+    this.ended();
+  }
+
+  private async perform(fx: LaneEffect): Promise<void> {
+    const lanes = this.s.lanes!;
+    switch (fx.type) {
+      case "task.update":
+        this.emit({ type: "task.updated", task: fx.task, status: fx.status, attempts: fx.attempts, reason: fx.reason });
+        this.checkpoint();
+        return;
+      case "lane.open": {
+        const lane = this.lane(fx.task);
+        this.emit({ type: "lane.started", task: fx.task, branch: lane.branch, worktree: lane.worktree, base: lane.base });
+        this.checkpoint();
+        this.startLoop(fx.task);
+        return;
+      }
+      case "lane.resume":
+        this.startLoop(fx.task);
+        return;
+      case "lane.verify":
+        this.checkpoint();
+        this.background(fx.task, () => this.loopFor(fx.task).verifyAgain(fx.phase));
+        return;
+      case "lane.merge": {
+        this.checkpoint();
+        const lane = this.lane(fx.task);
+        const task = this.s.tasks!.find((t) => t.id === fx.task)!;
+        const attempts = this.loopFor(fx.task).checkpoint()?.snapshot.tasks?.find((t) => t.id === fx.task)?.attempts ?? task.attempts;
+        const source = this.o.machine.tasks!.source;
+        const m = await mergeLane({
+          lane,
+          repo: this.o.info.workdir,
+          targetDir: lanes.targetDir,
+          into: lanes.into,
+          title: task.title,
+          runId: this.s.runId,
+          resumed: fx.resumed === true,
+          // the task file says a task is done in the commit that merges it (written on the merged
+          // result: lanes writing it each would conflict)
+          writeBack: source.kind === "json" && source.writeBack ? (dir) => this.writeBack(fx.task, dir, attempts) : undefined,
+        });
+        if (m.kind === "merged") {
+          this.emit({ type: "lane.merged", task: fx.task, branch: lane.branch, into: lanes.into, commit: m.commit, rebased: lane.rebased });
+          this.dispatch({ type: "lane.merged", at: Date.now(), task: fx.task, commit: m.commit, attempts });
+        } else if (m.kind === "failed") this.dispatch({ type: "lane.failed", at: Date.now(), task: fx.task, reason: m.reason });
+        else {
+          // conflicts once rebased (or without a worktree to rebase) block the lane; the first rebases it
+          if (lane.rebased || !lane.worktree) this.emit({ type: "lane.conflict", task: fx.task, branch: lane.branch, into: lanes.into, files: m.files, action: "blocked" });
+          this.dispatch({ type: "lane.conflict", at: Date.now(), task: fx.task, files: m.files });
+        }
+        return;
+      }
+      case "lane.rebase": {
+        const lane = this.lane(fx.task);
+        const r = await rebaseLane(lane, lanes.into);
+        this.emit({ type: "lane.conflict", task: fx.task, branch: lane.branch, into: lanes.into, files: fx.files, action: r.ok ? "rebased" : "blocked" });
+        this.dispatch(r.ok ? { type: "lane.rebased", at: Date.now(), task: fx.task } : { type: "lane.failed", at: Date.now(), task: fx.task, reason: r.reason, ...(r.conflicts ? { conflicts: r.conflicts } : {}) });
+        return;
+      }
+      case "lane.keep": {
+        const lane = this.lane(fx.task);
+        const title = this.s.tasks!.find((t) => t.id === fx.task)?.title ?? fx.task;
+        const worktree = await keepLane({ repo: this.o.info.workdir, title, runId: this.s.runId, emit: (e) => this.emit(e) }, lane, fx.status, fx.reason);
+        this.dispatch({ type: "lane.kept", at: Date.now(), task: fx.task, status: fx.status, reason: fx.reason, worktree });
+        this.closeLoop(fx.task);
+        if (fx.status === "stopped") this.checkpoint();
+        return;
+      }
+      case "lane.tidy":
+        this.closeLoop(fx.task);
+        tidyLane(this.o.info.workdir, this.lane(fx.task), () => this.dispatch({ type: "lane.tidied", at: Date.now(), task: fx.task }));
+        return;
+      case "lanes.handover":
+      case "lanes.interrupted":
+      case "stop":
+        this.finish(fx);
+        return;
+      default:
+        return;
     }
   }
 
   /** A lane's loop, in its worktree (made first: the lane's git work runs beside the other lanes' loops). */
   private startLoop(task: string): void {
-    const lane = this.lanes.lanes.find((l) => l.task === task)!;
-    const run = async (): Promise<{ task: string; result: RunResult }> => {
+    const lane = this.lane(task);
+    this.background(task, async () => {
       const made = await addWorktree(this.o.info.workdir, lane.worktree!, lane.branch, lane.base);
-      if (!made.ok) return { task, result: { exitCode: 3, outcome: "blocked", snapshot: this.s, setupError: `cannot make its worktree: ${made.err}` } as RunResult };
-      if (this.interrupted) return { task, result: { exitCode: 130, outcome: "interrupted", snapshot: this.s } };
-      return { task, result: await this.loopFor(task).run() };
-    };
-    this.running.set(task, run());
+      if (!made.ok) return { setupError: `cannot make its worktree: ${made.err}` };
+      if (this.board.interrupted) return { exitCode: 130, outcome: "interrupted", snapshot: this.s };
+      return this.loopFor(task).run();
+    });
+  }
+
+  /** A lane's loop runs beside the chain; how it ended goes to the scheduler. */
+  private background(task: string, work: () => Promise<RunResult | { setupError: string }>): void {
+    const p = (async () => {
+      const result = await work();
+      if ("setupError" in result) return this.dispatch({ type: "lane.failed", at: Date.now(), task, reason: result.setupError });
+      const attempts = result.snapshot.tasks?.find((t) => t.id === task)?.attempts ?? 0;
+      if (result.outcome === "interrupted") return this.dispatch({ type: "lane.loop.ended", at: Date.now(), task, end: "interrupted", attempts });
+      const done = result.outcome === "complete" && result.snapshot.tasks?.find((t) => t.id === task)?.status === "done";
+      this.dispatch(done ? { type: "lane.loop.ended", at: Date.now(), task, end: "done", attempts } : { type: "lane.loop.ended", at: Date.now(), task, end: "not-done", reason: laneReason(result, task), attempts });
+    })()
+      .catch((error: unknown) => {
+        this.failure ??= error;
+        this.finish({ type: "lanes.interrupted", signal: "error" });
+      })
+      .finally(() => this.running.delete(p));
+    this.running.add(p);
   }
 
   private loopFor(task: string): LaneLoop {
     const known = this.loops.get(task);
     if (known) return known;
-    const lane = this.lanes.lanes.find((l) => l.task === task)!;
+    const lane = this.lane(task);
     const loop = new LaneLoop({
       machine: this.o.machine,
       runDir: this.o.store.dir,
@@ -159,62 +276,28 @@ class LaneRun {
       worktree: lane.worktree ?? join(this.o.info.workdir, ".phaseloop", "lanes", this.s.runId, laneName(task)),
       onEvent: (e) => this.laneEvent(task, e),
     });
-    if (this.interrupted) loop.controller.abort(this.interrupted);
+    if (this.board.interrupted) loop.controller.abort(this.board.interrupted);
     this.loops.set(task, loop);
     return loop;
   }
 
-  /** A lane's loop ended: merge its task, block it, or keep it for resume. */
-  private async settle(task: string, result: RunResult & { setupError?: string }): Promise<void> {
-    const lane = this.lanes.lanes.find((l) => l.task === task)!;
-    if (result.outcome === "interrupted" && (this.interrupted || !this.limit)) return; // resumed later
-    const source = this.o.machine.tasks!.source;
-    const end: LaneEnd = await finishLane({
-      lane,
-      result,
-      loop: this.loops.get(task),
-      repo: this.o.info.workdir,
-      targetDir: this.lanes.targetDir,
-      into: this.lanes.into,
-      title: this.s.tasks!.find((t) => t.id === task)?.title ?? task,
-      runId: this.s.runId,
-      stopped: this.limit,
-      emit: (e) => this.emit(e),
-      checkpoint: () => this.checkpoint(),
-      verifyAgain: (phase) => this.loopFor(task).verifyAgain(phase),
-      // the task file says a task is done in the commit that merges it (written on the merged
-      // result: lanes writing it each would conflict)
-      writeBack: source.kind === "json" && source.writeBack ? (dir, attempts) => {
-        try {
-          writeBackTask(this.o.machine.tasks!, dir, { task, status: "done", attempts, reason: null });
-          return source.file;
-        } catch (error) {
-          this.emit({ type: "note", level: "warning", message: `cannot write task ${task} back: ${(error as Error).message}` });
-          return undefined;
-        }
-      } : undefined,
-    });
-    if (end.head) this.targetHead = end.head;
-    const t = this.s.tasks!.find((x) => x.id === task)!;
-    t.attempts = Math.max(t.attempts, end.attempts);
-    if (end.status === "done") {
-      t.status = "done";
-      t.reason = null;
-      this.s.lastDoneTask = task;
-    } else if (end.status === "blocked") {
-      t.status = "blocked";
-      t.reason = end.reason;
-      t.notes = [...t.notes, `[BLOCKED] ${end.reason}`];
-    }
-    if (end.status !== "pending") this.emit({ type: "task.updated", task, status: t.status, attempts: t.attempts, reason: t.reason });
+  private closeLoop(task: string): void {
     this.loops.get(task)?.close();
     this.loops.delete(task);
-    this.checkpoint();
   }
 
-  /** A lane's event: numbered into the run's log with the task's id, and shown. */
+  private writeBack(task: string, dir: string, attempts: number): string | undefined {
+    try {
+      writeBackTask(this.o.machine.tasks!, dir, { task, status: "done", attempts, reason: null });
+      return (this.o.machine.tasks!.source as { file: string }).file;
+    } catch (error) {
+      this.emit({ type: "note", level: "warning", message: `cannot write task ${task} back: ${(error as Error).message}` });
+      return undefined;
+    }
+  }
+
+  /** A lane's event: what it says of the lane goes to the scheduler; it is numbered into the run's log with the task's id, and shown. */
   private laneEvent(task: string, e: RunEvent): void {
-    const lane = this.lanes.lanes.find((l) => l.task === task);
     const { v: _v, seq: _seq, at: _at, run: _run, ...rest } = e as RunEvent & Record<string, unknown>;
     let type: string = e.type;
     if (type === "run.started" || type === "run.resumed") return;
@@ -222,33 +305,11 @@ class LaneRun {
     else if (type === "run.interrupted") type = "lane.interrupted";
     // the run says when a task is done or blocked: once it is merged, or its lane ended
     else if (type === "task.updated" && (e as { status?: string }).status !== "pending") return;
-    if (lane) {
-      if (e.type === "iteration.started") lane.iteration = e.iteration;
-      else if (e.type === "phase.started") lane.phase = e.phase;
-      else if (e.type === "phase.finished") {
-        lane.phase = null;
-        lane.verify = e.phase;
-        lane.tokens += e.tokens;
-        lane.cost_usd += e.cost_usd;
-        this.s.tokens += e.tokens;
-        this.s.costUsd += e.cost_usd;
-        this.checkLimits();
-      }
-    }
+    if (e.type === "iteration.started") this.dispatch({ type: "lane.progress", at: Date.now(), task, iteration: e.iteration });
+    else if (e.type === "phase.started") this.dispatch({ type: "lane.progress", at: Date.now(), task, phase: e.phase });
+    else if (e.type === "phase.finished") this.dispatch({ type: "lane.progress", at: Date.now(), task, used: { phase: e.phase, tokens: e.tokens, costUsd: e.cost_usd } });
     this.emit({ ...rest, type, task } as EventInput);
     if (type !== "phase.output") this.scheduleCheckpoint();
-  }
-
-  private elapsed(): number {
-    return this.elapsedBefore + (Date.now() - this.startedAt);
-  }
-
-  /** Run-wide limits over all lanes: once one is reached, every lane stops. */
-  private checkLimits(): void {
-    if (this.limit || this.interrupted) return;
-    const l = this.s.limits;
-    this.limit = sharedLimitReached({ maxDurationMs: l.maxDurationMs, budgetTokens: l.budgetTokens, budgetCostUsd: l.budgetCostUsd }, { tokens: this.s.tokens, costUsd: this.s.costUsd, elapsedMs: this.elapsed() });
-    if (this.limit) for (const loop of this.loops.values()) loop.controller.abort("limit");
   }
 
   private emit(e: EventInput): void {
@@ -272,27 +333,21 @@ class LaneRun {
   private checkpoint(): void {
     // once the run's machine has taken over, the checkpoint is its
     if (this.handedOver) return;
-    this.s.elapsedMs = this.elapsed();
-    this.s.lastAt = Date.now();
-    this.log.checkpoint(this.s, this.pending.splice(0));
+    this.log.checkpoint(this.now(), this.pending.splice(0));
   }
 
-  private stopInterrupted(): RunResult {
-    const s = this.s;
-    s.status = "interrupted";
-    this.emit({ type: "run.interrupted", signal: this.interrupted ?? "SIGINT", iteration: s.iteration, phase: null });
+  private stopInterrupted(signal: string): RunResult {
+    const s = this.now();
+    this.emit({ type: "run.interrupted", signal, iteration: s.iteration, phase: null });
     this.checkpoint();
     this.log.flush();
     writeSummary(this.o.store, this.o.info, s);
     return { exitCode: 130, outcome: "interrupted", snapshot: s };
   }
 
-  private async stopAtLimit(reason: StopReason): Promise<RunResult> {
-    const s = this.s;
-    s.status = "done";
-    s.awaiting = null;
-    s.outcome = { outcome: "stopped", reason };
-    s.iteration = this.lanes.lanes.reduce((n, l) => n + l.iteration, 0);
+  private async stopAtLimit(): Promise<RunResult> {
+    const s = this.now();
+    const reason = s.outcome!.reason;
     this.emit({ type: "run.finished", outcome: "stopped", reason, exit_code: exitCodeFor("stopped"), iterations: s.iteration, tokens: s.tokens, cost_usd: s.costUsd, elapsed_ms: s.elapsedMs });
     this.checkpoint();
     this.log.flush();
@@ -306,20 +361,13 @@ class LaneRun {
    * everything is merged. It finds every task done (and runs the final gate) or
    * some blocked, and ends the run as a single loop would.
    */
-  private async finish(): Promise<RunResult> {
-    const s = this.s;
-    const q = queueState({ tasks: s.tasks ?? [], running: [], parallel: this.lanes.parallel, order: this.o.machine.tasks!.order, only: onlyTaskOf(this.o.machine, s) });
-    if (q.kind === "working") throw new Error("INTERNAL: the lanes ended with tasks still to start");
-    if (!s.iterationOpen && s.awaiting === null) {
-      s.iteration = Math.max(s.iteration, this.lanes.lanes.reduce((n, l) => n + l.iteration, 0));
-      s.limits.maxIterations = Math.max(s.limits.maxIterations, s.iteration + 1);
-      s.currentTask = null;
-    }
-    s.status = "interrupted";
+  private async handOver(): Promise<RunResult> {
+    const s = structuredClone(this.now());
     this.checkpoint();
     this.log.flush();
     this.handedOver = true;
-    const runner = createRunner({ machine: this.o.machine, store: this.o.store, info: { ...this.o.info, workdir: this.lanes.targetDir }, reporter: this.o.reporter, env: this.o.env, signal: this.o.signal, sandbox: this.o.sandbox, recordedIterations: this.o.recordedIterations }, s, this.log.seq);
+    const lanes = s.lanes!;
+    const runner = createRunner({ machine: this.o.machine, store: this.o.store, info: { ...this.o.info, workdir: lanes.targetDir }, reporter: this.o.reporter, env: this.o.env, signal: this.o.signal, sandbox: this.o.sandbox, recordedIterations: this.o.recordedIterations }, s, this.log.seq);
     const result = await runner.run({ type: "resumed", at: Date.now() });
     if (result.snapshot.status === "done") await this.tidy();
     return result;
@@ -328,7 +376,8 @@ class LaneRun {
   /** The run is over: phaseloop's own checkout of an `--into` branch goes, and the run's empty lanes folder. */
   private async tidy(): Promise<void> {
     const workdir = this.o.info.workdir;
-    if (this.lanes.targetDir !== workdir) await removeWorktree(workdir, this.lanes.targetDir);
+    const targetDir = this.s.lanes!.targetDir;
+    if (targetDir !== workdir) await removeWorktree(workdir, targetDir);
     for (const dir of [join(workdir, ".phaseloop", "lanes", this.s.runId), join(workdir, ".phaseloop", "lanes")]) {
       try {
         rmdirSync(dir);
