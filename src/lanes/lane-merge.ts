@@ -10,8 +10,6 @@
 import { existsSync, rmSync } from "node:fs";
 import { conflictReason } from "../machine/lanes.ts";
 import type { LaneState } from "../machine/types.ts";
-import type { EventInput } from "../run/event-log.ts";
-import type { RunResult } from "../run/run-pipeline.ts";
 import { branchExists, commitAll, deleteBranch, git, gitLater, mergeBranch, rebaseOnto, removeWorktree, revParse } from "./lane-git.ts";
 
 /**
@@ -45,6 +43,9 @@ export async function abortUnfinishedMerge(dir: string): Promise<void> {
     if (path && existsSync(path)) await git(dir, "rebase", "--abort");
   }
 }
+
+/** An event a lane's git work reports (the run numbers it into its log). */
+export type LaneNote = { type: "note"; level: "warning"; message: string } | { type: "lane.blocked"; task: string; branch: string; status: "blocked" | "stopped"; reason: string; conflicts: string[] };
 
 export interface MergeLane {
   lane: LaneState;
@@ -84,21 +85,12 @@ export async function rebaseLane(lane: LaneState, into: string): Promise<{ ok: t
   return { ok: false, reason: `cannot rebase onto ${into}: ${r.message}` };
 }
 
-/** Why a lane's loop did not finish its task, in words. */
-export function laneReason(result: RunResult, id: string): string {
-  if (result.outcome === "awaiting") return "its loop asks a question, which a lane cannot wait for";
-  const task = result.snapshot.tasks?.find((t) => t.id === id);
-  if (task?.status === "blocked" && task.reason) return task.reason;
-  const o = result.snapshot.outcome;
-  return o ? `its loop ended ${o.outcome}: ${o.reason.message}` : `its loop ended ${result.outcome}`;
-}
-
 /**
  * The lane ends without merging: what it changed is committed to its branch,
  * which stays (status names it), and its worktree goes. The worktree left,
  * or null.
  */
-export async function keepLane(a: { repo: string; title: string; runId: string; emit(e: EventInput): void }, lane: LaneState, status: "blocked" | "stopped", reason: string): Promise<string | null> {
+export async function keepLane(a: { repo: string; title: string; runId: string; emit(e: LaneNote): void }, lane: LaneState, status: "blocked" | "stopped", reason: string): Promise<string | null> {
   let worktree = lane.worktree;
   if (worktree && existsSync(worktree)) {
     if (lane.status === "merging") await abortUnfinishedMerge(worktree);

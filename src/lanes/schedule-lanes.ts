@@ -1,7 +1,8 @@
 /**
- * The task queue of a run with parallel lanes: which tasks start now, when the
- * queue is finished, and which limits a lane keeps for itself. Pure: the lane
- * runner (run-lanes.ts) reads the answers and does the work.
+ * The task queue of a run with parallel lanes, as views over the machine's
+ * rules (task-queue.ts, stop-logic.ts; the lane scheduler itself is
+ * machine/lanes.ts): which tasks start now, when the queue is finished, and
+ * the machine and limits a lane's loop keeps for itself (run/lane-loop.ts). Pure.
  *
  * In a run with lanes a task is `done` only once its branch is merged, so
  * "every dependency done" is "every dependency merged".

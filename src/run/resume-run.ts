@@ -26,7 +26,7 @@ import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
 import { machineForTask } from "./single-task.ts";
-import { runLanes } from "../lanes/run-lanes.ts";
+import { runLanes } from "./run-lanes.ts";
 
 export interface ResumeOptions {
   runId?: string;

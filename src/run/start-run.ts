@@ -34,7 +34,7 @@ import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
 import { checkTaskChoice, machineForTask } from "./single-task.ts";
 import { checkLanes, openTarget } from "../lanes/prepare-lanes.ts";
-import { runLanes } from "../lanes/run-lanes.ts";
+import { runLanes } from "./run-lanes.ts";
 import { toTaskState } from "../machine/task-queue.ts";
 
 const readHost = { readFile: async (path: string) => readSourceFile(path), get cwd() { return process.cwd(); } };

@@ -3,9 +3,9 @@
  * (machine/lanes.ts). The scheduler decides; this file only carries out its
  * effects and tells it what happened. Each lane is a git worktree under
  * `.phaseloop/lanes/` on a branch of its own from the target's head, where its
- * loop runs as a child snapshot with its own checkpoint (lane-runner.ts); a
+ * loop runs as a child snapshot with its own checkpoint (lane-loop.ts); a
  * task its loop finished is committed and merged into the target
- * (lane-merge.ts). The run's checkpoint (state.json) holds the queue and every
+ * (lanes/lane-merge.ts). The run's checkpoint (state.json) holds the queue and every
  * lane. When the queue is finished, the run's own machine takes over on the
  * merged result: the final gate, the end hooks, the outcome.
  *
@@ -19,17 +19,18 @@ import { laneBoard, laneTransition, type LaneBoard, type LaneEffect, type LaneEv
 import type { Machine, Snapshot } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import type { RunStore } from "../runtime/run-store.ts";
-import { EventLog, type EventInput } from "../run/event-log.ts";
-import type { ProcessEnv } from "../run/run-context.ts";
-import type { Reporter, RunEvent } from "../run/run-events.ts";
-import type { RunInfo } from "../run/run-info.ts";
-import { createRunner, type RunResult } from "../run/run-pipeline.ts";
-import { writeSummary } from "../run/write-summary.ts";
-import { writeBackTask } from "../run/load-tasks.ts";
+import { EventLog, type EventInput } from "./event-log.ts";
+import type { ProcessEnv } from "./run-context.ts";
+import type { Reporter, RunEvent } from "./run-events.ts";
+import type { RunInfo } from "./run-info.ts";
+import { createRunner, type RunResult } from "./run-pipeline.ts";
+import { writeSummary } from "./write-summary.ts";
+import { writeBackTask } from "./load-tasks.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
-import { addWorktree, gitSettled, removeWorktree, revParse } from "./lane-git.ts";
-import { LaneLoop, laneName } from "./lane-runner.ts";
-import { abortUnfinishedMerge, keepLane, laneReason, mergeLane, rebaseLane, tidyLane } from "./lane-merge.ts";
+import { addWorktree, gitSettled, removeWorktree, revParse } from "../lanes/lane-git.ts";
+import { laneName } from "../lanes/lane-runner.ts";
+import { LaneLoop } from "./lane-loop.ts";
+import { abortUnfinishedMerge, keepLane, mergeLane, rebaseLane, tidyLane } from "../lanes/lane-merge.ts";
 
 const CHECKPOINT_MS = 100;
 
@@ -386,4 +387,13 @@ class LaneRun {
       }
     }
   }
+}
+
+/** Why a lane's loop did not finish its task, in words. */
+export function laneReason(result: RunResult, id: string): string {
+  if (result.outcome === "awaiting") return "its loop asks a question, which a lane cannot wait for";
+  const task = result.snapshot.tasks?.find((t) => t.id === id);
+  if (task?.status === "blocked" && task.reason) return task.reason;
+  const o = result.snapshot.outcome;
+  return o ? `its loop ended ${o.outcome}: ${o.reason.message}` : `its loop ended ${result.outcome}`;
 }
