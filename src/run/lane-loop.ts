@@ -8,14 +8,14 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { initialSnapshot } from "../machine/initial-snapshot.ts";
-import type { Machine, MachineEvent, Snapshot, TaskItem, TaskState } from "../machine/types.ts";
+import type { Machine, Snapshot, TaskItem, TaskState } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { RunStore } from "../runtime/run-store.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import type { ProcessEnv } from "./run-context.ts";
 import type { RunEvent } from "./run-events.ts";
 import type { RunInfo } from "./run-info.ts";
-import { createRunner, type RunResult } from "./run-pipeline.ts";
+import { runChild, type RunResult } from "./run-pipeline.ts";
 import { laneName } from "../lanes/lane-runner.ts";
 import { laneLimits, laneMachine } from "../lanes/schedule-lanes.ts";
 
@@ -61,12 +61,11 @@ export class LaneLoop {
   /** Run the lane from its start, or on from its checkpoint. */
   run(): Promise<RunResult> {
     const cp = this.checkpoint();
-    if (!cp) return this.drive(this.firstSnapshot(), 0, { type: "start", at: Date.now() });
+    if (!cp) return this.drive(this.firstSnapshot(), 0, false);
     this.repair(cp);
     const s = cp.snapshot;
     if (s.status === "done") return Promise.resolve({ exitCode: 0, outcome: s.outcome?.outcome ?? "failed", snapshot: s });
-    s.status = "interrupted";
-    return this.drive(s, Math.max(cp.seq, this.store.lastEventSeq()), { type: "resumed", at: Date.now() });
+    return this.drive(s, Math.max(cp.seq, this.store.lastEventSeq()), true);
   }
 
   /**
@@ -81,13 +80,12 @@ export class LaneLoop {
       t.status = "pending";
       t.reason = null;
     }
-    s.status = "interrupted";
     s.outcome = null;
     s.currentTask = this.task;
     s.iterationOpen = true;
     s.gateRunning = false;
     s.awaiting = { kind: "phase", phase, attempt: 1, seq: s.phaseSeq };
-    return this.drive(s, Math.max(cp.seq, this.store.lastEventSeq()), { type: "resumed", at: Date.now() });
+    return this.drive(s, Math.max(cp.seq, this.store.lastEventSeq()), true);
   }
 
   private firstSnapshot(): Snapshot {
@@ -97,7 +95,7 @@ export class LaneLoop {
     return s;
   }
 
-  private drive(snapshot: Snapshot, seq: number, first: MachineEvent): Promise<RunResult> {
+  private drive(snapshot: Snapshot, seq: number, resumed: boolean): Promise<RunResult> {
     const t = this.o.task;
     // the lane's queue: its task, after the tasks it depends on (merged, so done)
     const item = (x: TaskState, done: boolean): TaskItem => ({ id: x.id, title: x.title, body: x.body, priority: x.priority, depends_on: x.depends_on, done, blocked: false, attempts: x.attempts, notes: x.notes });
@@ -110,8 +108,8 @@ export class LaneLoop {
     const queue = [...this.o.tasks.filter((x) => deps.has(x.id)).map((x) => item(x, true)), item(t, false)];
     const reporter = { onEvent: (e: RunEvent) => this.o.onEvent(e), close: async () => undefined };
     const info: RunInfo = { ...this.o.info, workdir: this.o.worktree };
-    const runner = createRunner({ machine: this.machine, store: this.store, info, reporter, env: this.o.env, tasks: queue, signal: this.controller.signal, sandbox: this.o.sandbox, recordedIterations: this.store.recordedIterations() }, snapshot, seq);
-    return runner.run(first);
+    // the lane's loop is a child snapshot of the run, as a sub-pipeline is
+    return runChild({ machine: this.machine, store: this.store, info, reporter, env: this.o.env, tasks: queue, signal: this.controller.signal, sandbox: this.o.sandbox, recordedIterations: this.store.recordedIterations() }, snapshot, seq, resumed);
   }
 
   /** What a crash lost of the lane's log is put back from its checkpoint (by seq: never twice). */

@@ -55,6 +55,16 @@ export function createRunner(o: RunnerOptions, snapshot: Snapshot, seq: number):
   return new Runner(o, snapshot, seq);
 }
 
+/**
+ * A child snapshot: a machine inside a run (a sub-pipeline's, a lane's loop),
+ * driven by a runner of its own over its own store and checkpoint, from its
+ * start, or on from its checkpoint (`resumed`).
+ */
+export function runChild(o: RunnerOptions, snapshot: Snapshot, seq: number, resumed: boolean, preface?: Record<string, unknown>[]): Promise<RunResult> {
+  if (resumed) snapshot.status = "interrupted";
+  return createRunner(o, snapshot, seq).run(resumed ? { type: "resumed", at: Date.now() } : { type: "start", at: Date.now() }, preface);
+}
+
 export class Runner {
   readonly o: RunnerOptions;
   snapshot: Snapshot;
@@ -202,7 +212,7 @@ export class Runner {
           if (this.interrupted) return undefined;
         }
         // a sub-pipeline is a child snapshot driven over its own store and checkpoint, with this run's options
-        const result = e.kind === "pipeline" ? await runSubPipeline(e, this.context(log), (o, snapshot, seq) => createRunner({ ...this.o, ...o, tasks: undefined }, snapshot, seq)) : await runPhase(e, this.context(log));
+        const result = e.kind === "pipeline" ? await runSubPipeline(e, this.context(log), (o, snapshot, seq, resumed, preface) => runChild({ ...this.o, ...o, tasks: undefined }, snapshot, seq, resumed, preface)) : await runPhase(e, this.context(log));
         return result && { type: "phase.finished", at: Date.now(), phase: e.phase, attempt: e.attempt, result };
       }
       default:

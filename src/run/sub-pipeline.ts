@@ -28,8 +28,8 @@ import type { RunResult } from "./run-pipeline.ts";
 
 type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
 
-/** Drives a child machine: the parent's Runner, made for the child's store (a machine inside a machine, with its own checkpoint). */
-export type ChildRunner = (o: { machine: Machine; store: RunStore; info: RunInfo; reporter: Reporter; recordedIterations: Set<number> }, snapshot: Snapshot, seq: number) => { run(first: import("../machine/types.ts").MachineEvent, preface?: Record<string, unknown>[]): Promise<RunResult> };
+/** Drives the child snapshot with the parent's options, made for the child's store (run-pipeline.ts's runChild: a machine inside a machine, with its own checkpoint). */
+export type ChildRunner = (o: { machine: Machine; store: RunStore; info: RunInfo; reporter: Reporter; recordedIterations: Set<number> }, snapshot: Snapshot, seq: number, resumed: boolean, preface: Record<string, unknown>[]) => Promise<RunResult>;
 
 /** Which phase run of the parent a child folder belongs to. */
 interface ParentLink {
@@ -41,7 +41,7 @@ interface ParentLink {
 }
 
 /** Carry out a phase.run effect of a `pipeline:` phase. Undefined when the run was interrupted: the phase (and the child inside it) continues on resume. */
-export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRunner: ChildRunner): Promise<PhaseResult | undefined> {
+export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, runChild: ChildRunner): Promise<PhaseResult | undefined> {
   const startedAt = Date.now();
   const base: PhaseResult = { exit_code: null, output: {}, text: "", error: null, message: null, output_tail: "", tokens: 0, cost_usd: 0, duration_ms: 0, changes: ctx.snapshot.iterationChanges, jitter: Math.random() };
   const fail = (error: ErrorClass, message: string, extra: Partial<PhaseResult> = {}): PhaseResult => {
@@ -102,12 +102,10 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRun
       store.events.appendMany(checkpoint.pending.filter((p) => p.seq > logged));
       const seq = Math.max(logged, checkpoint.seq);
       const snapshot = checkpoint.snapshot;
-      if (resumed) snapshot.status = "interrupted";
-      const runner = makeRunner({ machine, store, info, reporter: forward(e.phase, machine.name, ctx), recordedIterations: store.recordedIterations() }, snapshot, seq);
       const preface = resumed
         ? [{ type: "run.resumed", iteration: snapshot.iteration, phase: snapshot.awaiting?.kind === "phase" ? snapshot.awaiting.phase : null, pipeline: machine.name, workdir: info.workdir, max_iterations: snapshot.limits.maxIterations }]
         : [runStartedEvent(machine, info)];
-      result = await runner.run(resumed ? { type: "resumed", at: Date.now() } : { type: "start", at: Date.now() }, preface);
+      result = await runChild({ machine, store, info, reporter: forward(e.phase, machine.name, ctx), recordedIterations: store.recordedIterations() }, snapshot, seq, resumed, preface);
     } finally {
       store.close();
     }
