@@ -7,21 +7,6 @@
 import type { McpServer } from "./mcp-server.ts";
 import { parseMcpEntry } from "./mcp-allowlist.ts";
 
-/** `{"mcpServers": {…}}` as Claude Code reads it from `--mcp-config FILE`. */
-export function claudeMcpConfig(servers: readonly McpServer[], workdir: string): string {
-  const mcpServers: Record<string, unknown> = {};
-  for (const s of servers) {
-    if (s.type === "http") {
-      mcpServers[s.name] = { type: "http", url: s.url, ...(Object.keys(s.headers).length ? { headers: s.headers } : {}) };
-      continue;
-    }
-    // claude starts servers in its own cwd (the workdir): another cwd is entered by a shell first
-    const argv = s.cwd === workdir ? [s.command, ...s.args] : ["/bin/sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", s.cwd, s.command, ...s.args];
-    mcpServers[s.name] = { type: "stdio", command: argv[0], args: argv.slice(1), env: s.env };
-  }
-  return `${JSON.stringify({ mcpServers }, null, 2)}\n`;
-}
-
 /** The `mcpServers` of Gemini CLI's settings. */
 export function geminiMcpServers(servers: readonly McpServer[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -55,36 +55,6 @@ function describe(server: string | undefined, reason: string | undefined): strin
   return `${server === undefined ? "an MCP server of the phase" : `MCP server "${server}"`} failed to start${reason ? `: ${reason}` : ""}`;
 }
 
-/** Claude Code's `system/init` lists each server with its status ("connected", "failed", "needs-auth", "pending"). */
-export function claudeMcpStartFailures(ev: Ev): McpStartFailure[] | undefined {
-  if (ev.type !== "system" || ev.subtype !== "init" || !Array.isArray(ev.mcp_servers)) return undefined;
-  return (ev.mcp_servers as Ev[]).filter((s) => s && s.status !== "connected" && s.status !== "pending").map((s) => ({ server: String(s.name ?? "?"), reason: `claude reports it ${String(s.status ?? "failed")}` }));
-}
-
-/**
- * For one claude stream: the servers whose `mcp__SERVER__TOOL` calls came
- * back without an error (the call in an assistant message, its tool_result
- * in the next user message).
- */
-export function claudeMcpServersUsed(): (ev: Ev) => string[] | undefined {
-  const calls = new Map<string, string>();
-  return (ev) => {
-    const content = (ev.message as Ev | undefined)?.content;
-    if (!Array.isArray(content)) return undefined;
-    const out: string[] = [];
-    for (const block of content as Ev[]) {
-      if (ev.type === "assistant" && block?.type === "tool_use" && typeof block.name === "string" && typeof block.id === "string") {
-        const m = /^mcp__(.+?)__./.exec(block.name);
-        if (m) calls.set(block.id, m[1]!);
-      } else if (ev.type === "user" && block?.type === "tool_result" && block.is_error !== true && typeof block.tool_use_id === "string") {
-        const server = calls.get(block.tool_use_id);
-        if (server !== undefined) out.push(server);
-      }
-    }
-    return out;
-  };
-}
-
 /**
  * Gemini CLI 0.61 headless says only "MCP issues detected. Run /mcp list for status." on stderr,
  * naming neither the server nor the reason (those go to its debug log).

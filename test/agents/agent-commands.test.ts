@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createClaudeParser } from "../../src/agents/claude-agent.ts";
+import { createClaudeParser } from "../../src/agents/presets/claude.ts";
 import { createCodexParser } from "../../src/agents/codex-agent.ts";
 import type { StreamParser } from "../../src/agents/agent-adapter.ts";
 

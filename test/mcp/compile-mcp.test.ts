@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parse as parseToml } from "smol-toml";
-import { claudeMcpConfig, codexMcpOverrides, geminiMcpServers } from "../../src/mcp/compile-mcp.ts";
+import { codexMcpOverrides, geminiMcpServers } from "../../src/mcp/compile-mcp.ts";
+import { claudeMcpConfig } from "../../src/agents/presets/claude.ts";
 import { mcpHosts, phaseMcpServers, type McpServer } from "../../src/mcp/mcp-server.ts";
 import { geminiConfig, NO_MCP_SERVER } from "../../src/agents/gemini-policy.ts";
 
