@@ -3,8 +3,6 @@ import { createTextParser } from "./text-parser.ts";
 import { privateConfigFile } from "./private-config.ts";
 import { claudeMcpConfig } from "./presets/claude.ts";
 import { PRESETS } from "./presets/registry.ts";
-import { createCodexParser } from "./codex-agent.ts";
-import { createGeminiParser } from "./gemini-agent.ts";
 
 /**
  * Any program is an agent: argv rendered element by element; the prompt on
@@ -41,12 +39,5 @@ export const commandAgent: AgentAdapter = {
 export function parserFor(format: AgentInvocation["outputFormat"]) {
   const preset = PRESETS.find((p) => p.outputFormat === format && p.createParser);
   if (preset) return preset.createParser!();
-  switch (format) {
-    case "codex-json":
-      return createCodexParser();
-    case "gemini-stream-json":
-      return createGeminiParser();
-    default:
-      return createTextParser();
-  }
+  return createTextParser();
 }

@@ -8,9 +8,7 @@ import process from "node:process";
 import type { AgentSpec } from "../pipeline/spec.ts";
 import type { AgentAdapter } from "./agent-adapter.ts";
 import { aiderAgent } from "./aider-agent.ts";
-import { codexAgent } from "./codex-agent.ts";
 import { commandAgent } from "./command-agent.ts";
-import { geminiAgent } from "./gemini-agent.ts";
 import type { AgentPreset, PresetEffects } from "./presets/agent-preset.ts";
 import { PRESETS } from "./presets/registry.ts";
 import { privateConfigFile } from "./private-config.ts";
@@ -38,8 +36,6 @@ export function adapterOf(preset: AgentPreset): AgentAdapter {
 /** The adapter of each preset that starts a CLI, by name. */
 export const adapters: Readonly<Record<string, AgentAdapter>> = Object.fromEntries([
   ...PRESETS.filter((p) => p.invocation && p.createParser).map((p) => [p.name, adapterOf(p)] as const),
-  ["codex", codexAgent],
-  ["gemini", geminiAgent],
   ["aider", aiderAgent],
 ]);
 

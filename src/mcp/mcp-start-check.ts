@@ -54,17 +54,3 @@ export function withMcpStartCheck(preset: StreamPreset, detect: McpStartDetector
 function describe(server: string | undefined, reason: string | undefined): string {
   return `${server === undefined ? "an MCP server of the phase" : `MCP server "${server}"`} failed to start${reason ? `: ${reason}` : ""}`;
 }
-
-/**
- * Gemini CLI 0.61 headless says only "MCP issues detected. Run /mcp list for status." on stderr,
- * naming neither the server nor the reason (those go to its debug log).
- */
-export function geminiMcpStartFailures(line: string): McpStartFailure[] | undefined {
-  return /\bMCP issues detected\b/.test(line) ? [{ reason: `gemini says only "${line.trim()}"` }] : undefined;
-}
-
-/** Codex CLI with `required = true`: "required MCP servers failed to initialize: NAME: REASON", then it exits. */
-export function codexMcpStartFailures(line: string): McpStartFailure[] | undefined {
-  const m = /required MCP servers failed to initialize: ([^:\s]+): (.*?)(?: \(code -?\d+\))?$/.exec(line);
-  return m ? [{ server: m[1]!, reason: `codex: ${m[2]!.slice(0, 300)}` }] : undefined;
-}

@@ -1,13 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createClaudeParser } from "../../src/agents/presets/claude.ts";
-import { codexAgent, createCodexParser } from "../../src/agents/codex-agent.ts";
+import { createCodexParser } from "../../src/agents/presets/codex.ts";
 import { commandAgent } from "../../src/agents/command-agent.ts";
-import { createGeminiParser } from "../../src/agents/gemini-agent.ts";
+import { createGeminiParser } from "../../src/agents/presets/gemini.ts";
 import { adapters, getAdapter } from "../../src/agents/get-adapter.ts";
 import type { StreamParser } from "../../src/agents/agent-adapter.ts";
 
 const claudeAgent = adapters.claude!;
+const codexAgent = adapters.codex!;
 
 const feed = (parser: StreamParser, lines: unknown[]) => {
   for (const l of lines) parser.push(typeof l === "string" ? l : JSON.stringify(l));

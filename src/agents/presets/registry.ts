@@ -6,9 +6,13 @@
  */
 import type { AgentPreset } from "./agent-preset.ts";
 import { claude } from "./claude.ts";
+import { codex } from "./codex.ts";
+import { gemini } from "./gemini.ts";
 
 export const PRESETS: readonly AgentPreset[] = [
   claude,
+  codex,
+  gemini,
 ];
 
 /** The preset of that name, or undefined. */

@@ -1,16 +1,17 @@
 /**
- * OpenAI Codex: `codex exec --json -C DIR -s SANDBOX -` with the prompt on
+ * The codex preset. OpenAI Codex: `codex exec --json -C DIR -s SANDBOX -` with the prompt on
  * stdin. The terminal event decides: `turn.completed` is success; `turn.failed`
  * (or an `error` and no completion) is failure, whatever the exit code.
  */
-import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
-import { splitCommand } from "./openai/command-words.ts";
-import process from "node:process";
-import { codexMcpOverrides } from "../mcp/compile-mcp.ts";
-import { codexConfigServers } from "../mcp/codex-config-servers.ts";
-import { codexMcpStartFailures, withMcpStartCheck } from "../mcp/mcp-start-check.ts";
-import { isArtifactsGlob } from "../run/run-artifacts.ts";
-import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
+import { parse as parseToml } from "smol-toml";
+import type { McpServer } from "../../mcp/mcp-server.ts";
+import { parseMcpEntry } from "../../mcp/mcp-allowlist.ts";
+import { withMcpStartCheck, type McpStartFailure } from "../../mcp/mcp-start-check.ts";
+import { isArtifactsGlob } from "../../pipeline/artifacts-glob.ts";
+import type { ToolCall } from "../agent-adapter.ts";
+import { splitCommand } from "../openai/command-words.ts";
+import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "../stream-json.ts";
+import type { AgentPreset, PresetEffects } from "./agent-preset.ts";
 
 /**
  * Overrides that outrank every config layer (the user's ~/.codex/config.toml,
@@ -26,17 +27,30 @@ export const CODEX_OVERRIDES: readonly string[] = [
   "sandbox_workspace_write.exclude_tmpdir_env_var=true",
 ];
 
-export const codexAgent: AgentAdapter = {
+export const codex: AgentPreset = {
   name: "codex",
+  program: "codex",
   versionArgv: ["codex", "--version"],
-  buildInvocation(input) {
+  installHint: "install Codex CLI (npm install -g @openai/codex), or change the preset",
+  outputFormat: "codex-json",
+  sessions: true,
+  mcp: true,
+  sandbox: {
+    hosts: ["api.openai.com", "chatgpt.com"],
+    baseUrlVars: ["OPENAI_BASE_URL"],
+    state: [".codex"],
+    stateVars: ["CODEX_HOME"],
+    stateConfig: ["config.toml", "rules", "AGENTS.md", "prompts"],
+    housekeeping: ["api.openai.com", "chatgpt.com", "sentry.io", "api.github.com"],
+  },
+  invocation(input, fx) {
     // the run's artifacts folder alone does not open the workdir to codex's commands
     const writes = !input.tools || (input.tools.write ?? []).some((g) => !isArtifactsGlob(g));
     const argv = ["codex", "exec", "--json", "--skip-git-repo-check", "-C", input.workdir, "-s", writes ? "workspace-write" : "read-only", "--ignore-rules", ...CODEX_OVERRIDES.flatMap((o) => ["-c", o])];
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(input.agent.env ?? {})) env[k] = input.render(v);
     // the phase's MCP servers; every server of codex's own config layers switched off
-    const others = codexConfigServers({ ...process.env, ...env }, input.workdir);
+    const others = codexConfigServers({ ...fx.env, ...env }, input.workdir, fx);
     argv.push(...codexMcpOverrides(input.mcp ?? [], others, input.tools?.mcp).flatMap((o) => ["-c", o]));
     if (input.agent.model) argv.push("-m", input.agent.model);
     // the structured answer, enforced by codex itself (the final message is the JSON)
@@ -122,4 +136,87 @@ export function unwrapShell(command: string): string {
   if (!words.ok || words.argv.length !== 3) return command;
   const [shell, flag, script] = words.argv as [string, string, string];
   return /^(?:\/(?:usr\/)?bin\/)?(?:ba|z)?sh$/.test(shell) && /^-l?c$/.test(flag) ? script : command;
+}
+
+/** Codex CLI with `required = true`: "required MCP servers failed to initialize: NAME: REASON", then it exits. */
+export function codexMcpStartFailures(line: string): McpStartFailure[] | undefined {
+  const m = /required MCP servers failed to initialize: ([^:\s]+): (.*?)(?: \(code -?\d+\))?$/.exec(line);
+  return m ? [{ server: m[1]!, reason: `codex: ${m[2]!.slice(0, 300)}` }] : undefined;
+}
+
+/**
+ * `-c` overrides that give codex the phase's servers, and switch off every
+ * other server its config layers declare (`others`: the names found there).
+ * Where the allowlist names a server's tools exactly, codex enforces it too
+ * (`enabled_tools`).
+ */
+export function codexMcpOverrides(servers: readonly McpServer[], others: readonly string[], allowlist: readonly string[] | undefined): string[] {
+  const out: string[] = [];
+  const key = (name: string) => `mcp_servers.${/^[A-Za-z0-9_-]+$/.test(name) ? name : JSON.stringify(name)}`;
+  for (const s of servers) {
+    const k = key(s.name);
+    if (s.type === "http") {
+      out.push(`${k}.url=${tomlString(s.url)}`);
+      if (Object.keys(s.headers).length) out.push(`${k}.http_headers=${tomlTable(s.headers)}`);
+    } else {
+      out.push(`${k}.command=${tomlString(s.command)}`, `${k}.args=[${s.args.map(tomlString).join(",")}]`, `${k}.cwd=${tomlString(s.cwd)}`);
+      if (Object.keys(s.env).length) out.push(`${k}.env=${tomlTable(s.env)}`);
+    }
+    // with approval_policy "never" codex refuses every MCP call it would ask about: the phase's own servers are approved, the allowlist decides
+    // `required`: a server that fails to start ends codex with its name, instead of a session without its tools
+    out.push(`${k}.enabled=true`, `${k}.required=true`, `${k}.default_tools_approval_mode="approve"`);
+    if (allowlist) {
+      const entries = allowlist.map(parseMcpEntry).filter((e) => e.server === s.name);
+      if (!entries.some((e) => e.tool.includes("*"))) out.push(`${k}.enabled_tools=[${entries.map((e) => tomlString(e.tool)).join(",")}]`);
+    }
+  }
+  const mine = new Set(servers.map((s) => s.name));
+  for (const name of others) if (!mine.has(name)) out.push(`${key(name)}.enabled=false`);
+  return out;
+}
+
+function tomlString(s: string): string {
+  return JSON.stringify(s);
+}
+
+function tomlTable(map: Record<string, string>): string {
+  return `{${Object.entries(map).map(([k, v]) => `${JSON.stringify(k)}=${tomlString(v)}`).join(",")}}`;
+}
+
+/**
+ * The MCP servers Codex CLI would start from its own config layers: the
+ * user's `$CODEX_HOME/config.toml` (else `~/.codex/config.toml`) and a
+ * project's `.codex/config.toml` (honoured when the project is trusted).
+ * phaseloop switches each of them off for a phase (`enabled=false`), since a
+ * `-c` override cannot empty a table that a config layer fills.
+ */
+export function codexConfigServers(env: Record<string, string | undefined>, workdir: string, fx: Pick<PresetEffects, "homedir" | "readText">): string[] {
+  const home = env.CODEX_HOME || join(env.HOME || fx.homedir(), ".codex");
+  const names = new Set<string>();
+  for (const file of [join(home, "config.toml"), join(workdir, ".codex/config.toml")]) {
+    const text = fx.readText(file);
+    if (text === undefined) continue;
+    try {
+      const config = parseToml(text) as { mcp_servers?: Record<string, unknown>; profiles?: Record<string, { mcp_servers?: Record<string, unknown> }> };
+      for (const name of Object.keys(config.mcp_servers ?? {})) names.add(name);
+      for (const p of Object.values(config.profiles ?? {})) for (const name of Object.keys(p?.mcp_servers ?? {})) names.add(name);
+    } catch {
+      // codex itself will say what is wrong with it
+    }
+  }
+  return [...names];
+}
+
+/** Paths joined as node:path's posix `join` does: `.` and `..` resolved lexically, slashes collapsed. */
+function join(...parts: string[]): string {
+  const joined = parts.filter((p) => p !== "").join("/");
+  if (joined === "") return ".";
+  const absolute = joined.startsWith("/");
+  const out: string[] = [];
+  for (const part of joined.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === ".." && out.length > 0 && out[out.length - 1] !== "..") out.pop();
+    else if (part !== ".." || !absolute) out.push(part);
+  }
+  return `${absolute ? "/" : ""}${out.join("/")}` || ".";
 }
