@@ -7,7 +7,6 @@ import { homedir } from "node:os";
 import process from "node:process";
 import type { AgentSpec } from "../pipeline/spec.ts";
 import type { AgentAdapter } from "./agent-adapter.ts";
-import { aiderAgent } from "./aider-agent.ts";
 import { commandAgent } from "./command-agent.ts";
 import type { AgentPreset, PresetEffects } from "./presets/agent-preset.ts";
 import { PRESETS } from "./presets/registry.ts";
@@ -34,10 +33,7 @@ export function adapterOf(preset: AgentPreset): AgentAdapter {
 }
 
 /** The adapter of each preset that starts a CLI, by name. */
-export const adapters: Readonly<Record<string, AgentAdapter>> = Object.fromEntries([
-  ...PRESETS.filter((p) => p.invocation && p.createParser).map((p) => [p.name, adapterOf(p)] as const),
-  ["aider", aiderAgent],
-]);
+export const adapters: Readonly<Record<string, AgentAdapter>> = Object.fromEntries(PRESETS.filter((p) => p.invocation && p.createParser).map((p) => [p.name, adapterOf(p)]));
 
 /** The adapter for an agent: its preset's, or the generic command agent. */
 export function getAdapter(agent: AgentSpec): AgentAdapter {

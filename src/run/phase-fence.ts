@@ -11,6 +11,7 @@ import type { CompiledHook, CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
 import { agentState, compileSandbox, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { PRESETS, presetNamed, sandboxNeeds } from "../agents/presets/registry.ts";
 import process from "node:process";
 import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
 import { hookSandbox, phaseSandbox } from "../sandbox/sandbox-plan.ts";
@@ -58,38 +59,17 @@ export async function closeFences(): Promise<void> {
   await (await import("../runtime/sandbox-session.ts")).closeSandboxSession();
 }
 
-/** Variables through which presets are pointed at another API host. */
-const BASE_URL_VARS: Record<SandboxInput["agent"], readonly string[]> = {
-  claude: ["ANTHROPIC_BASE_URL"],
-  gemini: ["GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"],
-  codex: ["OPENAI_BASE_URL"],
-  aider: ["OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"],
-  openai: [],
-  command: [],
-};
-
 /**
- * Hosts an agent CLI contacts on its own (usage statistics, error reports, update checks):
- * the sandbox refuses them like any other, but that is the CLI's housekeeping, not the agent
- * leaving its tool set, so it does not fail the phase.
+ * A refusal of a host the agent's CLI contacts on its own (usage statistics, error reports,
+ * update checks, its preset's `housekeeping`): the sandbox refuses it like any other, but that
+ * is the CLI's housekeeping, not the agent leaving its tool set, so it does not fail the phase.
  */
-const HOUSEKEEPING: Record<SandboxInput["agent"], readonly string[]> = {
-  // the preset's own API host among them: refused only where the pipeline moved the API elsewhere
-  // (a gateway), and then only the CLI's own side traffic goes there
-  claude: ["api.anthropic.com", "statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
-  gemini: ["generativelanguage.googleapis.com", "play.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"],
-  codex: ["api.openai.com", "chatgpt.com", "sentry.io", "api.github.com"],
-  aider: ["pypi.org", "openrouter.ai"],
-  openai: [],
-  command: [],
-};
-
 function quiet(refusal: string, agent: SandboxInput["agent"]): boolean {
-  return HOUSEKEEPING[agent].some((host) => new RegExp(`(?:^connect |\\s)(?:[a-z0-9-]+\\.)*${host.replaceAll(".", "\\.")}(?::\\d+)?\\b`, "i").test(refusal));
+  return sandboxNeeds(agent).housekeeping.some((host) => new RegExp(`(?:^connect |\\s)(?:[a-z0-9-]+\\.)*${host.replaceAll(".", "\\.")}(?::\\d+)?\\b`, "i").test(refusal));
 }
 
 /** Variables through which agent CLIs are told to keep their state elsewhere. */
-const STATE_VARS = ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"] as const;
+const STATE_VARS = PRESETS.flatMap((p) => p.sandbox.stateVars ?? []);
 
 /**
  * The agent's state must exist before the sandbox starts: only what exists can be made
@@ -109,8 +89,6 @@ function prepareState(profile: SandboxProfile, stateDirs: readonly string[]): vo
   }
 }
 
-const KNOWN = new Set(["claude", "codex", "gemini", "aider", "openai"]);
-
 /**
  * Which agent program a phase runs: its preset, or for a command agent the program its command
  * starts (`claude -p …` needs what claude needs: its API host, its state), seen past `env`,
@@ -119,13 +97,13 @@ const KNOWN = new Set(["claude", "codex", "gemini", "aider", "openai"]);
 export function agentKind(phase: CompiledPhase, machine: Machine, command?: string | readonly string[]): SandboxInput["agent"] {
   if (phase.kind === "run" || phase.agent === undefined) return "command";
   const preset = machine.agents[phase.agent]?.preset;
-  if (preset !== undefined && KNOWN.has(preset)) return preset as SandboxInput["agent"];
+  if (presetNamed(preset) !== undefined) return preset!;
   let words = typeof command === "string" ? command.trim().split(/\s+/) : [...(command ?? [])];
   // `sh -c "claude -p"`: the program is the script's
   if (words.length >= 3 && /^(?:.*\/)?(?:sh|bash|dash|zsh)$/.test(words[0]!) && words[1] === "-c") words = words[2]!.trim().split(/\s+/);
   const program = words.find((w) => !/^(?:env|npx|exec|command|[A-Za-z_][A-Za-z0-9_]*=.*|-.*)$/.test(w));
   const name = program?.split("/").pop();
-  return name !== undefined && KNOWN.has(name) && name !== "openai" ? (name as SandboxInput["agent"]) : "command";
+  return PRESETS.find((p) => p.program !== undefined && p.program === name)?.name ?? "command";
 }
 
 /**
@@ -196,7 +174,7 @@ export function phaseProfile(machine: Machine, phase: CompiledPhase, write: read
   const agent = agentKind(phase, machine, command);
   const agentSpec = phase.agent ? machine.agents[phase.agent] : undefined;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
-  const baseUrls = [agentSpec?.base_url, ...BASE_URL_VARS[agent].map((name) => env[name]), ...(agent === "codex" ? codexProviderUrls(env) : [])].filter((u): u is string => typeof u === "string" && u !== "");
+  const baseUrls = [agentSpec?.base_url, ...sandboxNeeds(agent).baseUrlVars.map((name) => env[name]), ...(agent === "codex" ? codexProviderUrls(env) : [])].filter((u): u is string => typeof u === "string" && u !== "");
   const home = env.HOME || homedir();
   // the secrets of the user's real home are hidden whatever HOME the pipeline sets
   const secretHomes = realHomes();

@@ -54,6 +54,8 @@ export interface AgentPreset {
   name: string;
   /** The program it starts (looked up on PATH before a run); none for a preset that runs inside phaseloop. */
   program?: string;
+  /** It runs inside phaseloop (the built-in OpenAI-compatible agent, openai-agent.ts), not as a program. */
+  builtin?: boolean;
   /** argv that prints the CLI's version, recorded in run.json. */
   versionArgv?: string[];
   /** The hint when the program is not installed. */
