@@ -64,6 +64,8 @@ export interface AgentPreset {
   outputFormat?: string;
   /** It reports a session id phaseloop can continue (`session: continue`). */
   sessions: boolean;
+  /** An agent of this preset must name its model (`model:`, required by the schema). */
+  needsModel?: boolean;
   /** It has an MCP client (a phase's `mcp:` servers reach it). */
   mcp: boolean;
   /** It returns the answer to an enforced JSON Schema beside its final message, not as it (see native-schema.ts). */

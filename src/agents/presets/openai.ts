@@ -11,6 +11,7 @@ import type { AgentPreset } from "./agent-preset.ts";
 export const openai: AgentPreset = {
   name: "openai",
   builtin: true,
+  needsModel: true,
   sessions: true,
   mcp: true,
   sandbox: {
