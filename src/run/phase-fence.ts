@@ -4,7 +4,6 @@
  * back after each process, so the phase can fail as a policy_violation naming it.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { parse as parseToml } from "smol-toml";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import type { CompiledHook, CompiledPhase, Machine } from "../machine/types.ts";
@@ -17,7 +16,7 @@ import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
 import { hookSandbox, phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
-import { codexShim, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
+import { fenceShims, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
 import { withheld } from "./fence-env.ts";
 import { tmpPathsIn } from "../runtime/linux-fence.ts";
 
@@ -107,34 +106,28 @@ export function agentKind(phase: CompiledPhase, machine: Machine, command?: stri
 }
 
 /**
- * The model providers' base URLs in codex's own config ($CODEX_HOME/config.toml, else
- * ~/.codex/config.toml): a provider named there is where codex sends its requests.
+ * What an agent CLI's own config says of where its API is (codex's model providers: their
+ * base URLs, the variables holding their keys), as it said when this run first read it: a
+ * phase's agent may write its state, and what it writes there must not widen a later phase (a
+ * provider's `base_url` is a host the phase may reach). The config itself is read-only in the fence.
  */
-type CodexProvider = { base_url?: unknown; env_key?: unknown };
-/**
- * codex's providers as its config said when this run first read it: a phase's codex may
- * write its state, and what it writes there must not widen a later phase (a provider's
- * `base_url` is a host the phase may reach). The config itself is read-only in the fence.
- */
-const providersSeen = new Map<string, CodexProvider[]>();
+const ownConfigSeen = new Map<string, { baseUrls: string[]; envKeys: string[] }>();
 
-function codexProviders(env: ProcessEnv): CodexProvider[] {
-  const file = join(env.CODEX_HOME || join(env.HOME || homedir(), ".codex"), "config.toml");
-  const seen = providersSeen.get(file);
+function ownConfig(agent: string, env: ProcessEnv): { baseUrls: string[]; envKeys: string[] } {
+  const own = sandboxNeeds(agent).ownConfig;
+  if (!own) return { baseUrls: [], envKeys: [] };
+  const file = own.file(env, homedir());
+  const seen = ownConfigSeen.get(file);
   if (seen !== undefined) return seen;
-  let found: CodexProvider[] = [];
+  let text = "";
   try {
-    const config = parseToml(readFileSync(file, "utf8")) as { model_providers?: Record<string, CodexProvider> };
-    found = Object.values(config.model_providers ?? {}).filter((p) => typeof p === "object" && p !== null);
+    text = readFileSync(file, "utf8");
   } catch {
-    // none, or not TOML
+    // none
   }
-  providersSeen.set(file, found);
+  const found = own.read(text);
+  ownConfigSeen.set(file, found);
   return found;
-}
-
-function codexProviderUrls(env: ProcessEnv): string[] {
-  return codexProviders(env).map((p) => p.base_url).filter((u): u is string => typeof u === "string");
 }
 
 /**
@@ -145,12 +138,8 @@ function codexProviderUrls(env: ProcessEnv): string[] {
  */
 export function withheldFor(phase: CompiledPhase, machine: Machine, env: ProcessEnv, command?: string | readonly string[]): Record<string, undefined> {
   if (phase.kind !== "agent") return {};
-  return withheld(env, { agent: true, names: agentKind(phase, machine, command) === "codex" ? codexEnvKeys(env) : [] });
-}
-
-/** The variables codex's providers read their keys from (`env_key`): an agent's, so they pass into its fence. */
-function codexEnvKeys(env: ProcessEnv): string[] {
-  return codexProviders(env).map((p) => p.env_key).filter((k): k is string => typeof k === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
+  // the variables the agent's own config reads its keys from (codex's `env_key`): an agent's, so they pass into its fence
+  return withheld(env, { agent: true, names: ownConfig(agentKind(phase, machine, command), env).envKeys });
 }
 
 let homesSeen: string[] | undefined;
@@ -174,7 +163,7 @@ export function phaseProfile(machine: Machine, phase: CompiledPhase, write: read
   const agent = agentKind(phase, machine, command);
   const agentSpec = phase.agent ? machine.agents[phase.agent] : undefined;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
-  const baseUrls = [agentSpec?.base_url, ...sandboxNeeds(agent).baseUrlVars.map((name) => env[name]), ...(agent === "codex" ? codexProviderUrls(env) : [])].filter((u): u is string => typeof u === "string" && u !== "");
+  const baseUrls = [agentSpec?.base_url, ...sandboxNeeds(agent).baseUrlVars.map((name) => env[name]), ...ownConfig(agent, env).baseUrls].filter((u): u is string => typeof u === "string" && u !== "");
   const home = env.HOME || homedir();
   // the secrets of the user's real home are hidden whatever HOME the pipeline sets
   const secretHomes = realHomes();
@@ -255,7 +244,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
       const inside: Record<string, string> = { ...livableEnv(profile, ctx.info.workdir, cache, env), TMPDIR: tempDir };
       // codex started any way at all (a command agent's `sh -c "codex exec -s workspace-write"`)
       // meets phaseloop's fence as its sandbox, not its own, which cannot start inside it
-      const shims = await codexShim(runTemp!, env.PATH ?? "", ctx.info.workdir);
+      const shims = await fenceShims(runTemp!, env.PATH ?? "", ctx.info.workdir);
       if (shims !== undefined) inside.PATH = `${shims}:${env.PATH ?? ""}`;
       // what the process may look for in the host's /tmp (a file NODE_OPTIONS requires, the pipeline's own folder): seen there, read-only
       const seen = [dirname(ctx.machine.file)];

@@ -47,6 +47,31 @@ export interface SandboxNeeds {
    * any other, but its housekeeping, so a refusal does not fail the phase.
    */
   housekeeping: readonly string[];
+  /**
+   * Its project settings in a repository (top-level names in the workdir): no phase may change
+   * them, whichever agent runs, since a hook or an MCP server written there runs the next time
+   * the CLI starts.
+   */
+  projectConfig?: readonly string[];
+  /** Inherited variables it reads (API keys, endpoints, settings): exact names, and prefixes. They pass into every agent's fence. */
+  envNames?: readonly string[];
+  envPrefixes?: readonly string[];
+  /**
+   * Its own config file that moves its API elsewhere (codex's model providers), read once per
+   * run: the base URLs found there are hosts the phase may reach, the variables named there
+   * pass into its fence.
+   */
+  ownConfig?: {
+    file(env: Readonly<Record<string, string | undefined>>, homedir: string): string;
+    read(text: string): { baseUrls: string[]; envKeys: string[] };
+  };
+  /** Its argv as it runs inside phaseloop's fence, when its own sandbox cannot start there. */
+  insideFence?(argv: string[]): string[];
+  /**
+   * A shell script put before the real program (its path) on PATH inside the fence, for a CLI
+   * started any way at all (a command agent's `sh -c "…"`) whose own sandbox cannot start there.
+   */
+  fenceShim?(real: string): string;
 }
 
 export interface AgentPreset {

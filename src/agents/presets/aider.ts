@@ -23,6 +23,11 @@ export const aider: AgentPreset = {
     // aider reads its settings from the home directory itself
     homeConfig: [".aider.conf.yml", ".aider.model.settings.yml", ".aider.model.metadata.json"],
     housekeeping: ["pypi.org", "openrouter.ai"],
+    // its own history files (`.aider.chat.history.md`, `.aider.input.history`, `.aider.tags.cache.*`) are its work and stay writable
+    projectConfig: [".aider.conf.yml", ".aider.model.settings.yml", ".aider.model.metadata.json", ".aiderignore"],
+    // the providers it reaches through litellm
+    envPrefixes: ["AIDER_"],
+    envNames: ["OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY", "XAI_API_KEY", "COHERE_API_KEY", "OLLAMA_HOST", "OLLAMA_API_BASE"],
   },
   invocation(input) {
     const argv = ["aider", "--message-file", input.promptFile, "--yes-always", "--no-auto-commits", "--no-stream", "--no-pretty", "--no-suggest-shell-commands"];

@@ -79,6 +79,10 @@ export const claude: AgentPreset = {
     // the preset's own API host among them: refused only where the pipeline moved the API elsewhere
     // (a gateway), and then only the CLI's own side traffic goes there
     housekeeping: ["api.anthropic.com", "statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
+    projectConfig: [".claude"],
+    // on Vertex AI: CLAUDE_CODE_USE_VERTEX, CLOUD_ML_REGION, VERTEX_REGION_*; on Bedrock it reads the AWS credentials (fence-env.ts)
+    envPrefixes: ["ANTHROPIC_", "CLAUDE_", "VERTEX_"],
+    envNames: ["CLOUD_ML_REGION"],
   },
   invocation(input, fx) {
     const argv = ["claude", "-p", "--output-format", "stream-json", "--verbose", "--setting-sources=", "--strict-mcp-config"];

@@ -130,6 +130,9 @@ export const gemini: AgentPreset = {
     stateVars: ["GEMINI_CLI_HOME"],
     stateConfig: ["settings.json", "GEMINI.md", "commands", "extensions", "policies"],
     housekeeping: ["generativelanguage.googleapis.com", "play.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"],
+    projectConfig: [".gemini"],
+    envPrefixes: ["GEMINI_", "GOOGLE_GENAI_"],
+    envNames: ["GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GEMINI_BASE_URL"],
   },
   invocation(input, fx) {
     const config = geminiConfig(input.tools, input.mcp);
