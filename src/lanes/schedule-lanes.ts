@@ -7,8 +7,6 @@
  * In a run with lanes a task is `done` only once its branch is merged, so
  * "every dependency done" is "every dependency merged".
  */
-import { renderTemplate, type JsonValue } from "../expr/index.ts";
-import { buildContext } from "../machine/build-context.ts";
 import { limitReached } from "../machine/stop-logic.ts";
 import { blockUnworkable, queueEnd, readyInOrder } from "../machine/task-queue.ts";
 import type { Machine, Snapshot, StopReason, TaskState } from "../machine/types.ts";
@@ -79,12 +77,4 @@ export function laneMachine(m: Machine): Machine {
 /** A lane's own snapshot limits, from the run's: the shared ones are the lane runner's to check. */
 export function laneLimits(limits: Snapshot["limits"]): Snapshot["limits"] {
   return { ...limits, maxDurationMs: null, budgetTokens: null, budgetCostUsd: null };
-}
-
-/** The one task `tasks.only` names (rendered from the run's params), or undefined for all. */
-export function onlyTaskOf(m: Machine, s: Snapshot): string | undefined {
-  const only = m.tasks?.only;
-  if (!only) return undefined;
-  const r = renderTemplate(only, buildContext(m, s) as unknown as Record<string, JsonValue>);
-  return r.ok && r.value.trim() !== "" ? r.value.trim() : undefined;
 }
