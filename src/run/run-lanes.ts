@@ -130,7 +130,13 @@ class LaneRun {
   /** Tell the scheduler what happened; carry out what it asks. */
   private dispatch(event: LaneEvent): void {
     if (this.end && event.type !== "lane.tidied") return;
-    const { board, effects } = laneTransition(this.o.machine, this.board, event);
+    let next: ReturnType<typeof laneTransition>;
+    try {
+      next = laneTransition(this.o.machine, this.board, event);
+    } catch (error) {
+      return this.fail(error);
+    }
+    const { board, effects } = next;
     this.board = board;
     for (const fx of effects) {
       // every lane stops at once, whatever the chain is doing
@@ -141,10 +147,14 @@ class LaneRun {
   }
 
   private then(step: () => Promise<void>): void {
-    this.chain = this.chain.then(step).catch((error: unknown) => {
-      this.failure ??= error;
-      this.finish({ type: "lanes.interrupted", signal: "error" });
-    });
+    this.chain = this.chain.then(step).catch((error: unknown) => this.fail(error));
+  }
+
+  /** An error of phaseloop's own: every lane stops, and the run ends with it. */
+  private fail(error: unknown): void {
+    this.failure ??= error;
+    for (const loop of this.loops.values()) loop.controller.abort("error");
+    this.finish({ type: "lanes.interrupted", signal: "error" });
   }
 
   private finish(end: End): void {
@@ -253,10 +263,7 @@ class LaneRun {
       const done = result.outcome === "complete" && result.snapshot.tasks?.find((t) => t.id === task)?.status === "done";
       this.dispatch(done ? { type: "lane.loop.ended", at: Date.now(), task, end: "done", attempts } : { type: "lane.loop.ended", at: Date.now(), task, end: "not-done", reason: laneReason(result, task), attempts });
     })()
-      .catch((error: unknown) => {
-        this.failure ??= error;
-        this.finish({ type: "lanes.interrupted", signal: "error" });
-      })
+      .catch((error: unknown) => this.fail(error))
       .finally(() => this.running.delete(p));
     this.running.add(p);
   }
