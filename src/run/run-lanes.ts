@@ -138,11 +138,25 @@ class LaneRun {
     }
     const { board, effects } = next;
     this.board = board;
+    // what only records the new state is written with it, at once (a checkpoint never holds a lane
+    // or a task its log has not told of); the work the state asks for is chained
+    let record = false;
     for (const fx of effects) {
       // every lane stops at once, whatever the chain is doing
       if (fx.type === "lanes.abort") for (const loop of this.loops.values()) loop.controller.abort(this.board.interrupted ?? "limit");
-      else this.then(() => this.perform(fx));
+      else if (fx.type === "task.update") {
+        this.emit({ type: "task.updated", task: fx.task, status: fx.status, attempts: fx.attempts, reason: fx.reason });
+        record = true;
+      } else {
+        if (fx.type === "lane.open") {
+          const lane = this.lane(fx.task);
+          this.emit({ type: "lane.started", task: fx.task, branch: lane.branch, worktree: lane.worktree, base: lane.base });
+          record = true;
+        }
+        this.then(() => this.perform(fx));
+      }
     }
+    if (record) this.checkpoint();
     if (event.type === "lane.tidied") this.then(async () => this.checkpoint());
   }
 
@@ -165,17 +179,7 @@ class LaneRun {
   private async perform(fx: LaneEffect): Promise<void> {
     const lanes = this.s.lanes!;
     switch (fx.type) {
-      case "task.update":
-        this.emit({ type: "task.updated", task: fx.task, status: fx.status, attempts: fx.attempts, reason: fx.reason });
-        this.checkpoint();
-        return;
-      case "lane.open": {
-        const lane = this.lane(fx.task);
-        this.emit({ type: "lane.started", task: fx.task, branch: lane.branch, worktree: lane.worktree, base: lane.base });
-        this.checkpoint();
-        this.startLoop(fx.task);
-        return;
-      }
+      case "lane.open":
       case "lane.resume":
         this.startLoop(fx.task);
         return;
