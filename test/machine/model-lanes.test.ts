@@ -326,6 +326,30 @@ class Interrupt implements Cmd {
   }
 }
 
+class Resume implements Cmd {
+  check(m: Readonly<Model>): boolean {
+    return m.ended === "interrupted";
+  }
+  run(m: Model, r: Real): void {
+    // a new life of the run, from its checkpoint: the lanes the interrupt stopped go on where they were
+    const s = JSON.parse(JSON.stringify(r.board.s)) as LaneBoard["s"];
+    r.board = laneBoard(s);
+    const fx = r.send({ type: "lanes.begin", head: "abc", names: {} });
+    expect(fx.filter((e) => e.type === "lane.resume").map((e) => (e as { task: string }).task).sort()).toEqual([...m.held].sort());
+    for (const t of m.held) m.work.set(t, "loop");
+    m.held.clear();
+    m.ended = null;
+    m.interrupted = false;
+    m.limit = null;
+    checkLimit(m);
+    schedule(m);
+    compare(m, r);
+  }
+  toString(): string {
+    return "resume";
+  }
+}
+
 /** A queue without cycles: each task may depend on earlier ones (now and then on one that does not exist). */
 const queueArb = fc.integer({ min: 1, max: 7 }).chain((n) =>
   fc.tuple(
@@ -346,6 +370,7 @@ const commands = [
   fc.tuple(fc.nat(), fc.integer({ min: 0, max: 60 })).map(([p, t]) => new Usage(p, t)),
   fc.integer({ min: 0, max: 20_000 }).map((ms) => new Tick(ms)),
   fc.constant(new Interrupt()).map(() => new Interrupt()),
+  fc.constant(new Resume()).map(() => new Resume()),
 ];
 
 function setup(tasks: MTask[], parallel: number, order: "priority" | "file", budget: number | null, maxMs: number | null): { machine: Machine; board: LaneBoard } {
