@@ -56,6 +56,8 @@ export interface SandboxNeeds {
   /** Inherited variables it reads (API keys, endpoints, settings): exact names, and prefixes. They pass into every agent's fence. */
   envNames?: readonly string[];
   envPrefixes?: readonly string[];
+  /** Inherited variables that pass only when `flag` is set to 1 or true (claude's AWS credentials, on Bedrock). */
+  envWhen?: { flag: string; names: RegExp };
   /**
    * Its own config file that moves its API elsewhere (codex's model providers), read once per
    * run: the base URLs found there are hosts the phase may reach, the variables named there

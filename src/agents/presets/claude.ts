@@ -80,9 +80,11 @@ export const claude: AgentPreset = {
     // (a gateway), and then only the CLI's own side traffic goes there
     housekeeping: ["api.anthropic.com", "statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
     projectConfig: [".claude"],
-    // on Vertex AI: CLAUDE_CODE_USE_VERTEX, CLOUD_ML_REGION, VERTEX_REGION_*; on Bedrock it reads the AWS credentials (fence-env.ts)
+    // on Vertex AI: CLAUDE_CODE_USE_VERTEX, CLOUD_ML_REGION, VERTEX_REGION_*
     envPrefixes: ["ANTHROPIC_", "CLAUDE_", "VERTEX_"],
     envNames: ["CLOUD_ML_REGION"],
+    // Claude Code on Bedrock reads the AWS credentials; only then do they reach it
+    envWhen: { flag: "CLAUDE_CODE_USE_BEDROCK", names: /^AWS_(?:ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|REGION|PROFILE|DEFAULT_REGION|BEARER_TOKEN_BEDROCK)$/ },
   },
   invocation(input, fx) {
     const argv = ["claude", "-p", "--output-format", "stream-json", "--verbose", "--setting-sources=", "--strict-mcp-config"];
