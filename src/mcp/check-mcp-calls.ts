@@ -5,7 +5,7 @@
  * it through or not. Pure.
  */
 import type { ToolCall } from "../agents/agent-adapter.ts";
-import { mcpCallRefusal } from "./mcp-allowlist.ts";
+import { mcpCallRefusal } from "../pipeline/mcp-allowlist.ts";
 
 /**
  * The server and tool of an MCP call. CLIs that name only the full tool name

@@ -5,7 +5,7 @@
  * `-c mcp_servers.NAME.…` overrides.
  */
 import type { McpServer } from "./mcp-server.ts";
-import { parseMcpEntry } from "./mcp-allowlist.ts";
+import { parseMcpEntry } from "../pipeline/mcp-allowlist.ts";
 
 /** `{"mcpServers": {…}}` as Claude Code reads it from `--mcp-config FILE`. */
 export function claudeMcpConfig(servers: readonly McpServer[], workdir: string): string {

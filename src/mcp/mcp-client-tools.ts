@@ -14,7 +14,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { ToolDefinition, ToolOutcome } from "../agents/openai/agent-tools.ts";
 import { TOOL_OUTPUT_CAP } from "../agents/openai/agent-tools.ts";
-import { mcpCallRefusal } from "./mcp-allowlist.ts";
+import { mcpCallRefusal } from "../pipeline/mcp-allowlist.ts";
 import type { McpServer } from "./mcp-server.ts";
 
 export interface McpToolbox {

@@ -13,7 +13,7 @@ import { probeSandbox } from "../runtime/probe-sandbox.ts";
 import { agentState, compileSandbox, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import process from "node:process";
 import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
-import { hookSandbox, phaseSandbox } from "../sandbox/sandbox-plan.ts";
+import { hookSandbox, phaseSandbox } from "../machine/sandbox-plan.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
 import { codexShim, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";

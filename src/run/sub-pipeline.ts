@@ -21,7 +21,7 @@ import type { Effect, Machine, PhaseResult, Snapshot } from "../machine/types.ts
 import { loadPipeline } from "../pipeline/load-pipeline.ts";
 import { resolveSpecifier } from "../pipeline/resolve-specifier.ts";
 import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
-import { formatEventText, paintFor } from "../reporters/format-event-line.ts";
+import { formatEventText, paintFor } from "./format-event-line.ts";
 import { journalPath, lastJournalLine } from "../runtime/checkpoint-file.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
