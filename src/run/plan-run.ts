@@ -30,7 +30,7 @@ import { checkSandbox } from "./sandbox-preflight.ts";
 import { pickEnv } from "./start-run.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
 import { createAgentTools } from "../agents/openai/agent-tools.ts";
-import { openAiBaseUrl } from "../agents/openai-agent.ts";
+import { openAiBaseUrl } from "../agents/openai/openai-agent.ts";
 
 /** The run id a dry run names paths with. */
 export const PLAN_RUN_ID = "RUN_ID";

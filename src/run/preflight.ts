@@ -17,7 +17,7 @@ import type { Machine } from "../machine/types.ts";
 import { spanOfPointer, parsePipelineText } from "../pipeline/parse-pipeline-text.ts";
 import { joinPath } from "../pipeline/paths.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
-import { openAiBaseUrl } from "../agents/openai-agent.ts";
+import { openAiBaseUrl } from "../agents/openai/openai-agent.ts";
 import { presetNamed } from "../agents/presets/registry.ts";
 import type { PreflightHost } from "../runtime/preflight-host.ts";
 import { agentPrograms } from "./agent-programs.ts";

@@ -72,11 +72,12 @@ describe("reading the documented order", () => {
       "1. `diagnostics/`, `generated/`: what every layer reports with, not `expr/`",
       "2. `expr/` — the language",
       "   a continuation naming `pipeline/` is no item",
-      "10. `cli.ts`, `index.ts`: the top",
+      "10. `cli.ts`, `index.ts`,",
+      "    `pipeline/spec.ts`: an item's head runs over its indented lines",
       "## The pure core",
       "1. `after/`: a list after the section",
     ].join("\n");
-    expect(parseLayers(md)).toEqual([["diagnostics", "generated"], ["expr"], ["cli.ts", "index.ts"]]);
+    expect(parseLayers(md)).toEqual([["diagnostics", "generated"], ["expr"], ["cli.ts", "index.ts", "pipeline/spec.ts"]]);
   });
 });
 
@@ -98,6 +99,15 @@ describe("the rules", () => {
 
   it("names a folder or top-level file that no layer holds", () => {
     expect(check(graph("extra/a.ts -> base/b.ts", "main.ts -> base/b.ts"))).toEqual(["src/extra/ is in no layer of the documented order", "src/main.ts is in no layer of the documented order"]);
+  });
+
+  it("holds a folder inside another, or one file, to its own layer when the order names it", () => {
+    const layers: Layers = [["core/words.ts"], ["base"], ["core"], ["base/top"]];
+    expect(check(graph("base/a.ts -> core/words.ts", "core/b.ts -> base/a.ts", "base/top/t.ts -> core/b.ts"), layers)).toEqual([]);
+    expect(check(graph("core/words.ts -> base/a.ts", "base/a.ts -> base/top/t.ts"), layers)).toEqual([
+      "src/core/words.ts:1 imports src/base/a.ts: src/core/words.ts (layer 1) climbs to src/base/ (layer 2)",
+      "src/base/a.ts:1 imports src/base/top/t.ts: src/base/ (layer 2) climbs to src/base/top/ (layer 4)",
+    ]);
   });
 
   it("names a cycle inside one folder with its path", () => {

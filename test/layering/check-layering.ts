@@ -58,22 +58,37 @@ export function importGraph(files: string[], read: (file: string) => string): Im
   return edges;
 }
 
-/** The unit a file belongs to: its top folder, or the file itself at the top. */
-export function unitOf(file: string): string {
+/**
+ * The unit a file belongs to: the deepest unit the order names that holds it (a folder such
+ * as `agents/openai`, or the file itself), else its top folder (or itself, at the top).
+ */
+export function unitOf(file: string, units: Iterable<string> = []): string {
+  let best: string | undefined;
+  for (const u of units) if ((file === u || file.startsWith(`${u}/`)) && (best === undefined || u.length > best.length)) best = u;
+  if (best !== undefined) return best;
   const slash = file.indexOf("/");
   return slash < 0 ? file : file.slice(0, slash);
 }
 
 /**
  * The layers of a markdown document: the numbered items of its `## Layers` section, first
- * item at the bottom. An item names its units in backticks: `expr/` for a folder, `cli.ts`
- * for a file at the top of the source root.
+ * item at the bottom. An item names its units in backticks before its first colon: `expr/`
+ * for a folder, `agents/openai/` for a folder inside one (its files leave the outer folder's
+ * unit), `cli.ts` or `pipeline/spec.ts` for one file.
  */
 export function parseLayers(markdown: string): Layers {
   const section = /^## Layers\b.*$([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(markdown)?.[1] ?? "";
+  // an item runs on over its indented lines
+  const items: string[] = [];
+  for (const line of section.split("\n")) {
+    const start = /^\d+\.\s+(.*)$/.exec(line);
+    if (start) items.push(start[1]!);
+    else if (/^\s+\S/.test(line) && items.length > 0) items[items.length - 1] += ` ${line.trim()}`;
+    else if (line.trim() !== "" || items.length > 0) items.push("");
+  }
   const layers: Layers = [];
-  for (const item of section.matchAll(/^\d+\.\s+(.*)$/gm)) {
-    const head = item[1]!.split(/[:—]/)[0]!;
+  for (const item of items) {
+    const head = item.split(/: |—/)[0]!;
     const units = [...head.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\/$/, ""));
     if (units.length > 0) layers.push(units);
   }
@@ -175,12 +190,13 @@ export function layeringProblems(files: string[], edges: ImportEdge[], layers: L
   const rank = new Map<string, number>();
   layers.forEach((units, i) => units.forEach((u) => rank.set(u, i + 1)));
   const name = (u: string) => (u.endsWith(".ts") ? `${root}${u}` : `${root}${u}/`);
-  for (const unit of [...new Set(files.map(unitOf))].sort()) {
-    if (!rank.has(unit)) problems.push(`${name(unit)} is in no layer of the documented order`);
+  const unit = (f: string) => unitOf(f, rank.keys());
+  for (const u of [...new Set(files.map(unit))].sort()) {
+    if (!rank.has(u)) problems.push(`${name(u)} is in no layer of the documented order`);
   }
   for (const e of edges) {
-    const a = unitOf(e.from);
-    const b = unitOf(e.to);
+    const a = unit(e.from);
+    const b = unit(e.to);
     if (a === b) continue;
     const ra = rank.get(a);
     const rb = rank.get(b);

@@ -4,7 +4,7 @@
  * `mcp` allowlist does not name, is a policy violation whether the CLI let
  * it through or not. Pure.
  */
-import type { ToolCall } from "../agents/agent-adapter.ts";
+import type { ToolCall } from "./agent-adapter.ts";
 import { mcpCallRefusal } from "../pipeline/mcp-allowlist.ts";
 
 /**
