@@ -28,10 +28,9 @@ import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
 import { checkCheckpoint } from "./check-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
-import type { RunContext } from "./run-context.ts";
+import type { RunContext, RunResult } from "./run-context.ts";
 import type { Reporter, RunEvent } from "./run-events.ts";
 import { hashedSources, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
-import type { RunResult } from "./run-pipeline.ts";
 
 type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
 
