@@ -9,7 +9,7 @@
 import { isAbsolute, relative, resolve } from "node:path";
 import type { ToolSetSpec } from "../pipeline/spec.ts";
 import type { ToolCall } from "./agent-adapter.ts";
-import { matchesPattern, splitCommand } from "./openai/command-words.ts";
+import { matchesPattern, splitCommand } from "./command-words.ts";
 
 export type GlobMatcher = (globs: string[]) => (path: string) => boolean;
 

@@ -2,7 +2,7 @@ import { cp, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
-import { extendingFile, extendsSpecifier, ownRecipes, packageRecipes, relativeFilesOf, schemaPathFor, withSchemaLine } from "./package-recipes.ts";
+import { extendingFile, extendsSpecifier, ownRecipes, packageRecipes, relativeFilesOf, schemaPathFor, withSchemaLine } from "../control/package-recipes.ts";
 
 /** What `phaseloop init` copies when no recipe is named: the simplest loop there is. */
 export const STARTER_RECIPE = "ralph";

@@ -7,7 +7,7 @@
 import { join, resolve } from "node:path";
 import { parseCommandArgs, writerOf } from "../reporters/command-io.ts";
 import type { CommandIo } from "../reporters/command-io.ts";
-import { formatEventLine } from "../reporters/format-event-line.ts";
+import { formatEventLine } from "../run/format-event-line.ts";
 import { followEvents, isRunLive, readEvents, runDir } from "../records/run-log.ts";
 import type { RunEvent } from "../run/run-events.ts";
 import { machineName } from "../runtime/run-lock.ts";

@@ -5,8 +5,8 @@
 import { basename, resolve } from "node:path";
 import { parseCommandArgs, writerOf } from "../reporters/command-io.ts";
 import type { CommandIo } from "../reporters/command-io.ts";
-import { formatClock, formatCost, formatCount, formatDuration, formatOutcome, paintFor, plural } from "../reporters/format-event-line.ts";
-import { formatFailure } from "../reporters/format-reason.ts";
+import { formatClock, formatCost, formatCount, formatDuration, formatOutcome, paintFor, plural } from "../run/format-event-line.ts";
+import { formatFailure } from "../run/format-reason.ts";
 import { runDir } from "../records/run-log.ts";
 import { selectRun } from "../records/select-run.ts";
 import { formatLane, formatLanesHeading } from "../lanes/format-lanes.ts";

@@ -1,5 +1,5 @@
 import process from "node:process";
-import { documentSandboxModes } from "../sandbox/sandbox-plan.ts";
+import { documentSandboxModes } from "../machine/sandbox-plan.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { SourceMap, sortDiagnostics, toJsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
 import { loadPipeline, sourceTexts, type LoadedPipeline } from "../pipeline/load-pipeline.ts";

@@ -1,6 +1,6 @@
 /** The recipes a run can be started from: phaseloop's own, then those of the packages installed for the workdir. */
-import { listRecipes as ownRecipeList, RECIPES_DIR } from "../commands/recipes.ts";
-import { packageRecipes } from "../commands/package-recipes.ts";
+import { listRecipes as ownRecipeList, RECIPES_DIR } from "./own-recipes.ts";
+import { packageRecipes } from "./package-recipes.ts";
 import { join } from "node:path";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { ControlError } from "./control-error.ts";

@@ -1,5 +1,5 @@
 import { limitWords, machineGraph, nextOutsideGroups, type GraphEdge, type GraphNode, type MachineGraph } from "./machine-graph.ts";
-import { hookSandbox, phaseSandbox } from "../sandbox/sandbox-plan.ts";
+import { hookSandbox, phaseSandbox } from "./sandbox-plan.ts";
 import { subgraphLines, type Expansion } from "./expand-graph.ts";
 import type { Machine } from "./types.ts";
 

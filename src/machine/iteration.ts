@@ -1,34 +1,10 @@
 /**
- * Iterations: where one begins (the next task, the iteration limit, the
- * before_iteration hook), where it ends (history, task attempts, no_progress),
- * and the step from one to the next.
+ * Where an iteration ends: history, task attempts, no_progress; and the stop
+ * at max_iterations. Where the next one begins is control-flow.ts.
  */
 import type { HistoryEntry } from "../pipeline/context.ts";
-import { CAPS, phaseNamed, type Draft } from "./draft.ts";
-import { runHook } from "./hooks.ts";
-import { enterPhase, runPhase } from "./phase-results.ts";
+import { CAPS, type Draft } from "./draft.ts";
 import { stop } from "./stop-logic.ts";
-import { allTasksDone, queue } from "./task-queue.ts";
-
-export function beginIteration(d: Draft): void {
-  const s = d.s;
-  if (d.m.tasks && s.tasks) {
-    const q = queue(d);
-    if (q.kind === "all-done") return allTasksDone(d);
-    if (q.kind === "blocked") return stop(d, "blocked", { code: "tasks_blocked", message: q.message });
-    if (s.iteration >= s.limits.maxIterations) return stopLimit(d);
-    s.currentTask = q.task;
-  } else if (s.iteration >= s.limits.maxIterations) return stopLimit(d);
-  s.iteration += 1;
-  s.iterationPhases = {};
-  s.iterationChanges = [];
-  delete s.unhandled; // a new iteration's work is judged on its own
-  s.visits = {};
-  s.iterationOpen = true;
-  d.fx.push({ type: "iteration.begin", iteration: s.iteration, task: s.currentTask });
-  if (d.m.hooks.before_iteration && runHook(d, "before_iteration", d.m.hooks.before_iteration.onFailure === "block", "iteration")) return;
-  enterPhase(d, d.m.head);
-}
 
 export function stopLimit(d: Draft): void {
   const n = d.s.limits.maxIterations;
@@ -67,20 +43,6 @@ export function endIteration(d: Draft): boolean {
     return true;
   }
   return false;
-}
-
-/** Control enters the loop head: the iteration ends and the next begins. */
-export function nextIteration(d: Draft): void {
-  // the iteration that finished the last task also runs the final gate
-  const gate = d.m.tasks?.finalGate;
-  if (gate && d.s.tasks && d.s.iterationOpen && !d.s.gateRunning && queue(d).kind === "all-done") {
-    d.s.gateRunning = true;
-    d.s.currentTask = null; // the gate checks the whole, not one task
-    return runPhase(d, phaseNamed(d, gate), 1);
-  }
-  if (endIteration(d)) return;
-  if (d.m.hooks.after_iteration && runHook(d, "after_iteration", d.m.hooks.after_iteration.onFailure === "block", "next-iteration")) return;
-  beginIteration(d);
 }
 
 /** The run's changed files with the iteration that last changed each; the oldest go first past the cap. */

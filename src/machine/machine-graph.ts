@@ -6,7 +6,7 @@
  * blocked) and how a task is marked, and the limits and stop rules that can
  * end a run at an iteration's boundary. Pure.
  */
-import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
+import { phaseSandbox } from "./sandbox-plan.ts";
 import type { CompiledPhase, Machine } from "./types.ts";
 
 export type GraphNodeKind = "start" | "phase" | "queue" | "join" | "outcome";

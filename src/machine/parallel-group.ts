@@ -8,12 +8,18 @@
  */
 import { pendingPhase } from "./build-context.ts";
 import { contextOf, phaseNamed, type Draft } from "./draft.ts";
-import { decide, phaseRunEffect, recordResult, renderFailure, retryDelay } from "./phase-results.ts";
+import { phaseRunEffect, recordResult, renderFailure, retryDelay } from "./phase-results.ts";
 import type { CompiledPhase, PhaseResult } from "./types.ts";
 import { evaluateExpression, isTruthy } from "../expr/index.ts";
 
+/** A group whose members have all ended, with its result: its rules decide where control goes (control-flow.ts). */
+export interface GroupEnd {
+  group: CompiledPhase;
+  result: PhaseResult;
+}
+
 /** Enter a group: skip the members whose `when` does not hold, start the others. */
-export function startGroup(d: Draft, group: CompiledPhase): void {
+export function startGroup(d: Draft, group: CompiledPhase): GroupEnd | undefined {
   const s = d.s;
   s.status = "running";
   const running: Record<string, { attempt: number; seq: number; delayMs?: number }> = {};
@@ -34,17 +40,19 @@ export function startGroup(d: Draft, group: CompiledPhase): void {
     }
     startMember(d, group, member, 1, ctx);
   }
-  if (Object.keys(running).length === 0) finishGroup(d, group);
+  if (Object.keys(running).length === 0) return finishGroup(d, group);
+  return undefined;
 }
 
 /** Start (or start again) the members still running, after a resume. */
-export function resumeGroup(d: Draft): void {
+export function resumeGroup(d: Draft): GroupEnd | undefined {
   const a = d.s.awaiting;
-  if (a?.kind !== "group") return;
+  if (a?.kind !== "group") return undefined;
   const group = phaseNamed(d, a.group);
   const ctx = contextOf(d);
   for (const [name, run] of Object.entries(a.running)) startMember(d, group, phaseNamed(d, name), run.attempt, ctx);
-  if (Object.keys(a.running).length === 0) finishGroup(d, group);
+  if (Object.keys(a.running).length === 0) return finishGroup(d, group);
+  return undefined;
 }
 
 function startMember(d: Draft, group: CompiledPhase, member: CompiledPhase, attempt: number, ctx: Parameters<typeof phaseRunEffect>[4], delayMs?: number): void {
@@ -75,10 +83,10 @@ function otherWrites(d: Draft, group: CompiledPhase, name: string): string[] {
 }
 
 /** A member's result: retried (at once, after its delay, beside the others) or recorded; the last one ends the group. */
-export function memberFinished(d: Draft, name: string, attempt: number, r: PhaseResult): void {
+export function memberFinished(d: Draft, name: string, attempt: number, r: PhaseResult): GroupEnd | undefined {
   const s = d.s;
   const a = s.awaiting;
-  if (a?.kind !== "group") return;
+  if (a?.kind !== "group") return undefined;
   const group = phaseNamed(d, a.group);
   const member = phaseNamed(d, name);
   s.tokens += r.tokens;
@@ -91,15 +99,16 @@ export function memberFinished(d: Draft, name: string, attempt: number, r: Phase
   if (delay !== null) {
     s.counters.retries += 1;
     startMember(d, group, member, attempt + 1, contextOf(d), delay);
-    return;
+    return undefined;
   }
   delete a.running[name];
   recordResult(d, member, attempt, r);
-  if (Object.keys(a.running).length === 0) finishGroup(d, group);
+  if (Object.keys(a.running).length === 0) return finishGroup(d, group);
+  return undefined;
 }
 
-/** Every member has ended: the join decides the group's status, and the group's rules where control goes. */
-function finishGroup(d: Draft, group: CompiledPhase): void {
+/** Every member has ended: the join decides the group's status (its rules, where control goes). */
+function finishGroup(d: Draft, group: CompiledPhase): GroupEnd {
   const s = d.s;
   s.awaiting = null;
   s.status = "running";
@@ -128,5 +137,5 @@ function finishGroup(d: Draft, group: CompiledPhase): void {
   };
   d.fx.push({ type: "group.finished", group: group.name, iteration: s.iteration, join, status: ok ? "succeeded" : "failed", succeeded, failed, skipped, message, duration_ms: r.duration_ms });
   recordResult(d, group, 1, r);
-  decide(d, group, r, false);
+  return { group, result: r };
 }

@@ -3,10 +3,7 @@
  * tasks done or blocked, and the final gate once every task is done.
  */
 import { contextOf, phaseNamed, renderIn, type Draft } from "./draft.ts";
-import { nextIteration, stopLimit } from "./iteration.ts";
-import { runPhase } from "./phase-results.ts";
-import { checkBudgetAndDuration, stop } from "./stop-logic.ts";
-import type { PhaseResult, TaskItem, TaskState } from "./types.ts";
+import type { TaskItem, TaskState } from "./types.ts";
 
 /** A task as read from the task file, as the snapshot keeps it. */
 export function toTaskState(t: TaskItem, order: number): TaskState {
@@ -102,43 +99,4 @@ export function markTask(d: Draft, status: "done" | "blocked", reason: string): 
   if (status === "blocked") t.notes = [...t.notes, `[BLOCKED] ${reason}`];
   if (status === "done") s.lastDoneTask = t.id;
   d.fx.push({ type: "task.update", task: t.id, status, attempts: t.attempts, reason: t.reason });
-}
-
-export function allTasksDone(d: Draft): void {
-  const gate = d.m.tasks?.finalGate;
-  const only = onlyTask(d);
-  if (!gate) return stop(d, "complete", { code: "tasks_done", message: only !== undefined ? `task ${only} is done` : `all ${d.s.tasks!.length} tasks are done` });
-  if (!d.s.iterationOpen) {
-    // the gate runs within an iteration: the one that finished the last task, or a new one
-    if (d.s.iteration >= d.s.limits.maxIterations) return stopLimit(d);
-    d.s.iteration += 1;
-    d.s.iterationPhases = {};
-    d.s.iterationChanges = [];
-    d.s.iterationOpen = true;
-    d.fx.push({ type: "iteration.begin", iteration: d.s.iteration, task: null });
-  }
-  d.s.gateRunning = true;
-  runPhase(d, phaseNamed(d, gate), 1);
-}
-
-export function gateFinished(d: Draft, passed: boolean, r: PhaseResult): void {
-  const s = d.s;
-  s.gateRunning = false;
-  if (passed) return stop(d, "complete", { code: "tasks_done", message: `all ${s.tasks!.length} tasks are done and the final gate "${d.m.tasks!.finalGate}" passed` });
-  const reopen = s.tasks!.find((t) => t.id === s.lastDoneTask) ?? [...s.tasks!].reverse().find((t) => t.status === "done");
-  if (reopen) {
-    reopen.status = "pending";
-    reopen.notes = [...reopen.notes, `[REOPENED] the final gate failed: ${r.message ?? r.error ?? "failed"}`];
-    d.fx.push({ type: "task.update", task: reopen.id, status: "pending", attempts: reopen.attempts, reason: "the final gate failed" });
-    d.fx.push({ type: "note", level: "warning", message: `the final gate failed; task ${reopen.id} is reopened` });
-  } else {
-    return stop(d, "failed", { code: "transition", message: `the final gate "${d.m.tasks!.finalGate}" failed and there is no task to reopen` });
-  }
-  // the gate's failure counts toward the breakers like any phase
-  const cf = s.limits.consecutiveFailures;
-  if (cf !== null && cf > 0 && s.counters.consecutiveFailures >= cf) {
-    return stop(d, "stopped", { code: "consecutive_failures", message: `${s.counters.consecutiveFailures} phases failed in a row (consecutive_failures: ${cf})` });
-  }
-  if (checkBudgetAndDuration(d)) return;
-  nextIteration(d);
 }

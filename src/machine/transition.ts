@@ -4,20 +4,21 @@
  * and deterministic: no clock (time comes in events), no randomness (jitter
  * comes in events), and the input snapshot is never mutated.
  *
- * Its parts: iteration.ts (where iterations begin and end), phase-results.ts
- * (running a phase and what its result does), stop-logic.ts (stop rules,
- * limits, the end of the run), task-queue.ts (tasks and the final gate),
- * hooks.ts. The stop logic and its precedence are documented in
- * docs/stop-logic.md. A task queue worked in parallel lanes is scheduled by
- * lanes.ts (`laneTransition`, with the same queue rules and limits); each
- * lane's loop is this machine over one task, a child snapshot, as a
- * sub-pipeline is (compile-loaded.ts compiles it with its parent).
+ * Its parts: control-flow.ts (where control goes: iterations begin, phases
+ * are entered and run, a result decides the next step), phase-results.ts
+ * (the phase.run effect and the recorded result), iteration.ts (where
+ * iterations end), parallel-group.ts, stop-logic.ts (stop rules, limits, the
+ * end of the run), task-queue.ts (tasks), hooks.ts. The stop logic and its
+ * precedence are documented in docs/stop-logic.md. A task queue worked in
+ * parallel lanes is scheduled by lanes.ts (`laneTransition`, with the same
+ * queue rules and limits); each lane's loop is this machine over one task, a
+ * child snapshot, as a sub-pipeline is (compile-loaded.ts compiles it with
+ * its parent).
  */
 import { cloneJson } from "./clone-json.ts";
 import { phaseNamed, type Draft } from "./draft.ts";
 import { runHook } from "./hooks.ts";
-import { beginIteration } from "./iteration.ts";
-import { answerGiven, enterPhase, phaseFinished, runPhase } from "./phase-results.ts";
+import { answerGiven, beginIteration, enterPhase, groupEnded, phaseFinished, runPhase } from "./control-flow.ts";
 import { memberFinished, resumeGroup } from "./parallel-group.ts";
 import { stop } from "./stop-logic.ts";
 import { toTaskState } from "./task-queue.ts";
@@ -67,7 +68,7 @@ export function transition(machine: Machine, snapshot: Snapshot, event: MachineE
       break;
     case "phase.finished":
       if (s.awaiting?.kind === "group" && s.awaiting.running[event.phase]?.attempt === event.attempt) {
-        memberFinished(d, event.phase, event.attempt, event.result);
+        groupEnded(d, memberFinished(d, event.phase, event.attempt, event.result));
         break;
       }
       if (s.awaiting?.kind !== "phase" || s.awaiting.phase !== event.phase || s.awaiting.attempt !== event.attempt) {
@@ -117,7 +118,7 @@ export function transition(machine: Machine, snapshot: Snapshot, event: MachineE
       else if (a.kind === "phase" || a.kind === "retry") runPhase(d, phaseNamed(d, a.phase), a.attempt);
       else if (a.kind === "tasks") fx.push({ type: "tasks.load" });
       else if (a.kind === "hook") runHook(d, a.hook, true, a.then);
-      else if (a.kind === "group") resumeGroup(d);
+      else if (a.kind === "group") groupEnded(d, resumeGroup(d));
       else if (a.kind === "answer") {
         const timeoutMs = phaseNamed(d, a.phase).timeoutMs;
         if (timeoutMs > 0 && a.askedAt !== undefined && event.at - a.askedAt >= timeoutMs) {

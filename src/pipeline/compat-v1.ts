@@ -14,7 +14,7 @@
  *    allows nothing. (In a file that declares servers under `mcp`, written for them, such
  *    an entry is a mistake, and an error.)
  */
-import { mcpEntryServer } from "../mcp/mcp-allowlist.ts";
+import { mcpEntryServer } from "./mcp-allowlist.ts";
 import { IMPLICIT_MAX_VISITS, unboundedCycles } from "./check-cycles.ts";
 import type { PipelineDoc } from "./spec.ts";
 

@@ -1,33 +1,14 @@
-import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
-import { applyImplicitBounds, compatFindings, type CompatFinding } from "./compat-v1.ts";
-import { loadSubPipelines, type SubPipeline } from "./load-sub-pipelines.ts";
+import { applyImplicitBounds, compatFindings } from "./compat-v1.ts";
+import { loadSubPipelines } from "./load-sub-pipelines.ts";
+import type { LoadedPipeline, ReadHost } from "./loaded-pipeline.ts";
 import { parsePipelineText, spanOfPointer, type ParsedText } from "./parse-pipeline-text.ts";
-import { composePipeline, locate, namesOtherFiles, type SourceFile } from "./resolve-extends.ts";
+import { composePipeline, locate, namesOtherFiles } from "./resolve-extends.ts";
 import type { PipelineDoc } from "./spec.ts";
 import { validateSchema } from "./validate-schema.ts";
 import { promptFilesOf, validatePipeline } from "./validate-pipeline.ts";
 
-export interface LoadedPipeline {
-  /** The pipeline file, as given. */
-  file: string;
-  text: string;
-  /** The document, when it passed the schema (semantic errors may remain: check diagnostics). */
-  doc?: PipelineDoc;
-  diagnostics: Diagnostic[];
-  /** Prompt files by resolved path (undefined when missing). */
-  promptFiles: Record<string, string | undefined>;
-  /** The pipeline file and every file it extends or includes, the pipeline first. */
-  files?: SourceFile[];
-  /** The merged document as data, when the pipeline extends or includes other files. */
-  merged?: unknown;
-  /** Where the value at a JSON pointer of the merged document was written: its file, span and the chain of files (a pipeline that extends or includes). */
-  locate?: (pointer: string) => Pick<Diagnostic, "file" | "start" | "end" | "related">;
-  /** What the rules added since format 1 found, as warnings (before the run's implicit bounds were applied to `doc`). */
-  compat?: CompatFinding[];
-  /** Sub-pipelines by the phase that runs them, each loaded and validated (its problems are in `diagnostics` too). */
-  children?: Record<string, SubPipeline>;
-}
+export type { LoadedPipeline, ReadHost };
 
 /** The texts of every file a loaded pipeline's diagnostics may point into. */
 export function sourceTexts(loaded: LoadedPipeline): Record<string, string | undefined> {
@@ -37,13 +18,6 @@ export function sourceTexts(loaded: LoadedPipeline): Record<string, string | und
   return out;
 }
 
-/** What loading needs from the world: reading a file (undefined when it does not exist). */
-export interface ReadHost {
-  /** `problem`: the file exists but cannot be a pipeline or prompt (a FIFO, a device, too large). */
-  readFile(path: string): Promise<string | undefined | { problem: string }>;
-  /** The current directory (absolute): packages named by `extends:` are looked up from it upward. */
-  cwd?: string;
-}
 
 /**
  * Validate pipeline text: YAML, schema, then the semantic rules. Pure: prompt

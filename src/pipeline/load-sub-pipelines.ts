@@ -9,19 +9,13 @@
  */
 import type { Diagnostic, RelatedInfo } from "../diagnostics/diagnostic.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
-import type { LoadedPipeline, ReadHost } from "./load-pipeline.ts";
+import type { LoadedPipeline, ReadHost } from "./loaded-pipeline.ts";
 import { parsePipelineText, spanOfPointer } from "./parse-pipeline-text.ts";
 import { joinPath } from "./paths.ts";
 import { resolveSpecifier } from "./resolve-specifier.ts";
 import { isUserWord, parseTemplate } from "../expr/index.ts";
 import { paramsRunAsCode } from "./params-as-code.ts";
 
-/** A child pipeline as its parent's phase names it. */
-export interface SubPipeline {
-  /** The child file, resolved (relative to the current directory, or absolute). */
-  file: string;
-  loaded: LoadedPipeline;
-}
 
 /** How deep sub-pipelines may nest: a chain longer than this is taken for a cycle. */
 const MAX_DEPTH = 16;

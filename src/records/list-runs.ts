@@ -9,7 +9,8 @@ import { join } from "node:path";
 import type { RunEvent, RunOutcome } from "../run/run-events.ts";
 import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 import { machineName } from "../runtime/run-lock.ts";
-import { isRunLive, listRunIds, runDir } from "./run-log.ts";
+import { listRunIds } from "../runtime/run-store.ts";
+import { isRunLive, runDir } from "./run-log.ts";
 
 export interface RunListEntry {
   run: string;

@@ -4,7 +4,7 @@
  * or followed as it grows. A crash can leave a torn last line; it is skipped,
  * and a follower waits for the rest of it.
  */
-import { lstat, open, readdir, readFile, stat } from "node:fs/promises";
+import { lstat, open, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { checkEvent } from "../run/check-run-state.ts";
 import type { RunEvent } from "../run/run-events.ts";
@@ -16,20 +16,6 @@ export function runsDir(workdir: string): string {
 
 export function runDir(workdir: string, runId: string): string {
   return join(runsDir(workdir), runId);
-}
-
-/** Run ids, oldest first: ids start with their time stamp, so they sort by name. */
-export async function listRunIds(workdir: string): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(runsDir(workdir), { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries
-    .filter((e) => e.isDirectory() && !e.name.startsWith("."))
-    .map((e) => e.name)
-    .sort();
 }
 
 export interface LockInfo {

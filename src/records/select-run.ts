@@ -3,7 +3,7 @@
  * exact id, or an unambiguous prefix of one (ids are long time stamps).
  */
 import { join } from "node:path";
-import { listRunIds } from "./run-log.ts";
+import { listRunIds } from "../runtime/run-store.ts";
 
 export type RunSelection = { ok: true; runId: string } | { ok: false; message: string; hint?: string };
 

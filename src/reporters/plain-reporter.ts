@@ -1,10 +1,10 @@
 import type { Reporter, RunEvent } from "../run/run-events.ts";
-import { formatEventLine, paintFor, plural } from "./format-event-line.ts";
+import { formatEventLine, paintFor, plural } from "../run/format-event-line.ts";
 import type { TextSink } from "./reporter-io.ts";
 import { runFolderLines } from "./run-folder.ts";
 
-export { formatEventLine } from "./format-event-line.ts";
-export type { EventLineOptions } from "./format-event-line.ts";
+export { formatEventLine } from "../run/format-event-line.ts";
+export type { EventLineOptions } from "../run/format-event-line.ts";
 
 export interface PlainReporterOptions {
   color: boolean;

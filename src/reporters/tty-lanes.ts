@@ -7,8 +7,8 @@
  * next slot runs beside it.
  */
 import type { RunEvent } from "../run/run-events.ts";
-import { formatDuration, formatList, formatUsage, plural, type Paint } from "./format-event-line.ts";
-import { formatFailure } from "./format-reason.ts";
+import { formatDuration, formatList, formatUsage, plural, type Paint } from "../run/format-event-line.ts";
+import { formatFailure } from "../run/format-reason.ts";
 import type { ReporterIo } from "./reporter-io.ts";
 import { cleanLine, deferred, type Deferred } from "./tty-iteration.ts";
 import { runList, type Wrapper } from "./tty-list.ts";

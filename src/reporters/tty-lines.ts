@@ -3,7 +3,7 @@
  * terminal's width, and an iteration that ended before it was drawn, written
  * as the lines its list would have left on the screen.
  */
-import { plural, type Paint } from "./format-event-line.ts";
+import { plural, type Paint } from "../run/format-event-line.ts";
 import type { IterationView, StepEnd } from "./tty-iteration.ts";
 
 /** A line cut to the terminal's width with an ellipsis (colour codes kept, not counted), never wrapped. */

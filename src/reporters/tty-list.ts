@@ -15,7 +15,7 @@
  */
 import { Listr, ListrDefaultRendererLogLevels, ListrLogger, ProcessOutput } from "listr2";
 import type { DefaultRenderer, ListrTask, ListrTaskWrapper } from "listr2";
-import { plural, type Paint } from "./format-event-line.ts";
+import { plural, type Paint } from "../run/format-event-line.ts";
 import type { ReporterIo, TerminalSize } from "./reporter-io.ts";
 import { deferred, waitForStep, type IterationView, type Step } from "./tty-iteration.ts";
 

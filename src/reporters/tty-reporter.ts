@@ -7,9 +7,9 @@
  * model in tty-iteration.ts.
  */
 import type { Reporter, RunEvent } from "../run/run-events.ts";
-import { formatDelay, formatDuration, formatEventText, formatList, formatOutcome, formatUsage, paintFor, plural } from "./format-event-line.ts";
-import type { Paint } from "./format-event-line.ts";
-import { formatFailure, formatReason } from "./format-reason.ts";
+import { formatDelay, formatDuration, formatEventText, formatList, formatOutcome, formatUsage, paintFor, plural } from "../run/format-event-line.ts";
+import type { Paint } from "../run/format-event-line.ts";
+import { formatFailure, formatReason } from "../run/format-reason.ts";
 import type { ReporterIo } from "./reporter-io.ts";
 import { runFolderLines } from "./run-folder.ts";
 import { addStep, cleanLine, deferred, endStep, endView, instantStep, newIterationView, openPhaseStep, type IterationView, type Step, type StepEnd } from "./tty-iteration.ts";

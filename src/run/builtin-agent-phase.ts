@@ -6,9 +6,9 @@
 import { randomUUID } from "node:crypto";
 import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { runOpenAiAgent, type ChatMessage } from "../agents/openai-agent.ts";
+import { runOpenAiAgent, type ChatMessage } from "../agents/openai/openai-agent.ts";
 import { writeFileAtomic } from "../runtime/run-store.ts";
-import type { McpToolbox } from "../mcp/mcp-client-tools.ts";
+import type { McpToolbox } from "../agents/openai/mcp-client-tools.ts";
 import type { CompiledPhase } from "../machine/types.ts";
 import { runProcess } from "../runtime/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
@@ -25,7 +25,7 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
   let mcp: McpToolbox | undefined;
   if (builtin.mcp.length > 0) {
     // the phase's MCP servers, started in its sandbox; they end with the phase (the SDK loads only for them)
-    const { connectMcpServers } = await import("../mcp/mcp-client-tools.ts");
+    const { connectMcpServers } = await import("../agents/openai/mcp-client-tools.ts");
     const connected = await connectMcpServers(builtin.mcp, { env, allowlist: builtin.tools?.mcp, wrap: fence ? async (argv, serverEnv) => {
       const fenced = await fence.wrap(argv, serverEnv as ProcessEnv);
       const merged = Object.entries({ ...serverEnv, ...fenced.env }).filter((kv): kv is [string, string] => kv[1] !== undefined);

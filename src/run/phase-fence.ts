@@ -13,7 +13,7 @@ import { agentState, compileSandbox, stateDirAllowed, type SandboxInput, type Sa
 import { PRESETS, presetNamed, sandboxNeeds } from "../pipeline/presets/registry.ts";
 import process from "node:process";
 import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
-import { hookSandbox, phaseSandbox } from "../sandbox/sandbox-plan.ts";
+import { hookSandbox, phaseSandbox } from "../machine/sandbox-plan.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
 import { fenceShims, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";

@@ -9,7 +9,7 @@ import type { StreamParser } from "../agents/agent-adapter.ts";
 import { parserFor } from "../agents/command-agent.ts";
 import { getAdapter } from "../agents/get-adapter.ts";
 import { nativeOutputSchema } from "../agents/native-schema.ts";
-import { openAiBaseUrl } from "../agents/openai-agent.ts";
+import { openAiBaseUrl } from "../agents/openai/openai-agent.ts";
 import { presetNamed } from "../pipeline/presets/registry.ts";
 import { parseTemplate, renderArgv, renderTemplate, type Template } from "../expr/index.ts";
 import type { CompiledPhase, Effect } from "../machine/types.ts";

@@ -11,7 +11,7 @@ import { basename, join } from "node:path";
 import type { PhaseResult } from "../machine/types.ts";
 import type { AgentRunReport } from "../agents/agent-adapter.ts";
 import { checkToolCalls, type GlobMatcher } from "../agents/tool-check.ts";
-import { checkMcpCalls } from "../mcp/check-mcp-calls.ts";
+import { checkMcpCalls } from "../agents/check-mcp-calls.ts";
 import type { ErrorClass } from "../pipeline/spec.ts";
 import { classifyProcess } from "../runtime/classify-failure.ts";
 import type { ProcessResult } from "../runtime/run-process.ts";

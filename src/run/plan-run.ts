@@ -17,7 +17,7 @@ import type { CompiledPhase, Machine, Snapshot } from "../machine/types.ts";
 import type { JsonValue, SandboxMode } from "../pipeline/spec.ts";
 import { readInside } from "../runtime/read-inside.ts";
 import { bwrapArgs } from "../sandbox/bwrap-args.ts";
-import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
+import { phaseSandbox } from "../machine/sandbox-plan.ts";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { openWriteScope } from "./phase-changes.ts";
 import { phaseProfile, withheldFor } from "./phase-fence.ts";
@@ -25,11 +25,12 @@ import { preparePhase, type InvocationFiles } from "./phase-invocation.ts";
 import { artifactsRel } from "./run-artifacts.ts";
 import { inheritedEnv, type RunContext } from "./run-context.ts";
 import { livableEnv } from "./fence-livable.ts";
-import { checkSandbox, type RunSandbox } from "./sandbox-preflight.ts";
+import type { RunSandbox } from "./run-info.ts";
+import { checkSandbox } from "./sandbox-preflight.ts";
 import { pickEnv } from "./start-run.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
 import { createAgentTools } from "../agents/openai/agent-tools.ts";
-import { openAiBaseUrl } from "../agents/openai-agent.ts";
+import { openAiBaseUrl } from "../agents/openai/openai-agent.ts";
 
 /** The run id a dry run names paths with. */
 export const PLAN_RUN_ID = "RUN_ID";

@@ -15,21 +15,15 @@
 import type { Diagnostic, DiagnosticCode } from "../diagnostics/diagnostic.ts";
 import type { Machine } from "../machine/types.ts";
 import { spanOfPointer, parsePipelineText } from "../pipeline/parse-pipeline-text.ts";
+import { joinPath } from "../pipeline/paths.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
-import { openAiBaseUrl } from "../agents/openai-agent.ts";
+import { openAiBaseUrl } from "../agents/openai/openai-agent.ts";
 import { presetNamed } from "../pipeline/presets/registry.ts";
+import type { PreflightHost } from "../runtime/preflight-host.ts";
 import { agentPrograms } from "./agent-programs.ts";
-import { checkMcpCommands } from "./check-mcp-commands.ts";
 
-/** What preflight needs from the world. */
-export interface PreflightHost {
-  /** The program's path as a spawn from `cwd` would find it (PATH, or a path relative to `cwd`), or null. */
-  findProgram(program: string, cwd: string): Promise<string | null>;
-  /** The first line a version command prints, or null when it fails or takes too long; never rejects. */
-  readVersion(argv: readonly string[], cwd: string): Promise<string | null>;
-  /** Environment of the run (PATH and the like). */
-  env: Record<string, string | undefined>;
-}
+/** What preflight needs from the world: the host of runtime/preflight-host.ts, or one in memory. */
+export type { PreflightHost };
 
 /** What the checks look at. */
 export interface PreflightInput {
@@ -118,4 +112,36 @@ export async function checkAgentPrograms(input: PreflightInput, host: PreflightH
   const names = Object.keys(versions);
   const all = Promise.all(names.map((n) => versions[n]!)).then((values) => Object.fromEntries(names.map((n, i) => [n, values[i]!])));
   return { problems, versions: all };
+}
+
+/**
+ * Preflight: the program of every stdio MCP server a phase attaches must
+ * exist (on PATH, or as a path relative to the server's cwd), or the phase's
+ * agent would start without it and fail only when its model reaches for it.
+ */
+export async function checkMcpCommands(input: PreflightInput, host: PreflightHost): Promise<PreflightFindings> {
+  const servers = input.machine.mcp ?? {};
+  const attached = new Set(input.machine.phases.flatMap((p) => (p.kind === "agent" ? (p.mcp ?? []) : [])));
+  const checks: { name: string; program: string; cwd: string }[] = [];
+  for (const name of attached) {
+    const server = servers[name];
+    if (!server || !("command" in server)) continue;
+    const program = server.command[0];
+    // a program chosen by a template is known only when the phase renders it
+    if (program === undefined || program.includes("{{")) continue;
+    const cwd = server.cwd !== undefined && !server.cwd.includes("{{") ? (server.cwd.startsWith("/") ? server.cwd : joinPath(input.workdir, server.cwd)) : input.workdir;
+    checks.push({ name, program, cwd });
+  }
+  const found = await Promise.all(checks.map((c) => host.findProgram(c.program, c.cwd)));
+  const problems: PreflightProblem[] = [];
+  checks.forEach((c, i) => {
+    if (found[i] !== null) return;
+    problems.push({
+      code: "MCP_COMMAND_NOT_FOUND",
+      message: `MCP server "${c.name}" cannot start: its command runs "${c.program}", which is not installed or not on PATH${c.program.includes("/") ? ` (looked in ${c.cwd})` : ""}`,
+      pointer: `/mcp/${c.name.replace(/~/g, "~0").replace(/\//g, "~1")}/command/0`,
+      hint: `install "${c.program}", or fix the server's command`,
+    });
+  });
+  return { problems };
 }

@@ -8,6 +8,7 @@ import type { SandboxMode } from "../pipeline/spec.ts";
 import type { ChangeTracker } from "../changes/change-tracker.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import type { EventInput } from "./event-log.ts";
+import type { RunOutcome } from "./run-events.ts";
 import type { RunInfo } from "./run-info.ts";
 
 export type ProcessEnv = Record<string, string | undefined>;
@@ -44,4 +45,12 @@ export function inheritedEnv(base: ProcessEnv): (...extra: (ProcessEnv | undefin
     for (const e of extra) if (e) Object.assign(env, e);
     return env;
   };
+}
+
+/** How driving a machine ended: a run's, a lane's or a sub-pipeline's. */
+export interface RunResult {
+  exitCode: number;
+  /** `awaiting`: an ask phase waits for `resume --answer` (exit 3). */
+  outcome: RunOutcome | "interrupted" | "awaiting";
+  snapshot: Snapshot;
 }

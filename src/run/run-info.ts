@@ -1,10 +1,24 @@
 /** What run.json records about a run, and the hash that ties a run to its pipeline. */
-import type { RunSandbox } from "./sandbox-preflight.ts";
 import { createHash } from "node:crypto";
 import { dirname, relative, resolve } from "node:path";
 import type { JsonValue } from "../expr/index.ts";
 import { VERSION } from "../generated/version.ts";
 import type { Machine, PipelineSources } from "../machine/types.ts";
+import type { SandboxMode } from "../pipeline/spec.ts";
+
+/** run.json's record of the sandbox: what was asked, what the machine offered, what each phase got. */
+export interface RunSandbox {
+  /** `--sandbox`, when given (a resume without the flag keeps it). */
+  flag: SandboxMode | null;
+  available: boolean;
+  platform?: string;
+  reason?: string;
+  fix?: string;
+  /** The fence runs but not the proxy to allowed hosts (socat missing): why, and what to do. */
+  no_proxy?: { reason: string; fix: string };
+  /** Per phase: "on" (sandboxed), "off" (sandbox: off, or a run phase), "unavailable" (auto, and none here, or none for its hosts). */
+  phases: Record<string, "on" | "off" | "unavailable">;
+}
 
 /** What run.json records. */
 export interface RunInfo {

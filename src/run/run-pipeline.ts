@@ -16,7 +16,7 @@ import { eventForEffect } from "./effect-events.ts";
 import { EventLog, type EventInput } from "./event-log.ts";
 import { runPhase } from "./phase-runner.ts";
 import { runSubPipeline } from "./sub-pipeline.ts";
-import { inheritedEnv, type ProcessEnv, type RunContext } from "./run-context.ts";
+import { inheritedEnv, type ProcessEnv, type RunContext, type RunResult } from "./run-context.ts";
 import type { Reporter, RunEvent, RunOutcome } from "./run-events.ts";
 import { runHook } from "./run-hooks.ts";
 import type { RunInfo } from "./run-info.ts";
@@ -40,12 +40,7 @@ export interface RunnerOptions {
   answers?: AnswerSource;
 }
 
-export interface RunResult {
-  exitCode: number;
-  /** `awaiting`: an ask phase waits for `resume --answer` (exit 3). */
-  outcome: RunOutcome | "interrupted" | "awaiting";
-  snapshot: Snapshot;
-}
+export type { RunResult };
 
 /**
  * The one place a runner is made: a run's (start, resume), a sub-pipeline's

@@ -7,24 +7,11 @@ import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { CompiledPhase, Machine } from "../machine/types.ts";
 import { parsePipelineText, spanOfPointer } from "../pipeline/parse-pipeline-text.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
+import type { RunSandbox } from "./run-info.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
 import { phaseHosts } from "./phase-fence.ts";
-import { fenceable, hookSandbox, phaseSandbox, sandboxPreflight, unsandboxedPhases, type SandboxOffer } from "../sandbox/sandbox-plan.ts";
+import { fenceable, hookSandbox, phaseSandbox, sandboxPreflight, unsandboxedPhases, type SandboxOffer } from "../machine/sandbox-plan.ts";
 import type { CompiledHook } from "../machine/types.ts";
-
-/** run.json's record of the sandbox: what was asked, what the machine offered, what each phase got. */
-export interface RunSandbox {
-  /** `--sandbox`, when given (a resume without the flag keeps it). */
-  flag: SandboxMode | null;
-  available: boolean;
-  platform?: string;
-  reason?: string;
-  fix?: string;
-  /** The fence runs but not the proxy to allowed hosts (socat missing): why, and what to do. */
-  no_proxy?: { reason: string; fix: string };
-  /** Per phase: "on" (sandboxed), "off" (sandbox: off, or a run phase), "unavailable" (auto, and none here, or none for its hosts). */
-  phases: Record<string, "on" | "off" | "unavailable">;
-}
 
 export interface SandboxCheck {
   diagnostics: Diagnostic[];

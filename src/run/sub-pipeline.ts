@@ -15,16 +15,15 @@ import { resolveParams } from "../machine/resolve-params.ts";
 import { initialSnapshot } from "../machine/transition.ts";
 import type { Effect, Machine, PhaseResult, Snapshot } from "../machine/types.ts";
 import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
-import { formatEventText, paintFor } from "../reporters/format-event-line.ts";
+import { formatEventText, paintFor } from "./format-event-line.ts";
 import { journalPath, lastJournalLine } from "../runtime/checkpoint-file.ts";
 import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
 import { checkCheckpoint } from "./check-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
-import type { RunContext } from "./run-context.ts";
+import type { RunContext, RunResult } from "./run-context.ts";
 import type { Reporter, RunEvent } from "./run-events.ts";
 import { newRunInfo, runStartedEvent, type RunInfo } from "./run-info.ts";
-import type { RunResult } from "./run-pipeline.ts";
 
 type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
 

@@ -2,7 +2,16 @@
 import { execFile } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import type { PreflightHost } from "../run/preflight.ts";
+
+/** What preflight needs from the world. */
+export interface PreflightHost {
+  /** The program's path as a spawn from `cwd` would find it (PATH, or a path relative to `cwd`), or null. */
+  findProgram(program: string, cwd: string): Promise<string | null>;
+  /** The first line a version command prints, or null when it fails or takes too long; never rejects. */
+  readVersion(argv: readonly string[], cwd: string): Promise<string | null>;
+  /** Environment of the run (PATH and the like). */
+  env: Record<string, string | undefined>;
+}
 
 /** How long a version command may take before it is recorded as unavailable. */
 const VERSION_TIMEOUT_MS = 15_000;

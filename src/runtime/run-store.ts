@@ -4,6 +4,7 @@
  * iterations.jsonl, phases/NNNN-PHASE/ artifacts, summary.md.
  */
 import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { CheckpointFile, readCheckpointFile } from "./checkpoint-file.ts";
 
@@ -32,6 +33,20 @@ export function makePhaseloopDir(workdir: string, ...sub: string[]): string {
 
 export function runPath(workdir: string, runId: string): string {
   return join(workdir, ".phaseloop", "runs", runId);
+}
+
+/** Run ids, oldest first: ids start with their time stamp, so they sort by name. */
+export async function listRunIds(workdir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(join(workdir, ".phaseloop", "runs"), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((e) => e.isDirectory() && !e.name.startsWith("."))
+    .map((e) => e.name)
+    .sort();
 }
 
 /** Time-sortable run ids: 20261122-130512-k3f9. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { compilePipeline } from "../../src/machine/compile-pipeline.ts";
 import { loadPipeline, validatePipelineText, type LoadedPipeline } from "../../src/pipeline/load-pipeline.ts";
 import { runPreflight, type PreflightHost } from "../../src/run/preflight.ts";
-import { checkMcpCommands } from "../../src/run/check-mcp-commands.ts";
+import { checkMcpCommands } from "../../src/run/preflight.ts";
 
 const PIPELINE = `phaseloop: 1
 name: t

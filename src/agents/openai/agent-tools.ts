@@ -13,7 +13,7 @@ import { join, relative, sep } from "node:path";
 import type { ToolSetSpec } from "../../pipeline/spec.ts";
 import { AGENT_PROTECTED, PATH_MAX_DEPTH, placeInside, readInside, writeInside } from "../../runtime/open-inside.ts";
 import { PROTECTED_NAMES } from "../../sandbox/bwrap-args.ts";
-import { allowedBy, outputFlagOrEscape, splitCommand } from "./command-words.ts";
+import { allowedBy, outputFlagOrEscape, splitCommand } from "../command-words.ts";
 
 /** What a tool call returns to the model, and whether the allowlist refused it. */
 export interface ToolOutcome {

@@ -8,11 +8,12 @@
  */
 import { parse as parseToml } from "smol-toml";
 import type { McpServer } from "../../mcp/mcp-server.ts";
-import { parseMcpEntry } from "../../mcp/mcp-allowlist.ts";
-import { withMcpStartCheck, type McpStartFailure } from "../../mcp/mcp-start-check.ts";
+import { parseMcpEntry } from "../../pipeline/mcp-allowlist.ts";
+import { withMcpStartCheck, type McpStartFailure } from "../mcp-start-check.ts";
+import { shellQuote } from "../../expr/shell-render.ts";
 import { isArtifactsGlob } from "../../pipeline/artifacts-glob.ts";
 import type { ToolCall } from "../agent-adapter.ts";
-import { splitCommand } from "../openai/command-words.ts";
+import { splitCommand } from "../command-words.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "../stream-json.ts";
 import { codexTraits } from "../../pipeline/presets/codex.ts";
 import { joinPath as join } from "../../pipeline/presets/preset-traits.ts";

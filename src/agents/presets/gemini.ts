@@ -15,7 +15,7 @@
  */
 import type { ToolSetSpec } from "../../pipeline/spec.ts";
 import type { McpServer } from "../../mcp/mcp-server.ts";
-import { withMcpStartCheck, type McpStartFailure } from "../../mcp/mcp-start-check.ts";
+import { withMcpStartCheck, type McpStartFailure } from "../mcp-start-check.ts";
 import type { ToolCall } from "../agent-adapter.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "../stream-json.ts";
 import { geminiTraits } from "../../pipeline/presets/gemini.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ToolCall } from "../../src/agents/agent-adapter.ts";
-import { checkMcpCalls, mcpCallTarget } from "../../src/mcp/check-mcp-calls.ts";
-import { mcpCallRefusal, mcpToolMatches, parseMcpEntry } from "../../src/mcp/mcp-allowlist.ts";
+import { checkMcpCalls, mcpCallTarget } from "../../src/agents/check-mcp-calls.ts";
+import { mcpCallRefusal, mcpToolMatches, parseMcpEntry } from "../../src/pipeline/mcp-allowlist.ts";
 
 const call = (mcp: ToolCall["mcp"], extra: Partial<ToolCall> = {}): ToolCall => ({ tool: mcp?.tool ?? "x", kind: "other", paths: [], mcp, ...extra });
 

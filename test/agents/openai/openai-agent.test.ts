@@ -4,12 +4,12 @@ import { join } from "node:path";
 import fc from "fast-check";
 import picomatch from "picomatch";
 import { afterAll, describe, expect, it } from "vitest";
-import { runOpenAiAgent, type OpenAiAgentInput } from "../../src/agents/openai-agent.ts";
-import { allowedBy, matchesPattern, outputFlagOrEscape, splitCommand } from "../../src/agents/openai/command-words.ts";
-import { ChatStream } from "../../src/agents/openai/chat-stream.ts";
-import { textToolCalls } from "../../src/agents/openai/text-tool-calls.ts";
-import { runProcess } from "../../src/runtime/run-process.ts";
-import { startFakeOpenAi, type FakeServer, type ScriptedAnswer } from "./fake-openai.ts";
+import { runOpenAiAgent, type OpenAiAgentInput } from "../../../src/agents/openai/openai-agent.ts";
+import { allowedBy, matchesPattern, outputFlagOrEscape, splitCommand } from "../../../src/agents/command-words.ts";
+import { ChatStream } from "../../../src/agents/openai/chat-stream.ts";
+import { textToolCalls } from "../../../src/agents/openai/text-tool-calls.ts";
+import { runProcess } from "../../../src/runtime/run-process.ts";
+import { startFakeOpenAi, type FakeServer, type ScriptedAnswer } from "../fake-openai.ts";
 
 const cleanup: (() => void)[] = [];
 afterAll(() => cleanup.forEach((f) => f()));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { formatCost, formatCount, formatDelay, formatDuration, formatEventLine, formatList } from "../../src/reporters/format-event-line.ts";
-import { buildEvents, sampleRun } from "./synthetic-run.ts";
+import { formatCost, formatCount, formatDelay, formatDuration, formatEventLine, formatList } from "../../src/run/format-event-line.ts";
+import { buildEvents, sampleRun } from "../reporters/synthetic-run.ts";
 
 describe("formatDuration", () => {
   it("shows tenths of a second under a minute", () => {

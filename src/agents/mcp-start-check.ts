@@ -6,7 +6,7 @@
  * judge: a phase whose server failed did not succeed, whatever the model
  * did next. Pure.
  */
-import type { Decoded, Ev, StreamPreset } from "../agents/stream-json.ts";
+import type { Decoded, Ev, StreamPreset } from "./stream-json.ts";
 
 export interface McpStartFailure {
   /** The server; undefined when the CLI does not say which. */

@@ -9,14 +9,14 @@
  * report, so timeouts, interrupts, transient failures and outputs are handled
  * exactly as for the other agents.
  */
-import type { AgentSpec, ToolSetSpec } from "../pipeline/spec.ts";
-import type { ProcessResult } from "../runtime/run-process.ts";
-import type { AgentRunReport } from "./agent-adapter.ts";
-import type { McpToolbox } from "../mcp/mcp-client-tools.ts";
-import { type CommandRunner, createAgentTools } from "./openai/agent-tools.ts";
-import { ChatStream } from "./openai/chat-stream.ts";
-import { textToolCalls } from "./openai/text-tool-calls.ts";
-import { isTransientText } from "../runtime/classify-failure.ts";
+import type { AgentSpec, ToolSetSpec } from "../../pipeline/spec.ts";
+import type { ProcessResult } from "../../runtime/run-process.ts";
+import type { AgentRunReport } from "../agent-adapter.ts";
+import type { McpToolbox } from "./mcp-client-tools.ts";
+import { type CommandRunner, createAgentTools } from "./agent-tools.ts";
+import { ChatStream } from "./chat-stream.ts";
+import { textToolCalls } from "./text-tool-calls.ts";
+import { isTransientText } from "../../runtime/classify-failure.ts";
 
 export const OPENAI_DEFAULTS = {
   baseUrl: "http://localhost:11434/v1",

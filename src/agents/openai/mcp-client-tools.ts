@@ -12,10 +12,10 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-ignore TS2307 under `deno check` only
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { ToolDefinition, ToolOutcome } from "../agents/openai/agent-tools.ts";
-import { TOOL_OUTPUT_CAP } from "../agents/openai/agent-tools.ts";
-import { mcpCallRefusal } from "./mcp-allowlist.ts";
-import type { McpServer } from "./mcp-server.ts";
+import type { ToolDefinition, ToolOutcome } from "./agent-tools.ts";
+import { TOOL_OUTPUT_CAP } from "./agent-tools.ts";
+import { mcpCallRefusal } from "../../pipeline/mcp-allowlist.ts";
+import type { McpServer } from "../../mcp/mcp-server.ts";
 
 export interface McpToolbox {
   definitions: ToolDefinition[];

@@ -4,7 +4,7 @@
  * log), the pipeline setting a limit came from left out, and an exit code
  * said once.
  */
-import type { RunEvent, StopReason } from "../run/run-events.ts";
+import type { RunEvent, StopReason } from "./run-events.ts";
 
 type PhaseFinished = Extract<RunEvent, { type: "phase.finished" }>;
 

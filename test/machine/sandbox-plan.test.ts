@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fenceable, sandboxPreflight, unsandboxedPhases, type SandboxOffer } from "../../src/sandbox/sandbox-plan.ts";
-import { compile } from "../machine/helpers.ts";
+import { fenceable, sandboxPreflight, unsandboxedPhases, type SandboxOffer } from "../../src/machine/sandbox-plan.ts";
+import { compile } from "./helpers.ts";
 
 const full: SandboxOffer = { available: true, platform: "linux" };
 const noProxy: SandboxOffer = { available: true, platform: "linux", noProxy: { reason: "socat is not found on PATH", fix: "install it" } };

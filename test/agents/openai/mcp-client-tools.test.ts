@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { describe, expect, it } from "vitest";
-import { connectMcpServers } from "../../src/mcp/mcp-client-tools.ts";
-import type { McpServer } from "../../src/mcp/mcp-server.ts";
+import { connectMcpServers } from "../../../src/agents/openai/mcp-client-tools.ts";
+import type { McpServer } from "../../../src/mcp/mcp-server.ts";
 
 const SERVER = resolve("test/fixtures/mcp/stamp-server.mjs");
 const stamp = (env: Record<string, string>): McpServer => ({ name: "stamp", type: "stdio", command: process.execPath.endsWith("deno") ? "node" : process.execPath, args: [SERVER], env, cwd: process.cwd() });

@@ -4,8 +4,8 @@
  * `mcp` allowlist does not name, is a policy violation whether the CLI let
  * it through or not. Pure.
  */
-import type { ToolCall } from "../agents/agent-adapter.ts";
-import { mcpCallRefusal } from "./mcp-allowlist.ts";
+import type { ToolCall } from "./agent-adapter.ts";
+import { mcpCallRefusal } from "../pipeline/mcp-allowlist.ts";
 
 /**
  * The server and tool of an MCP call. CLIs that name only the full tool name

@@ -7,7 +7,7 @@
  * `sandbox`, then the pipeline's (default auto). A hook follows the same order.
  */
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { CompiledPhase, Machine } from "../machine/types.ts";
+import type { CompiledPhase, Machine } from "./types.ts";
 import type { PipelineDoc, SandboxMode } from "../pipeline/spec.ts";
 
 export interface PhaseSandbox {

@@ -4,7 +4,7 @@
  * reuses the small formatters (durations, counts, costs, notes).
  */
 import kleur from "kleur";
-import type { RunEvent } from "../run/run-events.ts";
+import type { RunEvent } from "./run-events.ts";
 import { formatFailure, formatReason } from "./format-reason.ts";
 
 export interface EventLineOptions {
