@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import type { CompiledHook, CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
-import { agentState, compileSandbox, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { agentState, compileSandbox, coveringDir, isUnder, joinInside, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import process from "node:process";
 import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
 import { hookSandbox, phaseSandbox } from "../sandbox/sandbox-plan.ts";
@@ -18,7 +18,10 @@ import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
 import { codexShim, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
 import { withheld } from "./fence-env.ts";
-import { tmpPathsIn } from "../runtime/linux-fence.ts";
+import { ownFenceAvailable, tmpPathsIn } from "../runtime/linux-fence.ts";
+import { buildStage, carryStage, type Stage } from "../runtime/stage-copy.ts";
+import { mustStage } from "../sandbox/member-stage.ts";
+import { isProtectedPath } from "../sandbox/bwrap-args.ts";
 
 /** A command made ready to run in the fence. */
 export interface FencedCommand {
@@ -34,6 +37,11 @@ export interface PhaseFence {
   wrap(command: string | string[], env: ProcessEnv): Promise<FencedCommand>;
   /** Everything refused so far in this phase. */
   readonly refused: string[];
+  /**
+   * A parallel member's: whether a path (relative to the workdir) is where it wrote the
+   * workdir itself (not through a staging copy). A change anywhere else was another member's.
+   */
+  mine?(path: string): boolean;
   close(): void;
 }
 
@@ -220,8 +228,8 @@ export function phaseHosts(machine: Machine, phase: CompiledPhase, env: ProcessE
  * machine that has none; `required` without one never gets here: preflight refused the run).
  * `write` is the phase's rendered write globs; undefined when the phase has no tool set.
  */
-export async function openFence(phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, flag: SandboxMode | undefined, command?: string | readonly string[]): Promise<PhaseFence | undefined> {
-  return fenceFor(phase, phaseSandbox(ctx.machine, phase, flag), write, env, ctx, command);
+export async function openFence(phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, flag: SandboxMode | undefined, command?: string | readonly string[], group?: MemberGlobs): Promise<PhaseFence | undefined> {
+  return fenceFor(phase, phaseSandbox(ctx.machine, phase, flag), write, env, ctx, command, group);
 }
 
 /** The fence of a hook: like a `run` phase's (the workdir writable, no host unless it names one). */
@@ -231,13 +239,27 @@ export async function openHookFence(hook: CompiledHook, env: ProcessEnv, ctx: Ru
 }
 
 /** The run's cache home: where fenced tools keep what they would keep under HOME (npm, pip, cargo, bytecode). */
+async function ownMatcher(globs: readonly string[]): Promise<(rel: string) => boolean> {
+  const { default: picomatch } = await import("picomatch");
+  const some = globs.filter((g) => g !== "");
+  const match = picomatch(some.length ? [...some] : ["\0"], { dot: true });
+  // a protected name is outside every write scope, as in the fence
+  return (rel) => match(rel) && !isProtectedPath(rel);
+}
+
 function cacheHome(): string {
   const dir = join(runTemp!, "cache");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
 }
 
-async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, command?: string | readonly string[]): Promise<PhaseFence | undefined> {
+/** A parallel member's own write globs and the other members' (rendered). */
+export interface MemberGlobs {
+  own: readonly string[];
+  others: readonly string[];
+}
+
+async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, command?: string | readonly string[], group?: MemberGlobs): Promise<PhaseFence | undefined> {
   if (plan.mode === "off") return undefined;
   const offer = probeSandbox();
   if (!offer.available) {
@@ -265,14 +287,33 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
   prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine, command), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "").filter((d) => profile.allowWrite.includes(d)) }));
   // the folders the write globs name, made now: only what exists can be bound writable
   const made = makeWriteDirs(profile, ctx.info.workdir);
+  if (group !== undefined && group.others.length > 0) {
+    // a member's own folders too, each glob's: one only it may write is then bound as itself, not copied
+    const own = group.own.map((glob) => coveringDir(glob)).filter((d): d is string => d !== undefined && d !== "").map((d) => joinInside(ctx.info.workdir, d)!);
+    made.push(...makeWriteDirs({ ...profile, allowWrite: own.filter((d) => profile.allowWrite.some((w) => isUnder(d, w))) }, ctx.info.workdir));
+  }
   // the library loads only when a phase is sandboxed: runs without one start as fast as before
   const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");
   sessionOpened = true;
   const refused: string[] = [];
   const agent = agentKind(phase, ctx.machine, command);
+  const workdir = ctx.info.workdir;
+  // a member stages the folders another member may write too (member-stage.ts); where the
+  // fence is the library's, it cannot, and the members are judged afterwards as before
+  const staging = group !== undefined && group.others.length > 0 && ownFenceAvailable();
+  const allowed = staging ? await ownMatcher(group.own) : undefined;
+  const direct = new Set<string>();
   return {
     profile,
     refused,
+    ...(staging
+      ? {
+          mine: (path: string) => {
+            const abs = join(workdir, path);
+            return [...direct].some((dir) => isUnder(abs, dir));
+          },
+        }
+      : {}),
     async wrap(command, env) {
       const inside: Record<string, string> = { ...livableEnv(profile, ctx.info.workdir, cache, env), TMPDIR: tempDir };
       // codex started any way at all (a command agent's `sh -c "codex exec -s workspace-write"`)
@@ -282,7 +323,21 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
       // what the process may look for in the host's /tmp (a file NODE_OPTIONS requires, the pipeline's own folder): seen there, read-only
       const seen = [dirname(ctx.machine.file)];
       for (const name in env) if (typeof env[name] === "string" && env[name]!.includes("/tmp/")) seen.push(...tmpPathsIn(env[name]!));
-      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, inside, inside.PATH ?? env.PATH, seen);
+      const stages: Stage[] = [];
+      if (staging) {
+        for (const dir of profile.allowWrite) {
+          if (!isUnder(dir, workdir) || !existsSync(dir)) continue;
+          const rel = dir === workdir ? "" : dir.slice(workdir.length + 1);
+          if (!mustStage(rel, group!.others)) {
+            direct.add(dir);
+            continue;
+          }
+          const stage = buildStage(workdir, rel, group!.own, group!.others, runTemp!);
+          stages.push(stage);
+          for (const d of stage.direct) direct.add(d);
+        }
+      }
+      const wrapped = await wrapInSandbox(stages.length > 0 ? { ...profile, staged: stages } : profile, command, workdir, inside, inside.PATH ?? env.PATH, seen);
       running++;
       let ended = false;
       return {
@@ -296,6 +351,8 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
           ended = true;
           const found = sandboxRefusals(profile, wrapped, stderr, ctx.info.workdir, stdout).filter((r) => !quiet(r, agent));
           releaseSandboxed(wrapped);
+          // what the member changed in its copies: its own globs' part carried over, the rest refused
+          for (const stage of stages.splice(0)) found.push(...carryStage(workdir, stage, allowed!));
           for (const r of found) if (!refused.includes(r)) refused.push(r);
           return found;
         },

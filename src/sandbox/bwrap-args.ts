@@ -176,7 +176,18 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
     exports.TMPDIR = "/tmp";
   }
   if (input.proxy) args.push("--bind", input.proxy.socket, input.proxy.socket);
-  for (const dir of writable) args.push("--bind", dir, dir);
+  for (const dir of writable) {
+    const staged = profile.staged?.find((s) => s.real === dir);
+    if (staged === undefined) {
+      args.push("--bind", dir, dir);
+      continue;
+    }
+    // a parallel member's copy in the folder's place; inside it, what the member may not write
+    // is the real entry read-only, a folder only it may write the real one (sources are the host's)
+    args.push("--bind", staged.stage, dir);
+    for (const path of staged.readonly) args.push("--ro-bind", path, path);
+    for (const path of staged.direct) args.push("--bind", path, path);
+  }
   const protectedPaths = [...protectedCandidates(profile, input.cwd), ...input.nestedProtected];
   for (const path of new Set(protectedPaths)) {
     if (under(path, writable) && kindOf(path) !== undefined) args.push("--ro-bind", path, path);

@@ -6,6 +6,7 @@
  */
 
 import type { SandboxMode } from "../pipeline/spec.ts";
+import type { StagedDir } from "./member-stage.ts";
 
 export type { SandboxMode };
 
@@ -51,6 +52,8 @@ export interface SandboxProfile {
    * widen a later phase.
    */
   protect?: string[];
+  /** Write directories a parallel member works on through a staging copy (member-stage.ts). */
+  staged?: StagedDir[];
 }
 
 /** Files and directories in a home directory that hold credentials. */
