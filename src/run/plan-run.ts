@@ -220,14 +220,12 @@ function fenceEnvNames(profile: SandboxProfile, workdir: string, command: string
   if (process.platform !== "linux") return [];
   const exports = { NO_PROXY: "", no_proxy: "", ...inside };
   const proxy = profile.allowedHosts.length > 0 ? { socket: "<socket>", token: "<token>", username: "<user>" } : undefined;
-  const { args, env } = bwrapArgs({ profile, cwd: workdir, command, exports, ...(proxy ? { proxy } : {}), applySeccomp: "<apply-seccomp>", socat: "socat", keepSetfcap: false, nestedProtected: [], kindOf: () => undefined });
+  const { args, env } = bwrapArgs({ profile, cwd: workdir, command, exports, ...(proxy ? { proxy } : {}), seccomp: { hex: "", fd: 3, perl: { path: "perl", prctl: 0 } }, socat: "socat", nestedProtected: [], kindOf: () => undefined });
   const names = new Set<string>(["TMPDIR"]);
   if (proxy) {
     for (const k of Object.keys(env)) names.add(k);
     for (const k of Object.keys(exports)) names.add(k);
   } else for (let i = 0; i < args.length; i++) if (args[i] === "--setenv") names.add(args[++i]!);
-  // the seccomp helper's own setting, which the helper takes out before it starts the command
-  names.delete("SRT_ALLOW_NESTED_USERNS");
   return [...names].sort();
 }
 

@@ -82,12 +82,10 @@ export interface BwrapInput {
    * and a client names the host it could not resolve or reach in its own error.
    */
   proxy?: ProxyRoute;
-  /** The seccomp helper that refuses Unix sockets to everything it starts. */
-  applySeccomp: string;
+  /** How the seccomp filter that refuses Unix sockets goes on (seccomp-filter.ts). */
+  seccomp: SeccompLoad;
   /** socat, as the relay runs it (a path, or a wrapper that dies with phaseloop); used with a proxy. */
   socat: string;
-  /** Running as root with CAP_SETFCAP: the seccomp helper's nested namespace needs it kept. */
-  keepSetfcap: boolean;
   /** Extra paths to bind read-only inside writable directories (nested repositories' hooks and config). */
   nestedProtected: readonly string[];
   /** What each path the fence mentions is on disk. */
@@ -98,6 +96,32 @@ export interface BwrapInput {
    */
   tmpKeep?: readonly string[];
 }
+
+/**
+ * How the filter goes on. Without a relay, bubblewrap loads it itself from a file descriptor
+ * (`--seccomp FD`: the caller starts bubblewrap with the filter's bytes there), and it holds
+ * for everything inside. With a relay to the proxy, the relay needs its Unix socket first: the
+ * filter goes on after it starts, loaded by a few lines of perl (`prctl` with the program's
+ * bytes, then exec). Where neither can be had, the sandbox library's helper (`apply-seccomp`,
+ * which makes a nested user namespace of its own: about 11 ms more per phase as root).
+ */
+export interface SeccompLoad {
+  /** The filter's bytes in hex. */
+  hex: string;
+  /** The file descriptor bwrap reads the filter from, without a relay. */
+  fd: number;
+  /** perl, to load the filter after the relay; its prctl number on this architecture. */
+  perl?: { path: string; prctl: number };
+  /** The library's helper, where there is no perl. */
+  helper?: { path: string; keepSetfcap: boolean };
+}
+
+/**
+ * perl's part: the no_new_privs bit (bubblewrap set it already), the filter (struct sock_fprog:
+ * its length, padding, a pointer to the instructions), then the command in place of perl.
+ * Arguments: the prctl number, the filter in hex, the command.
+ */
+export const PERL_LOADER = 'my $n=shift;my $f=pack("H*",shift);syscall($n,38,1,0,0,0)==0 or die "phaseloop: no_new_privs: $!\\n";syscall($n,22,2,pack("S x6 P".length($f),length($f)/8,$f))==0 or die "phaseloop: seccomp: $!\\n";exec {$ARGV[0]} @ARGV or die "phaseloop: exec $ARGV[0]: $!\\n"';
 
 /** The port the relay listens on inside the sandbox's network namespace. */
 export const RELAY_PORT = 3128;
@@ -201,16 +225,21 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
   }
   // ssh's drop-in configuration could name another ProxyCommand
   if (kindOf("/etc/ssh/ssh_config.d") === "dir") args.push("--tmpfs", "/etc/ssh/ssh_config.d");
-  args.push("--dev", "/dev", "--unshare-pid", "--unshare-user", "--cap-drop", "ALL");
-  if (input.keepSetfcap) args.push("--cap-add", "CAP_SETFCAP");
+  const { seccomp } = input;
+  // the library's helper needs user namespaces (its own nested one); otherwise none may be made inside
+  const helper = seccomp.helper !== undefined && (input.proxy === undefined ? false : seccomp.perl === undefined);
+  args.push("--dev", "/dev", "--unshare-pid", "--unshare-user");
+  if (!helper) args.push("--disable-userns");
+  args.push("--cap-drop", "ALL");
+  if (helper && seccomp.helper!.keepSetfcap) args.push("--cap-add", "CAP_SETFCAP");
   args.push("--proc", "/proc", "--chdir", input.cwd);
 
   if (input.proxy === undefined) {
-    // nothing to start before the filter: bubblewrap starts the helper, the helper the command.
+    // nothing to start before the filter: bubblewrap loads it, then starts the command.
     // The environment's own proxy settings would only point where nothing answers.
     for (const name of PROXY_VARS) args.push("--unsetenv", name);
-    for (const [k, v] of Object.entries({ SANDBOX_RUNTIME: "1", ...exports, SRT_ALLOW_NESTED_USERNS: "0" })) args.push("--setenv", k, v);
-    args.push("--", input.applySeccomp, ...(typeof input.command === "string" ? ["/bin/sh", "-c", input.command] : input.command));
+    for (const [k, v] of Object.entries({ SANDBOX_RUNTIME: "1", ...exports })) args.push("--setenv", k, v);
+    args.push("--seccomp", String(seccomp.fd), "--", ...(typeof input.command === "string" ? ["/bin/sh", "-c", input.command] : input.command));
     return { args, env: {} };
   }
   const socket = input.proxy.socket;
@@ -224,7 +253,7 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
     ...RELAY_LISTENS,
     "unset _pl_relay",
     // the filter goes on after the relay has its Unix socket; everything the phase starts is under it
-    `SRT_ALLOW_NESTED_USERNS=0 exec ${shellQuote(input.applySeccomp)} /bin/sh -c ${shellQuote(user)}`,
+    helper ? `SRT_ALLOW_NESTED_USERNS=0 exec ${shellQuote(seccomp.helper!.path)} /bin/sh -c ${shellQuote(user)}` : `exec ${shellQuote(seccomp.perl!.path)} -e ${shellQuote(PERL_LOADER)} ${seccomp.perl!.prctl} ${seccomp.hex} /bin/sh -c ${shellQuote(user)}`,
   ].join("\n");
   args.push("--", "/bin/sh", "-c", script);
   return { args, env: proxyEnv(input.proxy) };

@@ -168,6 +168,22 @@ describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available
     }
   });
 
+  it.each(modes)("refuses io_uring (sockets without the socket call) and a user namespace of its own; socketpair and child processes work (%s)", async (_, network) => {
+    const py = [
+      "import ctypes, os, socket",
+      "libc = ctypes.CDLL(None, use_errno=True)",
+      "r = libc.syscall(425, 8, ctypes.create_string_buffer(120))",
+      "print('uring', r, os.strerror(ctypes.get_errno()) if r < 0 else 'open')",
+      "a, b = socket.socketpair(); a.send(b'x'); print('pair', b.recv(1))",
+      "print('unshare', os.system('unshare -U true 2>/dev/null'))",
+    ].join("\n");
+    const { result } = await inSandbox(`python3 -c "${py}"; node -e 'console.log("child", require("child_process").execFileSync("echo", ["ok"]).toString().trim())'`, ["src/**"], [...network]);
+    expect(result.stdout).toMatch(/uring -1 Operation not permitted/);
+    expect(result.stdout).toContain("pair b'x'");
+    expect(result.stdout).not.toContain("unshare 0");
+    expect(result.stdout).toContain("child ok");
+  });
+
   it("leaves nothing in the workdir after the phase: no mount points of protected names", async () => {
     const before = readdirSync(work).sort();
     await inSandbox(`true`, ["**"]);

@@ -72,7 +72,7 @@ describe("planEntry", () => {
 describe("bwrapArgs with a staged folder", () => {
   it("binds the copy in the folder's place, then the real entries read-only or writable inside it, before the protected names", () => {
     const profile = { ...compileSandbox({ workdir: "/w", home: "/h", tempDir: "/t/p", write: ["src/a.txt"], agent: "command" }), staged: [{ real: "/w/src", stage: "/t/stage-1", readonly: ["/w/src/lib"], direct: ["/w/src/own"] }] };
-    const { args } = bwrapArgs({ profile, cwd: "/w", command: ["true"], exports: {}, applySeccomp: "/s", socat: "socat", keepSetfcap: false, nestedProtected: [], kindOf: (p) => (p.includes(".") && !p.endsWith("/.git") ? undefined : "dir") });
+    const { args } = bwrapArgs({ profile, cwd: "/w", command: ["true"], exports: {}, seccomp: { hex: "00", fd: 3 }, socat: "socat", nestedProtected: [], kindOf: (p) => (p.includes(".") && !p.endsWith("/.git") ? undefined : "dir") });
     const at = args.indexOf("/t/stage-1");
     expect(args.slice(at - 1, at + 8)).toEqual(["--bind", "/t/stage-1", "/w/src", "--ro-bind", "/w/src/lib", "/w/src/lib", "--bind", "/w/src/own", "/w/src/own"]);
     expect(args.indexOf("/w/src", at + 1)).toBeGreaterThan(at);
