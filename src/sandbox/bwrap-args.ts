@@ -117,11 +117,28 @@ export interface SeccompLoad {
 }
 
 /**
- * perl's part: the no_new_privs bit (bubblewrap set it already), the filter (struct sock_fprog:
- * its length, padding, a pointer to the instructions), then the command in place of perl.
- * Arguments: the prctl number, the filter in hex, the command.
+ * perl's part, where a phase may reach hosts: it listens on the relay's port in the sandbox's
+ * network namespace (IPv6 with IPv4 mapped in, else IPv4) before anything else runs, so a
+ * command that connects at once is queued, never refused; forks the relay (per connection, a
+ * Unix socket to the proxy and one process for each direction); then puts the filter on
+ * itself (no_new_privs, which bubblewrap set already; struct sock_fprog: the length, padding,
+ * a pointer to the instructions) and becomes the command. The relay, started before the
+ * filter, keeps its Unix sockets; nothing the command starts can make one.
+ * Arguments: prctl's number, the filter in hex, the proxy's socket, the port, the command.
  */
-export const PERL_LOADER = 'my $n=shift;my $f=pack("H*",shift);syscall($n,38,1,0,0,0)==0 or die "phaseloop: no_new_privs: $!\\n";syscall($n,22,2,pack("S x6 P".length($f),length($f)/8,$f))==0 or die "phaseloop: seccomp: $!\\n";exec {$ARGV[0]} @ARGV or die "phaseloop: exec $ARGV[0]: $!\\n"';
+export const PERL_RELAY = [
+  // no modules (loading Socket costs more than the rest): the constants and addresses by hand, as Linux has them
+  'my($n,$h,$s,$p)=splice(@ARGV,0,4);my$L;',
+  'if(socket($L,10,1,0)){setsockopt($L,41,26,0);setsockopt($L,1,2,1);bind($L,pack("S n N a16 N",10,$p,0,"",0))or undef$L}',
+  'unless($L){socket($L,2,1,0)or die"phaseloop: relay: $!\\n";setsockopt($L,1,2,1);bind($L,pack("S n a4 x8",2,$p,"\\0\\0\\0\\0"))or die"phaseloop: relay: $!\\n"}',
+  'listen($L,4096)or die"phaseloop: relay: $!\\n";my$r=fork;die"phaseloop: relay: $!\\n"unless defined$r;',
+  'if(!$r){$SIG{CHLD}="IGNORE";open(STDIN,"<","/dev/null");open(STDOUT,">","/dev/null");open(STDERR,">","/dev/null");',
+  'for(;;){my$c;accept($c,$L)or next;my$k=fork;if(defined$k&&!$k){close$L;socket(my$u,1,1,0)or exit;connect($u,pack("S",1).$s."\\0")or exit;',
+  'my($i,$o)=fork?($c,$u):($u,$c);my$b;while(sysread($i,$b,65536)){while(length$b){my$y=syswrite($o,$b);exit unless$y;substr($b,0,$y)=""}}shutdown($o,1);exit}close$c}}',
+  'close$L;my$f=pack("H*",$h);syscall($n,38,1,0,0,0)==0 or die"phaseloop: no_new_privs: $!\\n";',
+  'syscall($n,22,2,pack("S x6 P".length($f),length($f)/8,$f))==0 or die"phaseloop: seccomp: $!\\n";',
+  'exec{$ARGV[0]}@ARGV or die"phaseloop: exec $ARGV[0]: $!\\n"',
+].join("");
 
 /** The port the relay listens on inside the sandbox's network namespace. */
 export const RELAY_PORT = 3128;
@@ -245,6 +262,12 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
   const socket = input.proxy.socket;
   const settings = Object.entries(exports).map(([k, v]) => `${k}=${shellQuote(v)}`);
   const user = `${settings.length > 0 ? `export ${settings.join(" ")}; ` : ""}${typeof input.command === "string" ? input.command : `exec ${input.command.map(shellQuote).join(" ")}`}`;
+  if (!helper && seccomp.perl !== undefined) {
+    // perl listens, starts the relay, puts the filter on and becomes the command: no wait, no shell between
+    args.push("--", seccomp.perl.path, "-e", PERL_RELAY, String(seccomp.perl.prctl), seccomp.hex, socket, String(RELAY_PORT), "/bin/sh", "-c", user);
+    return { args, env: proxyEnv(input.proxy) };
+  }
+  // where there is no perl: socat relays, the shell waits for it to listen, the library's helper puts the filter on
   const relay = (family: string, extra: string) => `${shellQuote(input.socat)} ${family}-LISTEN:${RELAY_PORT},${extra}fork,reuseaddr,backlog=4096 UNIX-CONNECT:${shellQuote(socket)}`;
   const script = [
     // IPv6 with IPv4 mapped in serves `localhost` either way; IPv4 alone where the kernel has no IPv6
@@ -253,7 +276,7 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
     ...RELAY_LISTENS,
     "unset _pl_relay",
     // the filter goes on after the relay has its Unix socket; everything the phase starts is under it
-    helper ? `SRT_ALLOW_NESTED_USERNS=0 exec ${shellQuote(seccomp.helper!.path)} /bin/sh -c ${shellQuote(user)}` : `exec ${shellQuote(seccomp.perl!.path)} -e ${shellQuote(PERL_LOADER)} ${seccomp.perl!.prctl} ${seccomp.hex} /bin/sh -c ${shellQuote(user)}`,
+    `SRT_ALLOW_NESTED_USERNS=0 exec ${shellQuote(seccomp.helper?.path ?? "apply-seccomp")} /bin/sh -c ${shellQuote(user)}`,
   ].join("\n");
   args.push("--", "/bin/sh", "-c", script);
   return { args, env: proxyEnv(input.proxy) };

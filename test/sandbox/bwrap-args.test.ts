@@ -71,12 +71,16 @@ describe("bwrapArgs", () => {
     expect(env.NO_PROXY).toBe("");
   });
 
-  it("puts the filter on after the relay starts (perl loads it), with the exports set; no user namespace can be made inside", () => {
+  it("with a proxy, perl listens for the relay, starts it, puts the filter on and becomes the command, with the exports set; no user namespace can be made inside", () => {
     const { args } = bwrapArgs(input(disk));
-    const script = args[args.length - 1]!;
-    expect(args.slice(-4, -1)).toEqual(["--", "/bin/sh", "-c"]);
-    expect(script.indexOf("UNIX-CONNECT:/tmp/proxy.sock")).toBeLessThan(script.indexOf("/usr/bin/perl"));
-    expect(script).toMatch(/exec \/usr\/bin\/perl -e '.*' 157 abcd \/bin\/sh -c '.*TMPDIR=\/t\/p.*exec claude -p/);
+    const tail = args.slice(args.indexOf("--"));
+    expect(tail.slice(0, 3)).toEqual(["--", "/usr/bin/perl", "-e"]);
+    expect(tail.slice(4, 10)).toEqual(["157", "abcd", "/tmp/proxy.sock", "3128", "/bin/sh", "-c"]);
+    expect(tail[10]).toMatch(/^export .*TMPDIR=\/t\/p.*; exec claude -p /);
+    expect(tail[3]).toContain("listen(");
+    // the relay is forked before the filter goes on; the command is exec'd after it
+    expect(tail[3]!.indexOf("fork")).toBeLessThan(tail[3]!.indexOf("syscall($n,22"));
+    expect(tail[3]!.indexOf("syscall($n,22")).toBeLessThan(tail[3]!.lastIndexOf("exec{"));
     expect(args).toContain("--disable-userns");
     expect(args).not.toContain("--seccomp");
   });
@@ -101,7 +105,9 @@ describe("bwrapArgs", () => {
 
   it("where there is no perl, the library's helper after the relay, with user namespaces allowed for it and CAP_SETFCAP kept only when asked", () => {
     const helper = (keepSetfcap: boolean) => bwrapArgs(input(disk, { seccomp: { hex: "abcd", fd: 3, helper: { path: "/nm/apply-seccomp", keepSetfcap } } })).args;
-    expect(helper(false).at(-1)).toMatch(/SRT_ALLOW_NESTED_USERNS=0 exec \/nm\/apply-seccomp \/bin\/sh -c /);
+    const script = helper(false).at(-1)!;
+    expect(script).toMatch(/SRT_ALLOW_NESTED_USERNS=0 exec \/nm\/apply-seccomp \/bin\/sh -c /);
+    expect(script.indexOf("UNIX-CONNECT:/tmp/proxy.sock")).toBeLessThan(script.indexOf("/nm/apply-seccomp"));
     expect(helper(false)).not.toContain("--disable-userns");
     expect(helper(false)).not.toContain("--cap-add");
     expect(helper(true).join(" ")).toContain("--cap-drop ALL --cap-add CAP_SETFCAP");
