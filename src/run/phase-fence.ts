@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import type { CompiledHook, CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
-import { agentState, compileSandbox, coveringDir, isUnder, joinInside, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { agentState, compileSandbox, coveringDir, isUnder, joinInside, stateConfig, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import process from "node:process";
 import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
 import { hookSandbox, phaseSandbox } from "../sandbox/sandbox-plan.ts";
@@ -18,6 +18,7 @@ import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
 import { codexShim, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
 import { withheld } from "./fence-env.ts";
+import { forgetStateCopies, stateCopy, type StateCopy } from "./agent-state.ts";
 import { ownFenceAvailable, tmpPathsIn } from "../runtime/linux-fence.ts";
 import { buildStage, carryStage, type Stage } from "../runtime/stage-copy.ts";
 import { mustStage } from "../sandbox/member-stage.ts";
@@ -59,6 +60,7 @@ const warnedNoProxy = new Set<string>();
 
 /** Stop the sandbox's proxies, if a phase of this run started them, and remove the phases' temp dirs. */
 export async function closeFences(): Promise<void> {
+  forgetStateCopies();
   if (runTemp !== undefined) rmSync(runTemp, { recursive: true, force: true });
   runTemp = undefined;
   if (!sessionOpened) return;
@@ -98,6 +100,7 @@ function quiet(refusal: string, agent: SandboxInput["agent"]): boolean {
 
 /** Variables through which agent CLIs are told to keep their state elsewhere. */
 const STATE_VARS = ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"] as const;
+export const STATE_VAR_NAMES: readonly string[] = STATE_VARS;
 
 /**
  * The agent's state must exist before the sandbox starts: only what exists can be made
@@ -239,6 +242,18 @@ export async function openHookFence(hook: CompiledHook, env: ProcessEnv, ctx: Ru
 }
 
 /** The run's cache home: where fenced tools keep what they would keep under HOME (npm, pip, cargo, bytecode). */
+/**
+ * The profile with the run's copy of the agent's state in place of the user's: the copy
+ * writable, its configuration read-only as the user's was (what a phase writes there must not
+ * widen a later phase of the run), the user's state no longer writable at all.
+ */
+export function withStateCopy(compiled: SandboxProfile, kind: SandboxInput["agent"], userState: readonly string[], copy: StateCopy, cache: string): SandboxProfile {
+  // the CLI's caches (`~/.cache/claude`) stay as they were: not its configuration
+  const allowWrite = [...compiled.allowWrite.filter((d) => !userState.includes(d) || d.includes("/.cache/")), ...copy.dirs, cache];
+  const protect = [...(compiled.protect ?? []), ...stateConfig({ agent: kind, home: "/nonexistent", stateDirs: [copy.stateDir] }).filter((p) => isUnder(p, copy.stateDir))];
+  return { ...compiled, allowWrite, protect };
+}
+
 async function ownMatcher(globs: readonly string[]): Promise<(rel: string) => boolean> {
   const { default: picomatch } = await import("picomatch");
   const some = globs.filter((g) => g !== "");
@@ -283,8 +298,21 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
     return undefined;
   }
   const cache = cacheHome();
-  const profile: SandboxProfile = { ...compiled, allowWrite: [...compiled.allowWrite, cache] };
-  prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine, command), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "").filter((d) => profile.allowWrite.includes(d)) }));
+  const kind = agentKind(phase, ctx.machine, command);
+  const userState = agentState({ agent: kind, home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "").filter((d) => compiled.allowWrite.includes(d)) });
+  // an agent CLI works on the run's copy of its state: the user's own is read, never written (agent-state.ts)
+  let copy: StateCopy | undefined;
+  try {
+    copy = phase.kind === "agent" ? stateCopy(kind, env, ctx.info.run_id) : undefined;
+  } catch (error) {
+    rmSync(tempDir, { recursive: true, force: true });
+    throw new Error(`phase "${phase.name}": cannot make the run's copy of the agent's state: ${(error as Error).message}`);
+  }
+  const profile: SandboxProfile =
+    copy === undefined
+      ? { ...compiled, allowWrite: [...compiled.allowWrite, cache] }
+      : withStateCopy(compiled, kind, userState, copy, cache);
+  if (copy === undefined) prepareState(profile, userState);
   // the folders the write globs name, made now: only what exists can be bound writable
   const made = makeWriteDirs(profile, ctx.info.workdir);
   if (group !== undefined && group.others.length > 0) {
@@ -315,7 +343,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
         }
       : {}),
     async wrap(command, env) {
-      const inside: Record<string, string> = { ...livableEnv(profile, ctx.info.workdir, cache, env), TMPDIR: tempDir };
+      const inside: Record<string, string> = { ...livableEnv(profile, ctx.info.workdir, cache, env), ...copy?.env, TMPDIR: tempDir };
       // codex started any way at all (a command agent's `sh -c "codex exec -s workspace-write"`)
       // meets phaseloop's fence as its sandbox, not its own, which cannot start inside it
       const shims = await codexShim(runTemp!, env.PATH ?? "", ctx.info.workdir);
