@@ -225,8 +225,10 @@ async function ownMatcher(globs: readonly string[]): Promise<(rel: string) => bo
   const { default: picomatch } = await import("picomatch");
   const some = globs.filter((g) => g !== "");
   const match = picomatch(some.length ? [...some] : ["\0"], { dot: true });
-  // a protected name is outside every write scope, as in the fence
-  return (rel) => match(rel) && !isProtectedPath(rel);
+  // a protected name is outside every write scope, as in the fence, and so are the workdir's
+  // `.git` and `.phaseloop`, made or not (a `.git` carried into a workdir that is not a repository
+  // would be a repository whose config the agent wrote)
+  return (rel) => match(rel) && !isProtectedPath(rel) && !/^\.(?:git|phaseloop)(?:\/|$)/.test(rel);
 }
 
 function cacheHome(): string {

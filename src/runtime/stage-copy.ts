@@ -155,7 +155,8 @@ function placeFile(workdir: string, rel: string, from: string): boolean {
 }
 
 function copyInto(from: string, to: string, mode: number): void {
-  const src = openSync(from, constants.O_RDONLY | constants.O_NOFOLLOW);
+  // never blocks on a FIFO the member made: only a regular file is copied
+  const src = openSync(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     if (!fstatSync(src).isFile()) throw new Error("not a file");
     const dst = openSync(to, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);

@@ -138,4 +138,26 @@ describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available
     expect(refused["member-b"]).toContain("notes-b.md");
     expect(read(join(home, ".bashrc"))).toBe("original\n");
   }, 60_000);
+
+  it("in a workdir that is not a repository, a member whose globs name .git cannot carry one in, and a FIFO in its copy does not stall phaseloop", async () => {
+    const root = tempDir("phaseloop-parallel-");
+    const work = join(root, "repo");
+    const home = join(root, "home");
+    mkdirSync(work, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    const { finished, refused } = await run(
+      work,
+      home,
+      pipeline(
+        { write: [".git/**", "a.txt", "p*"], script: "mkdir -p .git/hooks && printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > .git/config && echo x > .git/hooks/post-checkout; echo a > a.txt; mkfifo pipe; exit 0" },
+        { write: ["b.txt"], script: "echo b > b.txt" },
+      ),
+    );
+    expect(existsSync(join(work, ".git"))).toBe(false);
+    expect(read(join(work, "a.txt"))).toBe("a\n");
+    expect(read(join(work, "b.txt"))).toBe("b\n");
+    expect(existsSync(join(work, "PWNED"))).toBe(false);
+    expect(finished["member-a"]).toMatchObject({ error: "policy_violation" });
+    expect(refused["member-a"]).toContain(join(work, ".git", "config"));
+  }, 60_000);
 });
