@@ -13,7 +13,7 @@
  * variable moves its home).
  */
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, constants, copyFileSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, closeSync, constants, copyFileSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -66,9 +66,9 @@ export function removeRunState(): void {
 }
 
 /**
- * Copy a folder of the user's state: files by content (a link to a file is copied as the file
- * it names, so writing the copy never writes through to the user's), folders as folders, never
- * through a link; what `skip` names at the top is left out.
+ * Copy a folder of the user's state: files by content, folders as folders, a link as the link
+ * (what it names stays as the fence has it: a secret it points to hidden, a file of the user's
+ * read-only), never through a link; what `skip` names at the top is left out.
  */
 function seed(from: string, to: string, skip: ReadonlySet<string>): void {
   mkdirSync(to, { recursive: true, mode: 0o700 });
@@ -83,13 +83,20 @@ function seed(from: string, to: string, skip: ReadonlySet<string>): void {
     const src = join(from, entry.name);
     const dst = join(to, entry.name);
     if (entry.isDirectory()) seed(src, dst, new Set());
-    else if (entry.isFile() || entry.isSymbolicLink()) copyFile(src, dst);
+    else if (entry.isFile()) copyFile(src, dst);
+    else if (entry.isSymbolicLink()) {
+      try {
+        symlinkSync(readlinkSync(src), dst);
+      } catch {
+        // left out
+      }
+    }
   }
 }
 
 function copyFile(src: string, dst: string): void {
   try {
-    const fd = openSync(src, constants.O_RDONLY | constants.O_NONBLOCK);
+    const fd = openSync(src, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
     try {
       const st = fstatSync(fd);
       if (!st.isFile() || st.size > FILE_CAP) return;
@@ -103,14 +110,21 @@ function copyFile(src: string, dst: string): void {
   }
 }
 
-/** The user's own state of a CLI, as the environment phaseloop hands the phase names it. */
-function sources(agent: SandboxInput["agent"], env: ProcessEnv, home: string): { dir: string; json?: string } | undefined {
+/**
+ * The user's own state of a CLI, as the environment phaseloop hands the phase names it. A
+ * variable that names a folder no agent's state may be (a home, anything holding one or a
+ * home's secrets, the workdir, a top-level folder: stateDirAllowed) seeds nothing: the copy
+ * starts empty, and nothing of that folder is copied where the agent can read it.
+ */
+function sources(agent: SandboxInput["agent"], env: ProcessEnv, home: string, allowed: (dir: string) => boolean): { dir: string; json?: string } | undefined {
+  const named = (value: string | undefined, dir: (v: string) => string, fallback: string) => (value ? (value.startsWith("/") && allowed(dir(value)) ? dir(value) : "") : fallback);
   if (agent === "claude") {
     const moved = env.CLAUDE_CONFIG_DIR;
-    return moved?.startsWith("/") ? { dir: moved, json: join(moved, ".claude.json") } : { dir: join(home, ".claude"), json: join(home, ".claude.json") };
+    const dir = named(moved, (v) => v, join(home, ".claude"));
+    return moved ? { dir, json: dir === "" ? "" : join(dir, ".claude.json") } : { dir, json: join(home, ".claude.json") };
   }
-  if (agent === "codex") return { dir: env.CODEX_HOME?.startsWith("/") ? env.CODEX_HOME : join(home, ".codex") };
-  if (agent === "gemini") return { dir: join(env.GEMINI_CLI_HOME?.startsWith("/") ? env.GEMINI_CLI_HOME : home, ".gemini") };
+  if (agent === "codex") return { dir: named(env.CODEX_HOME, (v) => v, join(home, ".codex")) };
+  if (agent === "gemini") return { dir: named(env.GEMINI_CLI_HOME, (v) => join(v, ".gemini"), join(home, ".gemini")) };
   return undefined;
 }
 
@@ -123,8 +137,8 @@ function stateBase(home: string): string {
 }
 
 /** The copy an agent of this run works on, as it will be laid out (nothing is made): for --dry-run, and stateCopy. */
-export function planStateCopy(agent: SandboxInput["agent"], env: ProcessEnv, runId: string): (StateCopy & { root: string; from: { dir: string; json?: string } }) | undefined {
-  const from = sources(agent, env, env.HOME || homedir());
+export function planStateCopy(agent: SandboxInput["agent"], env: ProcessEnv, runId: string, allowed: (dir: string) => boolean): (StateCopy & { root: string; from: { dir: string; json?: string } }) | undefined {
+  const from = sources(agent, env, env.HOME || homedir(), allowed);
   if (from === undefined) return undefined;
   // named by the source, so a resumed run finds the same copy again
   const root = join(stateBase(process.env.HOME || homedir()), runId.replace(/[^A-Za-z0-9._-]/g, "_"), `${agent}-${createHash("sha256").update(from.dir).digest("hex").slice(0, 12)}`);
@@ -133,16 +147,17 @@ export function planStateCopy(agent: SandboxInput["agent"], env: ProcessEnv, run
 }
 
 /** The run's copy of the agent's state, seeded from the user's on first use; undefined for an agent with none to copy. */
-export function stateCopy(agent: SandboxInput["agent"], env: ProcessEnv, runId: string): StateCopy | undefined {
-  const plan = planStateCopy(agent, env, runId);
+export function stateCopy(agent: SandboxInput["agent"], env: ProcessEnv, runId: string, allowed: (dir: string) => boolean): StateCopy | undefined {
+  const plan = planStateCopy(agent, env, runId, allowed);
   if (plan === undefined) return undefined;
   const key = `${agent}\0${plan.from.dir}`;
   const known = made.get(key);
   if (known !== undefined && existsSync(known.stateDir)) return known;
   runRoot(runId, process.env.HOME || homedir());
   if (!existsSync(plan.root)) {
-    seed(plan.from.dir, plan.stateDir, SKIP[agent]!);
-    if (plan.from.json !== undefined && statSync(plan.from.json, { throwIfNoEntry: false })?.isFile()) copyFile(plan.from.json, join(plan.root, ".claude.json"));
+    if (plan.from.dir === "") mkdirSync(plan.stateDir, { recursive: true, mode: 0o700 });
+    else seed(plan.from.dir, plan.stateDir, SKIP[agent]!);
+    if (plan.from.json && statSync(plan.from.json, { throwIfNoEntry: false })?.isFile()) copyFile(plan.from.json, join(plan.root, ".claude.json"));
   }
   const copy: StateCopy = { env: plan.env, dirs: plan.dirs, stateDir: plan.stateDir };
   made.set(key, copy);

@@ -169,6 +169,12 @@ function realHomes(): string[] {
   return homesSeen;
 }
 
+/** Which folders a state variable may seed an agent's copy from: those it could make writable (stateDirAllowed). */
+export function stateSourceAllowed(workdir: string, env: ProcessEnv): (dir: string) => boolean {
+  const homes = [env.HOME || homedir(), ...realHomes()];
+  return (dir) => stateDirAllowed(dir, workdir, homes);
+}
+
 /** The sandbox profile of a phase: its tool set and agent, where it works, its temp dir. */
 export function phaseProfile(machine: Machine, phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, workdir: string, tempDir: string, command?: string | readonly string[], artifacts?: string): SandboxProfile {
   const agent = agentKind(phase, machine, command);
@@ -272,7 +278,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
   // an agent CLI works on the run's copy of its state: the user's own is read, never written (agent-state.ts)
   let copy: StateCopy | undefined;
   try {
-    copy = phase.kind === "agent" ? stateCopy(kind, env, ctx.info.run_id) : undefined;
+    copy = phase.kind === "agent" ? stateCopy(kind, env, ctx.info.run_id, stateSourceAllowed(ctx.info.workdir, env)) : undefined;
   } catch (error) {
     rmSync(tempDir, { recursive: true, force: true });
     throw new Error(`phase "${phase.name}": cannot make the run's copy of the agent's state: ${(error as Error).message}`);

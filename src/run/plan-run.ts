@@ -20,7 +20,7 @@ import { bwrapArgs } from "../sandbox/bwrap-args.ts";
 import { phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import { agentState, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { openWriteScope } from "./phase-changes.ts";
-import { agentKind, phaseProfile, STATE_VAR_NAMES, withheldFor, withStateCopy } from "./phase-fence.ts";
+import { agentKind, phaseProfile, STATE_VAR_NAMES, stateSourceAllowed, withheldFor, withStateCopy } from "./phase-fence.ts";
 import { planStateCopy } from "./agent-state.ts";
 import { preparePhase, type InvocationFiles } from "./phase-invocation.ts";
 import { artifactsRel } from "./run-artifacts.ts";
@@ -189,7 +189,7 @@ function planPhase(o: PlanOptions, phase: CompiledPhase, seq: number, snapshot: 
   // as the fence lays it out (phase-fence.ts): the run's cache home writable, the livable settings inside
   // an agent CLI works on the run's copy of its state (agent-state.ts), in place of the user's
   const kind = agentKind(phase, machine, inv.command);
-  const copy = phase.kind === "agent" ? planStateCopy(kind, inv.env, PLAN_RUN_ID) : undefined;
+  const copy = phase.kind === "agent" ? planStateCopy(kind, inv.env, PLAN_RUN_ID, stateSourceAllowed(workdir, inv.env)) : undefined;
   const userState = agentState({ agent: kind, home: inv.env.HOME || homedir(), stateDirs: STATE_VAR_NAMES.map((n) => inv.env[n] ?? "").filter((d) => compiled.allowWrite.includes(d)) });
   const profile: SandboxProfile = copy === undefined ? { ...compiled, allowWrite: [...compiled.allowWrite, PLAN_CACHE] } : withStateCopy(compiled, kind, userState, copy, PLAN_CACHE);
   const inside = { ...livableEnv(profile, workdir, PLAN_CACHE, inv.env), ...copy?.env, TMPDIR: PLAN_TEMP };

@@ -127,6 +127,19 @@ describe.skipIf(!probe.available)("what a phase is handed cannot widen its fence
     }
   }, 90_000);
 
+  it("a state variable naming the home seeds nothing: the home's secrets are never copied where the agent can read them", async () => {
+    const { root, home, work } = world();
+    const bin = join(root, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "codex"), `#!/bin/sh\nls -a "$CODEX_HOME" > listed.txt; cat "$CODEX_HOME/.ssh/id_rsa" "$CODEX_HOME/../.ssh/id_rsa" > stolen.txt 2>/dev/null; exit 0\n`);
+    chmodSync(join(bin, "codex"), 0o755);
+    write(work, { "p.yaml": `phaseloop: 1\nname: seed\nagents:\n  a:\n    command: [sh, -c, "codex exec"]\n    env: { CODEX_HOME: ${home} }\nphases:\n  work: { agent: a, prompt: go }\n${once}` });
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home, PATH: `${bin}:${process.env.PATH}` }).done;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(readFileSync(join(work, "listed.txt"), "utf8")).not.toContain(".ssh");
+    expect(readFileSync(join(work, "stolen.txt"), "utf8")).not.toContain("PLANTED");
+  }, 60_000);
+
   it("every agent CLI's settings, MCP files and hook managers' folders in the repository are protected alike, for every kind of phase", async () => {
     const { work } = world();
     mkdirSync(join(work, ".husky"));
