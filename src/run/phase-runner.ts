@@ -70,7 +70,10 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   try {
     // the sandbox lets a member write its own globs only
     const own = scope ? scope.globs.slice(0, scope.globs.length - (e.groupWrite?.length ?? 0)) : [];
-    const others = scope ? scope.globs.slice(own.length) : [];
+    // a member without a tool set may write anywhere: to the others it is a member whose globs reach everything
+    const members = e.group !== undefined ? (machine.phases.find((p) => p.name === e.group)?.members ?? []) : [];
+    const unscoped = members.some((m) => m !== phase.name && machine.phases.find((p) => p.name === m)?.tools === undefined);
+    const others = [...(scope ? scope.globs.slice(own.length) : []), ...(unscoped ? ["**"] : [])];
     fence = await openFence(phase, toolSet ? own : undefined, inv.env, ctx, ctx.sandboxFlag, inv.command, toolSet && e.group !== undefined ? { own, others } : undefined);
   } catch (error) {
     return failEarly("spawn_error", (error as Error).message);

@@ -160,4 +160,31 @@ describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available
     expect(finished["member-a"]).toMatchObject({ error: "policy_violation" });
     expect(refused["member-a"]).toContain(join(work, ".git", "config"));
   }, 60_000);
+
+  it("a member without a tool set writes where it likes; a scoped member beside it is not blamed for that, and its own stray write is still its violation", async () => {
+    const { home, work } = repo();
+    const text = `phaseloop: 1
+name: members
+agents:
+  a: { command: [sh, -c, "sleep 0.5; mkdir -p src && echo a > src/a.txt && echo pwn > src/c.txt; exit 0"] }
+tools:
+  ta: { write: ["src/a.txt"] }
+phases:
+  both:
+    parallel: [member-a, member-b]
+    join: all_done
+    next: [{ stop: complete }]
+  member-a: { agent: a, tools: ta, prompt: go }
+  member-b: { run: "mkdir -p src && echo b > src/b.txt" }
+stop: { max_iterations: 1 }
+`;
+    const { finished, refused } = await run(work, home, text);
+    expect(read(join(work, "src", "b.txt"))).toBe("b\n");
+    expect(read(join(work, "src", "a.txt"))).toBe("a\n");
+    expect(read(join(work, "src", "c.txt"))).toBeUndefined();
+    expect(finished["member-b"]).toMatchObject({ status: "succeeded" });
+    expect(finished["member-a"]).toMatchObject({ error: "policy_violation" });
+    expect(refused["member-a"]).toContain(join(work, "src", "c.txt"));
+    expect(refused["member-a"]).not.toContain("b.txt");
+  }, 60_000);
 });
