@@ -184,6 +184,21 @@ describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available
     expect(result.stdout).toContain("child ok");
   });
 
+  it("the relay to the proxy, which keeps its Unix sockets, cannot be taken over by the phase: not traced, its memory and environment closed", async () => {
+    const script = [
+      `for p in /proc/[0-9]*; do [ "$p" = /proc/$$ ] && continue; tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q '^/usr/bin/perl' && relay=\${p#/proc/}; done`,
+      `echo "relay=$relay"`,
+      `head -c 1 /proc/$relay/environ >/dev/null 2>&1 && echo environ-open`,
+      `head -c 1 /proc/$relay/mem >/dev/null 2>&1 && echo mem-open`,
+      `python3 -c "import ctypes,sys; l=ctypes.CDLL(None,use_errno=True); r=l.ptrace(16, int(sys.argv[1]), 0, 0); print('attached' if r == 0 else 'no-trace')" $relay`,
+    ].join("; ");
+    const { result } = await inSandbox(script, ["src/**"], ["127.0.0.1:9"]);
+    expect(result.stdout).toMatch(/relay=\d+/);
+    expect(result.stdout).not.toContain("environ-open");
+    expect(result.stdout).not.toContain("mem-open");
+    expect(result.stdout).toContain("no-trace");
+  });
+
   it("leaves nothing in the workdir after the phase: no mount points of protected names", async () => {
     const before = readdirSync(work).sort();
     await inSandbox(`true`, ["**"]);
