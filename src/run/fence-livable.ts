@@ -18,6 +18,7 @@ import { findProgram } from "../runtime/preflight-host.ts";
 import { PRESETS } from "../pipeline/presets/registry.ts";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { isUnder } from "../sandbox/compile-sandbox.ts";
+import { isProtectedPath } from "../sandbox/bwrap-args.ts";
 
 /**
  * Make the missing write folders of the profile inside the workdir, one component at a time,
@@ -27,6 +28,9 @@ export function makeWriteDirs(profile: SandboxProfile, workdir: string): string[
   const made: string[] = [];
   for (const dir of profile.allowWrite) {
     if (dir === workdir || !isUnder(dir, workdir)) continue;
+    // never a `.git`, `.phaseloop` or protected name: one made there would be phaseloop's doing
+    const top = dir.slice(workdir.length + 1).split("/")[0]!;
+    if (top === ".git" || top === ".phaseloop" || isProtectedPath(top)) continue;
     let at = workdir;
     for (const part of dir.slice(workdir.length + 1).split("/")) {
       at = join(at, part);

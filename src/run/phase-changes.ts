@@ -42,7 +42,7 @@ export interface PhaseChanges {
 }
 
 /** Measure after the phase ran: the iteration's changes, and what left the write scope. */
-export async function measurePhaseChanges(phaseName: string, scope: WriteScope | undefined, ctx: RunContext, ignore?: (path: string) => boolean, fenceWritable?: readonly string[]): Promise<PhaseChanges> {
+export async function measurePhaseChanges(phaseName: string, scope: WriteScope | undefined, ctx: RunContext, ignore?: (path: string) => boolean, fenceWritable?: readonly string[], wroteHere?: (path: string) => boolean): Promise<PhaseChanges> {
   const workdir = ctx.info.workdir;
   const tracker = ctx.changes;
   if (!tracker) return { changes: [] };
@@ -62,7 +62,7 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
   if (!scope || !phaseChanges || !allowed) return { changes };
   // the repository's own files (hooks, config, refs, the index) are outside every write scope
   // a protected name (an agent CLI's settings, a hook manager's folder) is outside every write scope, as in the OS sandbox
-  let outside = [...phaseChanges.paths.filter((p) => !allowed(p) || isProtectedPath(p)), ...phaseChanges.internals].sort();
+  let outside = [...phaseChanges.paths.filter((p) => (!allowed(p) || isProtectedPath(p)) && (wroteHere === undefined || wroteHere(p))), ...phaseChanges.internals].sort();
   if (outside.length === 0) return { changes };
   // where the kernel could not tell a glob apart (it binds the folder `docs/*.md` names, and
   // `docs/run.sh` is in it), what the phase wrote outside the globs is undone now, before

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import type { CompiledHook, CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
-import { agentState, compileSandbox, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { agentState, compileSandbox, coveringDir, isUnder, joinInside, stateConfig, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { PRESETS, presetNamed, sandboxNeeds } from "../pipeline/presets/registry.ts";
 import process from "node:process";
 import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
@@ -18,7 +18,11 @@ import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
 import { fenceShims, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
 import { withheld } from "./fence-env.ts";
-import { tmpPathsIn } from "../runtime/linux-fence.ts";
+import { forgetStateCopies, stateCopy, type StateCopy } from "./agent-state.ts";
+import { ownFenceAvailable, tmpPathsIn } from "../runtime/linux-fence.ts";
+import { buildStage, carryStage, type Stage } from "../runtime/stage-copy.ts";
+import { mustStage } from "../sandbox/member-stage.ts";
+import { isProtectedPath } from "../sandbox/bwrap-args.ts";
 
 /** A command made ready to run in the fence. */
 export interface FencedCommand {
@@ -34,6 +38,11 @@ export interface PhaseFence {
   wrap(command: string | string[], env: ProcessEnv): Promise<FencedCommand>;
   /** Everything refused so far in this phase. */
   readonly refused: string[];
+  /**
+   * A parallel member's: whether a path (relative to the workdir) is where it wrote the
+   * workdir itself (not through a staging copy). A change anywhere else was another member's.
+   */
+  mine?(path: string): boolean;
   close(): void;
 }
 
@@ -51,6 +60,7 @@ const warnedNoProxy = new Set<string>();
 
 /** Stop the sandbox's proxies, if a phase of this run started them, and remove the phases' temp dirs. */
 export async function closeFences(): Promise<void> {
+  forgetStateCopies();
   if (runTemp !== undefined) rmSync(runTemp, { recursive: true, force: true });
   runTemp = undefined;
   if (!sessionOpened) return;
@@ -69,6 +79,7 @@ function quiet(refusal: string, agent: SandboxInput["agent"]): boolean {
 
 /** Variables through which agent CLIs are told to keep their state elsewhere. */
 const STATE_VARS = PRESETS.flatMap((p) => p.sandbox.stateVars ?? []);
+export const STATE_VAR_NAMES: readonly string[] = STATE_VARS;
 
 /**
  * The agent's state must exist before the sandbox starts: only what exists can be made
@@ -158,6 +169,12 @@ function realHomes(): string[] {
   return homesSeen;
 }
 
+/** Which folders a state variable may seed an agent's copy from: those it could make writable (stateDirAllowed). */
+export function stateSourceAllowed(workdir: string, env: ProcessEnv): (dir: string) => boolean {
+  const homes = [env.HOME || homedir(), ...realHomes()];
+  return (dir) => stateDirAllowed(dir, workdir, homes);
+}
+
 /** The sandbox profile of a phase: its tool set and agent, where it works, its temp dir. */
 export function phaseProfile(machine: Machine, phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, workdir: string, tempDir: string, command?: string | readonly string[], artifacts?: string): SandboxProfile {
   const agent = agentKind(phase, machine, command);
@@ -187,8 +204,8 @@ export function phaseHosts(machine: Machine, phase: CompiledPhase, env: ProcessE
  * machine that has none; `required` without one never gets here: preflight refused the run).
  * `write` is the phase's rendered write globs; undefined when the phase has no tool set.
  */
-export async function openFence(phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, flag: SandboxMode | undefined, command?: string | readonly string[]): Promise<PhaseFence | undefined> {
-  return fenceFor(phase, phaseSandbox(ctx.machine, phase, flag), write, env, ctx, command);
+export async function openFence(phase: CompiledPhase, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, flag: SandboxMode | undefined, command?: string | readonly string[], group?: MemberGlobs): Promise<PhaseFence | undefined> {
+  return fenceFor(phase, phaseSandbox(ctx.machine, phase, flag), write, env, ctx, command, group);
 }
 
 /** The fence of a hook: like a `run` phase's (the workdir writable, no host unless it names one). */
@@ -198,13 +215,41 @@ export async function openHookFence(hook: CompiledHook, env: ProcessEnv, ctx: Ru
 }
 
 /** The run's cache home: where fenced tools keep what they would keep under HOME (npm, pip, cargo, bytecode). */
+/**
+ * The profile with the run's copy of the agent's state in place of the user's: the copy
+ * writable, its configuration read-only as the user's was (what a phase writes there must not
+ * widen a later phase of the run), the user's state no longer writable at all.
+ */
+export function withStateCopy(compiled: SandboxProfile, kind: SandboxInput["agent"], userState: readonly string[], copy: StateCopy, cache: string): SandboxProfile {
+  // the CLI's caches (`~/.cache/claude`) stay as they were: not its configuration
+  const allowWrite = [...compiled.allowWrite.filter((d) => !userState.includes(d) || d.includes("/.cache/")), ...copy.dirs, cache];
+  const protect = [...(compiled.protect ?? []), ...stateConfig({ agent: kind, home: "/nonexistent", stateDirs: [copy.stateDir] }).filter((p) => isUnder(p, copy.stateDir))];
+  return { ...compiled, allowWrite, protect };
+}
+
+async function ownMatcher(globs: readonly string[]): Promise<(rel: string) => boolean> {
+  const { default: picomatch } = await import("picomatch");
+  const some = globs.filter((g) => g !== "");
+  const match = picomatch(some.length ? [...some] : ["\0"], { dot: true });
+  // a protected name is outside every write scope, as in the fence, and so are the workdir's
+  // `.git` and `.phaseloop`, made or not (a `.git` carried into a workdir that is not a repository
+  // would be a repository whose config the agent wrote)
+  return (rel) => match(rel) && !isProtectedPath(rel) && !/^\.(?:git|phaseloop)(?:\/|$)/.test(rel);
+}
+
 function cacheHome(): string {
   const dir = join(runTemp!, "cache");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
 }
 
-async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, command?: string | readonly string[]): Promise<PhaseFence | undefined> {
+/** A parallel member's own write globs and the other members' (rendered). */
+export interface MemberGlobs {
+  own: readonly string[];
+  others: readonly string[];
+}
+
+async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write: readonly string[] | undefined, env: ProcessEnv, ctx: RunContext, command?: string | readonly string[], group?: MemberGlobs): Promise<PhaseFence | undefined> {
   if (plan.mode === "off") return undefined;
   const offer = probeSandbox();
   if (!offer.available) {
@@ -228,20 +273,52 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
     return undefined;
   }
   const cache = cacheHome();
-  const profile: SandboxProfile = { ...compiled, allowWrite: [...compiled.allowWrite, cache] };
-  prepareState(profile, agentState({ agent: agentKind(phase, ctx.machine, command), home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "").filter((d) => profile.allowWrite.includes(d)) }));
+  const kind = agentKind(phase, ctx.machine, command);
+  const userState = agentState({ agent: kind, home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "").filter((d) => compiled.allowWrite.includes(d)) });
+  // an agent CLI works on the run's copy of its state: the user's own is read, never written (agent-state.ts)
+  let copy: StateCopy | undefined;
+  try {
+    copy = phase.kind === "agent" ? stateCopy(kind, env, ctx.info.run_id, stateSourceAllowed(ctx.info.workdir, env)) : undefined;
+  } catch (error) {
+    rmSync(tempDir, { recursive: true, force: true });
+    throw new Error(`phase "${phase.name}": cannot make the run's copy of the agent's state: ${(error as Error).message}`);
+  }
+  const profile: SandboxProfile =
+    copy === undefined
+      ? { ...compiled, allowWrite: [...compiled.allowWrite, cache] }
+      : withStateCopy(compiled, kind, userState, copy, cache);
+  if (copy === undefined) prepareState(profile, userState);
   // the folders the write globs name, made now: only what exists can be bound writable
   const made = makeWriteDirs(profile, ctx.info.workdir);
+  if (group !== undefined && group.others.length > 0) {
+    // a member's own folders too, each glob's: one only it may write is then bound as itself, not copied
+    const own = group.own.map((glob) => coveringDir(glob)).filter((d): d is string => d !== undefined && d !== "").map((d) => joinInside(ctx.info.workdir, d)!);
+    made.push(...makeWriteDirs({ ...profile, allowWrite: own.filter((d) => profile.allowWrite.some((w) => isUnder(d, w))) }, ctx.info.workdir));
+  }
   // the library loads only when a phase is sandboxed: runs without one start as fast as before
   const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");
   sessionOpened = true;
   const refused: string[] = [];
   const agent = agentKind(phase, ctx.machine, command);
+  const workdir = ctx.info.workdir;
+  // a member stages the folders another member may write too (member-stage.ts); where the
+  // fence is the library's, it cannot, and the members are judged afterwards as before
+  const staging = group !== undefined && group.others.length > 0 && ownFenceAvailable();
+  const allowed = staging ? await ownMatcher(group.own) : undefined;
+  const direct = new Set<string>();
   return {
     profile,
     refused,
+    ...(staging
+      ? {
+          mine: (path: string) => {
+            const abs = join(workdir, path);
+            return [...direct].some((dir) => isUnder(abs, dir));
+          },
+        }
+      : {}),
     async wrap(command, env) {
-      const inside: Record<string, string> = { ...livableEnv(profile, ctx.info.workdir, cache, env), TMPDIR: tempDir };
+      const inside: Record<string, string> = { ...livableEnv(profile, ctx.info.workdir, cache, env), ...copy?.env, TMPDIR: tempDir };
       // codex started any way at all (a command agent's `sh -c "codex exec -s workspace-write"`)
       // meets phaseloop's fence as its sandbox, not its own, which cannot start inside it
       const shims = await fenceShims(runTemp!, env.PATH ?? "", ctx.info.workdir);
@@ -249,7 +326,21 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
       // what the process may look for in the host's /tmp (a file NODE_OPTIONS requires, the pipeline's own folder): seen there, read-only
       const seen = [dirname(ctx.machine.file)];
       for (const name in env) if (typeof env[name] === "string" && env[name]!.includes("/tmp/")) seen.push(...tmpPathsIn(env[name]!));
-      const wrapped = await wrapInSandbox(profile, command, ctx.info.workdir, inside, inside.PATH ?? env.PATH, seen);
+      const stages: Stage[] = [];
+      if (staging) {
+        for (const dir of profile.allowWrite) {
+          if (!isUnder(dir, workdir) || !existsSync(dir)) continue;
+          const rel = dir === workdir ? "" : dir.slice(workdir.length + 1);
+          if (!mustStage(rel, group!.others)) {
+            direct.add(dir);
+            continue;
+          }
+          const stage = buildStage(workdir, rel, group!.own, group!.others, runTemp!);
+          stages.push(stage);
+          for (const d of stage.direct) direct.add(d);
+        }
+      }
+      const wrapped = await wrapInSandbox(stages.length > 0 ? { ...profile, staged: stages } : profile, command, workdir, inside, inside.PATH ?? env.PATH, seen);
       running++;
       let ended = false;
       return {
@@ -263,6 +354,8 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
           ended = true;
           const found = sandboxRefusals(profile, wrapped, stderr, ctx.info.workdir, stdout).filter((r) => !quiet(r, agent));
           releaseSandboxed(wrapped);
+          // what the member changed in its copies: its own globs' part carried over, the rest refused
+          for (const stage of stages.splice(0)) found.push(...carryStage(workdir, stage, allowed!));
           for (const r of found) if (!refused.includes(r)) refused.push(r);
           return found;
         },

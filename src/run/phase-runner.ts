@@ -70,7 +70,11 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   try {
     // the sandbox lets a member write its own globs only
     const own = scope ? scope.globs.slice(0, scope.globs.length - (e.groupWrite?.length ?? 0)) : [];
-    fence = await openFence(phase, toolSet ? own : undefined, inv.env, ctx, ctx.sandboxFlag, inv.command);
+    // a member without a tool set may write anywhere: to the others it is a member whose globs reach everything
+    const members = e.group !== undefined ? (machine.phases.find((p) => p.name === e.group)?.members ?? []) : [];
+    const unscoped = members.some((m) => m !== phase.name && machine.phases.find((p) => p.name === m)?.tools === undefined);
+    const others = [...(scope ? scope.globs.slice(own.length) : []), ...(unscoped ? ["**"] : [])];
+    fence = await openFence(phase, toolSet ? own : undefined, inv.env, ctx, ctx.sandboxFlag, inv.command, toolSet && e.group !== undefined ? { own, others } : undefined);
   } catch (error) {
     return failEarly("spawn_error", (error as Error).message);
   }
@@ -88,7 +92,8 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   // measured changes, and the write scope of the tool allowlist; what the fence let through
   // outside the globs is undone here, before anything reads it.
   // phases sandboxed at the same time leave placeholders of protected names while they run
-  const { changes, violation, undone } = await measurePhaseChanges(e.phase, scope, ctx, sandboxesRunning() ? (p) => isPlaceholder(workdir, p) : undefined, fence?.profile.allowWrite);
+  // a member that staged folders wrote the workdir itself only where no other member may: a change elsewhere is another's
+  const { changes, violation, undone } = await measurePhaseChanges(e.phase, scope, ctx, sandboxesRunning() ? (p) => isPlaceholder(workdir, p) : undefined, fence?.profile.allowWrite, fence?.mine);
 
   const text = phase.kind === "agent" ? report.text : r.stdout;
   let failure: { error: ErrorClass; message: string } | null = judgeAgent(r, report, classifyProcess(r, phase.successExitCodes, phase.transient), phase.kind === "agent");

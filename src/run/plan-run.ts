@@ -18,9 +18,10 @@ import type { JsonValue, SandboxMode } from "../pipeline/spec.ts";
 import { readInside } from "../runtime/read-inside.ts";
 import { bwrapArgs } from "../sandbox/bwrap-args.ts";
 import { phaseSandbox } from "../machine/sandbox-plan.ts";
-import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { agentState, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { openWriteScope } from "./phase-changes.ts";
-import { phaseProfile, withheldFor } from "./phase-fence.ts";
+import { agentKind, phaseProfile, STATE_VAR_NAMES, stateSourceAllowed, withheldFor, withStateCopy } from "./phase-fence.ts";
+import { planStateCopy } from "./agent-state.ts";
 import { preparePhase, type InvocationFiles } from "./phase-invocation.ts";
 import { artifactsRel } from "./run-artifacts.ts";
 import { inheritedEnv, type RunContext } from "./run-context.ts";
@@ -187,8 +188,12 @@ function planPhase(o: PlanOptions, phase: CompiledPhase, seq: number, snapshot: 
   const scope = openWriteScope(toolSet, e.context, ctx);
   const compiled = phaseProfile(machine, phase, toolSet ? (scope?.globs ?? []) : undefined, inv.env, workdir, PLAN_TEMP, inv.command, namedFiles.artifacts(workdir, PLAN_RUN_ID));
   // as the fence lays it out (phase-fence.ts): the run's cache home writable, the livable settings inside
-  const profile: SandboxProfile = { ...compiled, allowWrite: [...compiled.allowWrite, PLAN_CACHE] };
-  const inside = { ...livableEnv(profile, workdir, PLAN_CACHE, inv.env), TMPDIR: PLAN_TEMP };
+  // an agent CLI works on the run's copy of its state (agent-state.ts), in place of the user's
+  const kind = agentKind(phase, machine, inv.command);
+  const copy = phase.kind === "agent" ? planStateCopy(kind, inv.env, PLAN_RUN_ID, stateSourceAllowed(workdir, inv.env)) : undefined;
+  const userState = agentState({ agent: kind, home: inv.env.HOME || homedir(), stateDirs: STATE_VAR_NAMES.map((n) => inv.env[n] ?? "").filter((d) => compiled.allowWrite.includes(d)) });
+  const profile: SandboxProfile = copy === undefined ? { ...compiled, allowWrite: [...compiled.allowWrite, PLAN_CACHE] } : withStateCopy(compiled, kind, userState, copy, PLAN_CACHE);
+  const inside = { ...livableEnv(profile, workdir, PLAN_CACHE, inv.env), ...copy?.env, TMPDIR: PLAN_TEMP };
   const kept = Object.keys(withheldFor(phase, machine, inv.env, inv.command)).sort();
   const home = inv.env.HOME || homedir();
   const short = (p: string) => (p.startsWith(`${workdir}/`) ? `./${p.slice(workdir.length + 1)}` : p === workdir ? "./" : p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p);
@@ -221,14 +226,12 @@ function fenceEnvNames(profile: SandboxProfile, workdir: string, command: string
   if (process.platform !== "linux") return [];
   const exports = { NO_PROXY: "", no_proxy: "", ...inside };
   const proxy = profile.allowedHosts.length > 0 ? { socket: "<socket>", token: "<token>", username: "<user>" } : undefined;
-  const { args, env } = bwrapArgs({ profile, cwd: workdir, command, exports, ...(proxy ? { proxy } : {}), applySeccomp: "<apply-seccomp>", socat: "socat", keepSetfcap: false, nestedProtected: [], kindOf: () => undefined });
+  const { args, env } = bwrapArgs({ profile, cwd: workdir, command, exports, ...(proxy ? { proxy } : {}), seccomp: { hex: "", fd: 3, perl: { path: "perl", prctl: 0 } }, socat: "socat", nestedProtected: [], kindOf: () => undefined });
   const names = new Set<string>(["TMPDIR"]);
   if (proxy) {
     for (const k of Object.keys(env)) names.add(k);
     for (const k of Object.keys(exports)) names.add(k);
   } else for (let i = 0; i < args.length; i++) if (args[i] === "--setenv") names.add(args[++i]!);
-  // the seccomp helper's own setting, which the helper takes out before it starts the command
-  names.delete("SRT_ALLOW_NESTED_USERNS");
   return [...names].sort();
 }
 

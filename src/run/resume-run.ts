@@ -23,6 +23,7 @@ import { compileFile, leftoverNote, pickEnv, preflightRun, type StartOutcome } f
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
+import { removeRunState } from "./agent-state.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
 import { machineForTask } from "./single-task.ts";
 import { runLanes } from "./run-lanes.ts";
@@ -167,6 +168,8 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     // a run with lanes goes on with every lane it had
     const lanes = snapshot.lanes ? { machine, store, info: runner.o.info, reporter, env: o.env, signal: o.signal, sandbox: sandboxFlag, snapshot, seq, recordedIterations: iterations.value.iterations } : undefined;
     const result = await (lanes ? runLanes(lanes, preface) : runner.run({ type: "resumed", at: Date.now() }, preface)).finally(closeFences);
+    // the agents' copies of their state stay while the run can be resumed
+    if (result.outcome !== "interrupted") removeRunState();
     store.close();
     await reporter.close();
     return { kind: "ran", result, runId };

@@ -31,6 +31,7 @@ import { createRunner, type RunResult } from "./run-pipeline.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
+import { removeRunState } from "./agent-state.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
 import { checkTaskChoice, machineForTask } from "./single-task.ts";
 import { checkLanes, openTarget } from "../lanes/prepare-lanes.ts";
@@ -189,6 +190,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     }
     const lanes = snapshot.lanes ? { machine, store, info, reporter, env: o.env, signal: o.signal, sandbox: o.sandbox, snapshot, seq: 0 } : undefined;
     const result = await (lanes ? runLanes(lanes, preface) : runner.run({ type: "start", at: Date.now() }, preface)).finally(closeFences);
+    // the agents' copies of their state stay while the run can be resumed
+    if (result.outcome !== "interrupted") removeRunState();
     await versionsWritten();
     store.close();
     await reporter.close();

@@ -6,11 +6,14 @@
  * library then wraps the phase.
  */
 import { Buffer } from "node:buffer";
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { absentProtected, bwrapArgs, type PathKind, type ProxyRoute } from "../sandbox/bwrap-args.ts";
+import { absentProtected, bwrapArgs, type PathKind, type ProxyRoute, type SeccompLoad } from "../sandbox/bwrap-args.ts";
+import { ARCHES, filterBytes, filterHex } from "../sandbox/seccomp-filter.ts";
+import { ownProgram } from "./own-programs.ts";
 import { shellQuote } from "../expr/shell-render.ts";
 import { findProgram } from "./preflight-host.ts";
 import { isUnder, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
@@ -28,7 +31,7 @@ const ARCH: Record<string, string> = { x64: "x64", arm64: "arm64" };
 
 let seccompPath: string | null | undefined;
 
-/** The library's seccomp helper, found beside the library wherever npm put it. */
+/** The library's seccomp helper, found beside the library wherever npm put it: only where there is no perl. */
 function applySeccompPath(): string | undefined {
   if (seccompPath !== undefined) return seccompPath ?? undefined;
   seccompPath = null;
@@ -62,6 +65,34 @@ function keepSetfcap(): boolean {
   } catch {
     return false;
   }
+}
+
+/** The fd bubblewrap reads the filter from. */
+const FILTER_FD = 3;
+let filterFile: string | undefined;
+
+/**
+ * The filter's bytes in a file of this process's own (a folder of mode 0700, removed when the
+ * process exits), from which the shell that starts bubblewrap opens it on FILTER_FD.
+ */
+function seccompFile(bytes: Uint8Array): string {
+  if (filterFile !== undefined && existsSync(filterFile)) return filterFile;
+  const dir = mkdtempSync(join(tmpdir(), "phaseloop-seccomp-"));
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  filterFile = join(dir, "filter.bpf");
+  writeFileSync(filterFile, bytes, { mode: 0o400 });
+  return filterFile;
+}
+
+/** How this phase's filter goes on (bwrap-args.ts), or undefined when it cannot here. */
+function seccompLoad(proxied: boolean): SeccompLoad | undefined {
+  const hex = filterHex(process.arch);
+  if (hex === undefined) return undefined;
+  if (!proxied) return { hex, fd: FILTER_FD };
+  const perl = ownProgram("perl");
+  if (perl.startsWith("/")) return { hex, fd: FILTER_FD, perl: { path: perl, prctl: ARCHES[process.arch]!.prctl } };
+  const helper = applySeccompPath();
+  return helper === undefined ? undefined : { hex, fd: FILTER_FD, helper: { path: helper, keepSetfcap: keepSetfcap() } };
 }
 
 function kinds(): (path: string) => PathKind {
@@ -156,7 +187,7 @@ export function tmpPathsIn(text: string): string[] {
 
 /** Whether phaseloop can build this machine's fence itself (else the library wraps each phase). */
 export function ownFenceAvailable(): boolean {
-  return process.platform === "linux" && applySeccompPath() !== undefined;
+  return process.platform === "linux" && filterHex(process.arch) !== undefined;
 }
 
 /**
@@ -186,8 +217,8 @@ export interface ProxyWanted {
  */
 export function wrapLinux(profile: SandboxProfile, command: string[] | string, cwd: string, exports: Record<string, string>, proxy: ProxyWanted | undefined, search?: string, seen: readonly string[] = []): LinuxWrap | undefined {
   if (process.platform !== "linux") return undefined;
-  const applySeccomp = applySeccompPath();
-  if (applySeccomp === undefined) return undefined;
+  const seccomp = seccompLoad(proxy !== undefined);
+  if (seccomp === undefined) return undefined;
   let route: ProxyRoute | undefined;
   if (proxy !== undefined) {
     const { socket, token } = proxy;
@@ -196,7 +227,7 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
   }
   const kindOf = kinds();
   profile = { ...profile, allowWrite: bindableWrites(profile, cwd) };
-  const needed = [applySeccomp, proxy?.socat ?? "", proxy?.socket ? dirname(proxy.socket) : "", process.execPath, process.argv[1] ?? "", process.env.HOME ?? "", exports.HOME ?? "", ...(search ?? "").split(":"), ...seen, ...tmpPathsIn(typeof command === "string" ? command : command.join(" "))];
+  const needed = [seccomp.perl?.path ?? "", seccomp.helper?.path ?? "", proxy?.socat ?? "", proxy?.socket ? dirname(proxy.socket) : "", process.execPath, process.argv[1] ?? "", process.env.HOME ?? "", exports.HOME ?? "", ...(search ?? "").split(":"), ...seen, ...tmpPathsIn(typeof command === "string" ? command : command.join(" "))];
   if (typeof command !== "string" && command[0]?.startsWith("/")) needed.push(command[0]);
   const keep = tmpKeep(profile, cwd, needed);
   const { args, env } = bwrapArgs({
@@ -205,15 +236,16 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
     command,
     exports,
     ...(route !== undefined ? { proxy: route } : {}),
-    applySeccomp,
+    seccomp,
     socat: proxy?.socat ?? "socat",
-    keepSetfcap: keepSetfcap(),
     nestedProtected: nestedRepos(profile, cwd),
     kindOf,
     ...(keep !== undefined ? { tmpKeep: keep } : {}),
   });
   const absent = absentProtected({ profile, cwd, kindOf });
-  return { argv: ["bwrap", ...args], env, absent, anchors: anchorsOf(absent) };
+  // without a relay bubblewrap loads the filter itself, from the file opened on its fd by the shell that starts it
+  const argv = route !== undefined ? ["bwrap", ...args] : ["sh", "-c", `exec "$@" ${FILTER_FD}<"$0"`, seccompFile(filterBytes(process.arch)!), ownProgram("bwrap"), ...args];
+  return { argv, env, absent, anchors: anchorsOf(absent) };
 }
 
 function present(path: string): boolean {

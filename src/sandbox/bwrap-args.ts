@@ -77,12 +77,10 @@ export interface BwrapInput {
    * and a client names the host it could not resolve or reach in its own error.
    */
   proxy?: ProxyRoute;
-  /** The seccomp helper that refuses Unix sockets to everything it starts. */
-  applySeccomp: string;
+  /** How the seccomp filter that refuses Unix sockets goes on (seccomp-filter.ts). */
+  seccomp: SeccompLoad;
   /** socat, as the relay runs it (a path, or a wrapper that dies with phaseloop); used with a proxy. */
   socat: string;
-  /** Running as root with CAP_SETFCAP: the seccomp helper's nested namespace needs it kept. */
-  keepSetfcap: boolean;
   /** Extra paths to bind read-only inside writable directories (nested repositories' hooks and config). */
   nestedProtected: readonly string[];
   /** What each path the fence mentions is on disk. */
@@ -93,6 +91,50 @@ export interface BwrapInput {
    */
   tmpKeep?: readonly string[];
 }
+
+/**
+ * How the filter goes on. Without a relay, bubblewrap loads it itself from a file descriptor
+ * (`--seccomp FD`: the caller starts bubblewrap with the filter's bytes there), and it holds
+ * for everything inside. With a relay to the proxy, the relay needs its Unix socket first: the
+ * filter goes on after it starts, loaded by a few lines of perl (`prctl` with the program's
+ * bytes, then exec). Where neither can be had, the sandbox library's helper (`apply-seccomp`,
+ * which makes a nested user namespace of its own: about 11 ms more per phase as root).
+ */
+export interface SeccompLoad {
+  /** The filter's bytes in hex. */
+  hex: string;
+  /** The file descriptor bwrap reads the filter from, without a relay. */
+  fd: number;
+  /** perl, to load the filter after the relay; its prctl number on this architecture. */
+  perl?: { path: string; prctl: number };
+  /** The library's helper, where there is no perl. */
+  helper?: { path: string; keepSetfcap: boolean };
+}
+
+/**
+ * perl's part, where a phase may reach hosts: it listens on the relay's port in the sandbox's
+ * network namespace (IPv6 with IPv4 mapped in, else IPv4) before anything else runs, so a
+ * command that connects at once is queued, never refused; forks the relay (per connection, a
+ * Unix socket to the proxy and one process for each direction); then puts the filter on
+ * itself (no_new_privs, which bubblewrap set already; struct sock_fprog: the length, padding,
+ * a pointer to the instructions) and becomes the command. The relay, started before the
+ * filter, keeps its Unix sockets; nothing the command starts can make one.
+ * Arguments: prctl's number, the filter in hex, the proxy's socket, the port, the command.
+ */
+export const PERL_RELAY = [
+  // no modules (loading Socket costs more than the rest): the constants and addresses by hand, as Linux has them
+  'my($n,$h,$s,$p)=splice(@ARGV,0,4);my$L;',
+  'if(socket($L,10,1,0)){setsockopt($L,41,26,0);setsockopt($L,1,2,1);bind($L,pack("S n N a16 N",10,$p,0,"",0))or undef$L}',
+  'unless($L){socket($L,2,1,0)or die"phaseloop: relay: $!\\n";setsockopt($L,1,2,1);bind($L,pack("S n a4 x8",2,$p,"\\0\\0\\0\\0"))or die"phaseloop: relay: $!\\n"}',
+  'listen($L,4096)or die"phaseloop: relay: $!\\n";my$r=fork;die"phaseloop: relay: $!\\n"unless defined$r;',
+  // the relay is not dumpable: the command, its parent, can neither ptrace it nor write its memory to make a Unix socket through it
+  'if(!$r){syscall($n,4,0,0,0,0);$SIG{CHLD}="IGNORE";open(STDIN,"<","/dev/null");open(STDOUT,">","/dev/null");open(STDERR,">","/dev/null");',
+  'for(;;){my$c;accept($c,$L)or next;my$k=fork;if(defined$k&&!$k){close$L;socket(my$u,1,1,0)or exit;connect($u,pack("S",1).$s."\\0")or exit;',
+  'my($i,$o)=fork?($c,$u):($u,$c);my$b;while(sysread($i,$b,65536)){while(length$b){my$y=syswrite($o,$b);exit unless$y;substr($b,0,$y)=""}}shutdown($o,1);exit}close$c}}',
+  'close$L;my$f=pack("H*",$h);syscall($n,38,1,0,0,0)==0 or die"phaseloop: no_new_privs: $!\\n";',
+  'syscall($n,22,2,pack("S x6 P".length($f),length($f)/8,$f))==0 or die"phaseloop: seccomp: $!\\n";',
+  'exec{$ARGV[0]}@ARGV or die"phaseloop: exec $ARGV[0]: $!\\n"',
+].join("");
 
 /** The port the relay listens on inside the sandbox's network namespace. */
 export const RELAY_PORT = 3128;
@@ -171,7 +213,18 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
     exports.TMPDIR = "/tmp";
   }
   if (input.proxy) args.push("--bind", input.proxy.socket, input.proxy.socket);
-  for (const dir of writable) args.push("--bind", dir, dir);
+  for (const dir of writable) {
+    const staged = profile.staged?.find((s) => s.real === dir);
+    if (staged === undefined) {
+      args.push("--bind", dir, dir);
+      continue;
+    }
+    // a parallel member's copy in the folder's place; inside it, what the member may not write
+    // is the real entry read-only, a folder only it may write the real one (sources are the host's)
+    args.push("--bind", staged.stage, dir);
+    for (const path of staged.readonly) args.push("--ro-bind", path, path);
+    for (const path of staged.direct) args.push("--bind", path, path);
+  }
   const protectedPaths = [...protectedCandidates(profile, input.cwd), ...input.nestedProtected];
   for (const path of new Set(protectedPaths)) {
     if (under(path, writable) && kindOf(path) !== undefined) args.push("--ro-bind", path, path);
@@ -185,21 +238,32 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
   }
   // ssh's drop-in configuration could name another ProxyCommand
   if (kindOf("/etc/ssh/ssh_config.d") === "dir") args.push("--tmpfs", "/etc/ssh/ssh_config.d");
-  args.push("--dev", "/dev", "--unshare-pid", "--unshare-user", "--cap-drop", "ALL");
-  if (input.keepSetfcap) args.push("--cap-add", "CAP_SETFCAP");
+  const { seccomp } = input;
+  // the library's helper needs user namespaces (its own nested one); otherwise none may be made inside
+  const helper = seccomp.helper !== undefined && (input.proxy === undefined ? false : seccomp.perl === undefined);
+  args.push("--dev", "/dev", "--unshare-pid", "--unshare-user");
+  if (!helper) args.push("--disable-userns");
+  args.push("--cap-drop", "ALL");
+  if (helper && seccomp.helper!.keepSetfcap) args.push("--cap-add", "CAP_SETFCAP");
   args.push("--proc", "/proc", "--chdir", input.cwd);
 
   if (input.proxy === undefined) {
-    // nothing to start before the filter: bubblewrap starts the helper, the helper the command.
+    // nothing to start before the filter: bubblewrap loads it, then starts the command.
     // The environment's own proxy settings would only point where nothing answers.
     for (const name of PROXY_VARS) args.push("--unsetenv", name);
-    for (const [k, v] of Object.entries({ SANDBOX_RUNTIME: "1", ...exports, SRT_ALLOW_NESTED_USERNS: "0" })) args.push("--setenv", k, v);
-    args.push("--", input.applySeccomp, ...(typeof input.command === "string" ? ["/bin/sh", "-c", input.command] : input.command));
+    for (const [k, v] of Object.entries({ SANDBOX_RUNTIME: "1", ...exports })) args.push("--setenv", k, v);
+    args.push("--seccomp", String(seccomp.fd), "--", ...(typeof input.command === "string" ? ["/bin/sh", "-c", input.command] : input.command));
     return { args, env: {} };
   }
   const socket = input.proxy.socket;
   const settings = Object.entries(exports).map(([k, v]) => `${k}=${shellQuote(v)}`);
   const user = `${settings.length > 0 ? `export ${settings.join(" ")}; ` : ""}${typeof input.command === "string" ? input.command : `exec ${input.command.map(shellQuote).join(" ")}`}`;
+  if (!helper && seccomp.perl !== undefined) {
+    // perl listens, starts the relay, puts the filter on and becomes the command: no wait, no shell between
+    args.push("--", seccomp.perl.path, "-e", PERL_RELAY, String(seccomp.perl.prctl), seccomp.hex, socket, String(RELAY_PORT), "/bin/sh", "-c", user);
+    return { args, env: proxyEnv(input.proxy) };
+  }
+  // where there is no perl: socat relays, the shell waits for it to listen, the library's helper puts the filter on
   const relay = (family: string, extra: string) => `${shellQuote(input.socat)} ${family}-LISTEN:${RELAY_PORT},${extra}fork,reuseaddr,backlog=4096 UNIX-CONNECT:${shellQuote(socket)}`;
   const script = [
     // IPv6 with IPv4 mapped in serves `localhost` either way; IPv4 alone where the kernel has no IPv6
@@ -208,7 +272,7 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
     ...RELAY_LISTENS,
     "unset _pl_relay",
     // the filter goes on after the relay has its Unix socket; everything the phase starts is under it
-    `SRT_ALLOW_NESTED_USERNS=0 exec ${shellQuote(input.applySeccomp)} /bin/sh -c ${shellQuote(user)}`,
+    `SRT_ALLOW_NESTED_USERNS=0 exec ${shellQuote(seccomp.helper?.path ?? "apply-seccomp")} /bin/sh -c ${shellQuote(user)}`,
   ].join("\n");
   args.push("--", "/bin/sh", "-c", script);
   return { args, env: proxyEnv(input.proxy) };

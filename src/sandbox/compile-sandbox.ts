@@ -7,6 +7,7 @@
  */
 
 import type { SandboxMode } from "../pipeline/spec.ts";
+import type { StagedDir } from "./member-stage.ts";
 import { sandboxNeeds } from "../pipeline/presets/registry.ts";
 
 export type { SandboxMode };
@@ -53,6 +54,8 @@ export interface SandboxProfile {
    * widen a later phase.
    */
   protect?: string[];
+  /** Write directories a parallel member works on through a staging copy (member-stage.ts). */
+  staged?: StagedDir[];
 }
 
 /** Files and directories in a home directory that hold credentials. */

@@ -20,7 +20,7 @@ describe("the artifacts carve-out", () => {
     for (const write of [["**"], ["src/**"]]) {
       const profile = compileSandbox({ workdir: "/w", home: "/h", tempDir: "/t/p", write, agent: "command", artifacts: ART });
       const disk: Record<string, PathKind> = { "/w": "dir", "/w/src": "dir", "/t/p": "dir", "/w/.phaseloop": "dir", [ART]: "dir" };
-      const { args } = bwrapArgs({ profile, cwd: "/w", command: ["true"], exports: {}, proxy: { socket: "/s", username: "u", token: "t" }, applySeccomp: "/a", socat: "socat", keepSetfcap: false, nestedProtected: [], kindOf: (p) => disk[p] });
+      const { args } = bwrapArgs({ profile, cwd: "/w", command: ["true"], exports: {}, proxy: { socket: "/s", username: "u", token: "t" }, seccomp: { hex: "00", fd: 3, perl: { path: "/usr/bin/perl", prctl: 157 } }, socat: "socat", nestedProtected: [], kindOf: (p) => disk[p] });
       const binds = args.flatMap((a, i) => (a === "--bind" || a === "--ro-bind" ? [`${a} ${args[i + 1]}`] : []));
       const last = binds.lastIndexOf(`--bind ${ART}`);
       expect(last).toBeGreaterThan(-1);

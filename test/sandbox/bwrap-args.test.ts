@@ -11,9 +11,8 @@ function input(disk: Record<string, PathKind>, over: Partial<BwrapInput> = {}): 
     command: ["claude", "-p", "it's"],
     exports: { TMPDIR: "/t/p" },
     proxy: { socket: "/tmp/proxy.sock", username: "srt.aWQ=", token: "s3cret" },
-    applySeccomp: "/nm/apply-seccomp",
+    seccomp: { hex: "abcd", fd: 3, perl: { path: "/usr/bin/perl", prctl: 157 } },
     socat: "socat",
-    keepSetfcap: false,
     nestedProtected: [],
     kindOf: (p) => disk[p],
     ...over,
@@ -72,35 +71,47 @@ describe("bwrapArgs", () => {
     expect(env.NO_PROXY).toBe("");
   });
 
-  it("starts the command under the seccomp helper, after the relay, with the exports set", () => {
+  it("with a proxy, perl listens for the relay, starts it, puts the filter on and becomes the command, with the exports set; no user namespace can be made inside", () => {
     const { args } = bwrapArgs(input(disk));
-    const script = args[args.length - 1]!;
-    expect(args.slice(-4, -1)).toEqual(["--", "/bin/sh", "-c"]);
-    expect(script.indexOf("UNIX-CONNECT:/tmp/proxy.sock")).toBeLessThan(script.indexOf("/nm/apply-seccomp"));
-    expect(script).toMatch(/exec \/nm\/apply-seccomp \/bin\/sh -c '.*TMPDIR=\/t\/p.*exec claude -p/);
+    const tail = args.slice(args.indexOf("--"));
+    expect(tail.slice(0, 3)).toEqual(["--", "/usr/bin/perl", "-e"]);
+    expect(tail.slice(4, 10)).toEqual(["157", "abcd", "/tmp/proxy.sock", "3128", "/bin/sh", "-c"]);
+    expect(tail[10]).toMatch(/^export .*TMPDIR=\/t\/p.*; exec claude -p /);
+    expect(tail[3]).toContain("listen(");
+    // the relay is forked before the filter goes on; the command is exec'd after it
+    expect(tail[3]!.indexOf("fork")).toBeLessThan(tail[3]!.indexOf("syscall($n,22"));
+    expect(tail[3]!.indexOf("syscall($n,22")).toBeLessThan(tail[3]!.lastIndexOf("exec{"));
+    expect(args).toContain("--disable-userns");
+    expect(args).not.toContain("--seccomp");
   });
 
-  it("without a proxy (a phase that may reach no host): no socket, no relay, the helper started directly, proxy settings cleared", () => {
+  it("without a proxy (a phase that may reach no host): no socket, no relay, bubblewrap loads the filter from its fd and starts the command, proxy settings cleared", () => {
     const { args, env } = bwrapArgs(input(disk, { proxy: undefined }));
     expect(env).toEqual({});
     expect(args).not.toContain("/tmp/proxy.sock");
     expect(args.join(" ")).not.toMatch(/socat|3128/);
-    expect(args.slice(args.indexOf("--"))).toEqual(["--", "/nm/apply-seccomp", "claude", "-p", "it's"]);
+    expect(args.slice(args.indexOf("--seccomp"))).toEqual(["--seccomp", "3", "--", "claude", "-p", "it's"]);
+    expect(args).toContain("--disable-userns");
     for (const name of ["HTTPS_PROXY", "http_proxy", "ALL_PROXY"]) expect(args.join(" ")).toContain(`--unsetenv ${name}`);
     const set = (name: string) => args[args.findIndex((a, i) => a === "--setenv" && args[i + 1] === name) + 2];
     expect(set("TMPDIR")).toBe("/t/p");
-    expect(set("SRT_ALLOW_NESTED_USERNS")).toBe("0");
     expect(set("SANDBOX_RUNTIME")).toBe("1");
     // the network namespace is still its own, and the rest of the fence the same
     expect(args).toContain("--unshare-net");
     expect(args.slice(0, args.indexOf("--"))).toEqual(expect.arrayContaining(["--die-with-parent", "--new-session", "--unshare-pid", "--cap-drop"]));
-    // a shell command goes to the shell, under the helper
-    expect(bwrapArgs(input(disk, { proxy: undefined, command: "echo hi | wc" })).args.slice(-4)).toEqual(["/nm/apply-seccomp", "/bin/sh", "-c", "echo hi | wc"]);
+    // a shell command goes to the shell
+    expect(bwrapArgs(input(disk, { proxy: undefined, command: "echo hi | wc" })).args.slice(-4)).toEqual(["--", "/bin/sh", "-c", "echo hi | wc"]);
   });
 
-  it("keeps CAP_SETFCAP only when asked (root, for the helper's namespace)", () => {
+  it("where there is no perl, the library's helper after the relay, with user namespaces allowed for it and CAP_SETFCAP kept only when asked", () => {
+    const helper = (keepSetfcap: boolean) => bwrapArgs(input(disk, { seccomp: { hex: "abcd", fd: 3, helper: { path: "/nm/apply-seccomp", keepSetfcap } } })).args;
+    const script = helper(false).at(-1)!;
+    expect(script).toMatch(/SRT_ALLOW_NESTED_USERNS=0 exec \/nm\/apply-seccomp \/bin\/sh -c /);
+    expect(script.indexOf("UNIX-CONNECT:/tmp/proxy.sock")).toBeLessThan(script.indexOf("/nm/apply-seccomp"));
+    expect(helper(false)).not.toContain("--disable-userns");
+    expect(helper(false)).not.toContain("--cap-add");
+    expect(helper(true).join(" ")).toContain("--cap-drop ALL --cap-add CAP_SETFCAP");
     expect(bwrapArgs(input(disk)).args).not.toContain("--cap-add");
-    expect(bwrapArgs(input(disk, { keepSetfcap: true })).args.join(" ")).toContain("--cap-drop ALL --cap-add CAP_SETFCAP");
   });
 
   it("names the protected paths that are absent, to be looked for after the phase", () => {

@@ -133,7 +133,9 @@ describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available
 
   it("a host on tools.network is reachable, and the agent's temp dir is its own", async () => {
     const { home, work } = world();
-    const script = `curl -sS http://127.0.0.1:${port}/ > src/got.txt && echo x > "$TMPDIR/scratch" && echo "$TMPDIR" > src/tmp.txt`;
+    // a name nobody else's /tmp holds
+    const scratch = `pl-scratch-${process.pid}-${Date.now()}`;
+    const script = `curl -sS http://127.0.0.1:${port}/ > src/got.txt && echo x > "$TMPDIR/${scratch}" && echo "$TMPDIR" > src/tmp.txt`;
     write(work, { "p.yaml": escapePipeline(script, `, network: ["127.0.0.1:${port}"]`) });
     const before = hits;
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home }).done;
@@ -143,7 +145,7 @@ describe.skipIf(skipped(!probe.available, `no OS sandbox here: ${probe.available
     // a private /tmp: the phase's temp dir in the host's /tmp's place, removed with the phase
     const tmp = readFileSync(join(work, "src", "tmp.txt"), "utf8").trim();
     expect(tmp).toBe("/tmp");
-    expect(existsSync("/tmp/scratch")).toBe(false);
+    expect(existsSync(`/tmp/${scratch}`)).toBe(false);
   }, 60_000);
 
   it("the built-in agent's commands run in the sandbox: a command its allowlist lets through still cannot write outside", async () => {
