@@ -143,12 +143,14 @@ function ownConfig(agent: string, env: ProcessEnv): { baseUrls: string[]; envKey
 
 /**
  * The inherited variables a fenced process of this phase is not given (set to undefined over
- * its environment): an agent's, all but what it needs (fence-env.ts); a run phase or a hook
- * is the pipeline's own command, and keeps the environment it was started in. --dry-run
- * names the same.
+ * its environment): all but what it needs (fence-env.ts). A fenced `run` phase or hook runs
+ * what the agent wrote (`npm test` runs its tests), so it is held like an agent, without the
+ * agents' API variables: a secret reaches it only when the pipeline names it in `env`. A
+ * phase or hook that says `sandbox: off` is not fenced and keeps the environment phaseloop was
+ * started in. --dry-run names the same.
  */
 export function withheldFor(phase: CompiledPhase, machine: Machine, env: ProcessEnv, command?: string | readonly string[]): Record<string, undefined> {
-  if (phase.kind !== "agent") return {};
+  if (phase.kind !== "agent") return withheld(env, { agent: false });
   // the variables the agent's own config reads its keys from (codex's `env_key`): an agent's, so they pass into its fence
   return withheld(env, { agent: true, names: ownConfig(agentKind(phase, machine, command), env).envKeys });
 }
@@ -346,8 +348,6 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
       return {
         argv: wrapped.argv,
         // the parent's environment only as far as the process needs it (fence-env.ts)
-        // an agent's: the parent's environment only as far as it needs it (fence-env.ts); a run
-        // phase or a hook is the pipeline's own command, and keeps the environment it was started in
         env: { ...withheldFor(phase, ctx.machine, env, command), ...wrapped.env, TMPDIR: tempDir },
         done(stderr, stdout) {
           if (!ended) running--;

@@ -34,15 +34,16 @@ function world() {
 const once = `stop:\n  max_iterations: 1\n  when:\n    - if: "true"\n      outcome: complete\n`;
 
 describe.skipIf(!probe.available)("what a phase is handed cannot widen its fence", () => {
-  it("the parent's secrets stay out of agents; their API keys and what the pipeline names get in; the pipeline's own commands keep the environment", async () => {
+  it("the parent's secrets stay out of agents and of fenced run phases (which run what the agent wrote); API keys reach agents only; what the pipeline names gets in; a phase that says sandbox: off keeps the environment", async () => {
     const { home, work } = world();
     write(work, {
-      "p.yaml": `phaseloop: 1\nname: env\nenv:\n  PASSED: "{{ env.GITHUB_TOKEN }}"\nagents:\n  a: { command: [sh, -c, "echo agent gh=$GITHUB_TOKEN aws=$AWS_SECRET_ACCESS_KEY key=$ANTHROPIC_API_KEY passed=$PASSED lang=$LANG > env-agent.txt"] }\nphases:\n  work: { agent: a, prompt: go }\n  verify: { run: "echo run gh=$GITHUB_TOKEN key=$ANTHROPIC_API_KEY passed=$PASSED > env-run.txt" }\nstop:\n  max_iterations: 1\n  when:\n    - if: "phases.verify.exit_code != null"\n      outcome: complete\n`,
+      "p.yaml": `phaseloop: 1\nname: env\nenv:\n  PASSED: "{{ env.GITHUB_TOKEN }}"\nagents:\n  a: { command: [sh, -c, "echo agent gh=$GITHUB_TOKEN aws=$AWS_SECRET_ACCESS_KEY key=$ANTHROPIC_API_KEY passed=$PASSED lang=$LANG > env-agent.txt"] }\nphases:\n  work: { agent: a, prompt: go }\n  verify: { run: "echo run gh=$GITHUB_TOKEN aws=$AWS_SECRET_ACCESS_KEY key=$ANTHROPIC_API_KEY passed=$PASSED lang=$LANG > env-run.txt" }\n  publish: { run: "echo off gh=$GITHUB_TOKEN > env-off.txt", sandbox: off }\nstop:\n  max_iterations: 1\n  when:\n    - if: "phases.publish.exit_code != null"\n      outcome: complete\n`,
     });
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work, { HOME: home, GITHUB_TOKEN: "ghp_PLANTED", AWS_SECRET_ACCESS_KEY: "AWS_PLANTED", ANTHROPIC_API_KEY: "sk-ant-key", LANG: "C.UTF-8" }).done;
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(readFileSync(join(work, "env-agent.txt"), "utf8")).toBe("agent gh= aws= key=sk-ant-key passed=ghp_PLANTED lang=C.UTF-8\n");
-    expect(readFileSync(join(work, "env-run.txt"), "utf8")).toBe("run gh=ghp_PLANTED key=sk-ant-key passed=ghp_PLANTED\n");
+    expect(readFileSync(join(work, "env-run.txt"), "utf8")).toBe("run gh= aws= key= passed=ghp_PLANTED lang=C.UTF-8\n");
+    expect(readFileSync(join(work, "env-off.txt"), "utf8")).toBe("off gh=ghp_PLANTED\n");
   }, 60_000);
 
   it("a HOME the pipeline sets does not move the hidden secrets, and a state variable naming the home makes nothing writable", async () => {
