@@ -9,7 +9,7 @@
  * `envPrefixes`); an agent phase's fence passes those of every preset, since a command agent
  * may start any of the CLIs.
  */
-import { PRESETS } from "../pipeline/presets/registry.ts";
+import { PRESETS } from "../agents/presets/registry.ts";
 
 /** Inherited variables every fenced process keeps. */
 const BASE = new Set([

@@ -18,7 +18,7 @@ import { spanOfPointer, parsePipelineText } from "../pipeline/parse-pipeline-tex
 import { joinPath } from "../pipeline/paths.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
 import { openAiBaseUrl } from "../agents/openai/openai-agent.ts";
-import { presetNamed } from "../pipeline/presets/registry.ts";
+import { presetNamed } from "../agents/presets/registry.ts";
 import type { PreflightHost } from "../runtime/preflight-host.ts";
 import { agentPrograms } from "./agent-programs.ts";
 

@@ -8,7 +8,7 @@
 
 import type { SandboxMode } from "../pipeline/spec.ts";
 import type { StagedDir } from "./member-stage.ts";
-import { sandboxNeeds } from "../pipeline/presets/registry.ts";
+import { sandboxNeeds } from "../agents/presets/registry.ts";
 
 export type { SandboxMode };
 

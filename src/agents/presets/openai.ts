@@ -5,11 +5,11 @@
  * nothing to install and no argv; its tool set is phaseloop's own function
  * tools, enforced as each call is made. It needs the model to ask for
  * (`model:`, required by the schema), and its API host is its `base_url`.
- * Traits only: it has no description in agents/presets/ (no argv, no parser).
+ * Its description is its traits alone (no argv, no parser): it starts no CLI.
  */
-import type { PresetTraits } from "./preset-traits.ts";
+import type { PresetTraits } from "./agent-preset.ts";
 
-export const openaiTraits: PresetTraits = {
+export const openai: PresetTraits = {
   name: "openai",
   builtin: true,
   needsModel: true,
