@@ -15,7 +15,8 @@ export type ChatTurn =
   /** One tool call (or several, `calls`), with optional text before them. */
   | { call: string; args: Record<string, unknown>; text?: string }
   | { calls: { name: string; args: Record<string, unknown> }[]; text?: string }
-  | { status: number; message: string; type?: string; code?: string }
+  /** An HTTP error in the API's shape; `headers` as the API sends them (`retry-after-ms` on a 429). */
+  | { status: number; message: string; type?: string; code?: string; headers?: Record<string, string> }
   | { hangMs: number };
 
 export interface ChatRequest {
@@ -33,15 +34,18 @@ export interface ChatMock {
   all: ChatRequest[];
   /** The tool names offered in the i-th scripted request. */
   offered(i: number): string[];
+  /** Script the turns from here on (for a script that needs what the mock's URL went into). */
+  script(turns: ChatTurn[]): void;
   close(): Promise<void>;
 }
 
 export const MOCK_USAGE = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
 
-export function startChatMock(turns: ChatTurn[], opts: { model?: string } = {}): Promise<ChatMock> {
+export function startChatMock(initial: ChatTurn[], opts: { model?: string } = {}): Promise<ChatMock> {
   const requests: ChatRequest[] = [];
   const all: ChatRequest[] = [];
   const model = opts.model ?? "mock-model";
+  let turns = initial;
   let next = 0;
   const server = http.createServer((req, res) => {
     let raw = "";
@@ -80,7 +84,7 @@ export function startChatMock(turns: ChatTurn[], opts: { model?: string } = {}):
       }
       if ("status" in turn) {
         const error = { message: turn.message, type: turn.type ?? (turn.status === 429 ? "rate_limit_error" : turn.status >= 500 ? "server_error" : "invalid_request_error"), code: turn.code ?? null, param: null };
-        res.writeHead(turn.status, { "content-type": "application/json" }).end(JSON.stringify({ error }));
+        res.writeHead(turn.status, { "content-type": "application/json", ...turn.headers }).end(JSON.stringify({ error }));
         return;
       }
       respond(res, body, turn, `chatcmpl_${n}`, model);
@@ -93,6 +97,10 @@ export function startChatMock(turns: ChatTurn[], opts: { model?: string } = {}):
         url: `http://127.0.0.1:${port}/v1`,
         requests,
         all,
+        script: (t) => {
+          turns = t;
+          next = 0;
+        },
         offered: (i) => ((requests[i]?.body.tools ?? []) as { function?: { name?: string } }[]).map((t) => t.function?.name ?? "?"),
         close: () =>
           new Promise((r) => {
