@@ -10,6 +10,7 @@ import { claude } from "./claude.ts";
 import { codex } from "./codex.ts";
 import { gemini } from "./gemini.ts";
 import { openai } from "./openai.ts";
+import { opencode } from "./opencode.ts";
 
 export const PRESETS: readonly AgentPreset[] = [
   claude,
@@ -17,6 +18,7 @@ export const PRESETS: readonly AgentPreset[] = [
   gemini,
   aider,
   openai,
+  opencode,
 ];
 
 /** The preset of that name, or undefined. */
