@@ -11,6 +11,7 @@ import { codex } from "./codex.ts";
 import { gemini } from "./gemini.ts";
 import { openai } from "./openai.ts";
 import { opencode } from "./opencode.ts";
+import { qwen } from "./qwen.ts";
 
 export const PRESETS: readonly AgentPreset[] = [
   claude,
@@ -19,6 +20,7 @@ export const PRESETS: readonly AgentPreset[] = [
   aider,
   openai,
   opencode,
+  qwen,
 ];
 
 /** The preset of that name, or undefined. */
