@@ -13,6 +13,8 @@ import { claude } from "./claude.ts";
 import { codex } from "./codex.ts";
 import { gemini } from "./gemini.ts";
 import { openai } from "./openai.ts";
+import { opencode } from "./opencode.ts";
+import { qwen } from "./qwen.ts";
 
 export const PRESETS: readonly PresetTraits[] = [
   claude,
@@ -20,6 +22,8 @@ export const PRESETS: readonly PresetTraits[] = [
   gemini,
   aider,
   openai,
+  opencode,
+  qwen,
 ];
 
 /** A preset that starts an agent CLI (it has argv and a parser), unlike the built-in openai agent. */
