@@ -1,11 +1,11 @@
-import process from "node:process";
 import { documentSandboxModes } from "../sandbox/sandbox-plan.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { SourceMap, sortDiagnostics, toJsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
 import { loadPipeline, sourceTexts, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
 import { parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
-import { readSourceFile } from "../runtime/read-source-file.ts";
+import { readHostOf } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 
 const USAGE = `Usage: phaseloop validate PIPELINE... [options]
 
@@ -25,9 +25,7 @@ Options:
 Exit: 0 when all are valid (warnings allowed), 2 when any has an error.
 `;
 
-export const fsReadHost = { readFile: async (path: string) => readSourceFile(path), get cwd() {
-    return process.cwd();
-  } };
+export const fsReadHost = readHostOf(nodeHost);
 
 /** `phaseloop validate PIPELINE...` */
 export async function main(argv: string[], io: CliIo): Promise<number> {

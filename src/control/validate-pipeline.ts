@@ -12,6 +12,8 @@ import type { JsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
 import { PACKAGE_ROOT } from "../commands/package-recipes.ts";
 import { loadPipeline, type ReadHost } from "../pipeline/load-pipeline.ts";
 import { readSourceFile } from "../runtime/read-source-file.ts";
+import { readHostOf } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 import { documentSandboxModes } from "../sandbox/sandbox-plan.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { ControlError } from "./control-error.ts";
@@ -38,7 +40,7 @@ export async function validatePipeline(workdir: string, source: { path: string }
   let host: ReadHost;
   if ("path" in source) {
     file = resolveInWorkdir(dir, source.path, "pipeline");
-    host = { readFile: async (path) => readSourceFile(path), cwd: dir };
+    host = readHostOf(nodeHost, dir);
   } else {
     if (typeof source.text !== "string" || source.text.trim() === "") throw new ControlError("BAD_ARGUMENT", "the pipeline text is empty");
     if (source.text.length > TEXT_CAP) throw new ControlError("BAD_ARGUMENT", `the pipeline text is longer than ${TEXT_CAP} characters`);

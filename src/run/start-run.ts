@@ -6,7 +6,6 @@
 import { inheritedSecurity } from "../pipeline/inherited-security.ts";
 import { resolveOwnPrograms } from "../runtime/own-programs.ts";
 import { existsSync, statSync } from "node:fs";
-import process from "node:process";
 import { dirname, join, resolve } from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
@@ -24,12 +23,12 @@ import { loadTasks, TaskSourceError } from "./load-tasks.ts";
 import type { Asker } from "./ask-question.ts";
 import type { Reporter } from "./run-events.ts";
 import { locateProblems, runPreflight, type PreflightResult } from "./preflight.ts";
-import { createPreflightHost } from "../runtime/preflight-host.ts";
+import { preflightHostOf, readHostOf } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { hashedSources, pipelineHash, runFiles, type RunInfo, type StartedVia } from "./run-info.ts";
 import { runModels } from "./agent-choices.ts";
 import { Runner, type RunResult } from "./run-pipeline.ts";
-import { readSourceFile } from "../runtime/read-source-file.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
@@ -38,7 +37,7 @@ import { checkLanes, openTarget } from "../lanes/prepare-lanes.ts";
 import { runLanes } from "../lanes/run-lanes.ts";
 import { toTaskState } from "../machine/task-queue.ts";
 
-const readHost = { readFile: async (path: string) => readSourceFile(path), get cwd() { return process.cwd(); } };
+const readHost = readHostOf(nodeHost);
 
 export type StartOutcome =
   | { kind: "invalid"; diagnostics: Diagnostic[]; loaded?: LoadedPipeline; message?: string }
@@ -225,7 +224,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
 
 /** Preflight on this machine: every agent's program can be found (see preflight.ts). */
 export function preflightRun(machine: Machine, loaded: LoadedPipeline, params: Record<string, import("../pipeline/spec.ts").JsonValue>, workdir: string, env: Record<string, string | undefined>): Promise<PreflightResult> {
-  const found = runPreflight({ machine, file: loaded.file, text: loaded.text, params, workdir }, createPreflightHost(env));
+  const found = runPreflight({ machine, file: loaded.file, text: loaded.text, params, workdir }, preflightHostOf(nodeHost, env));
   // a pipeline that extends others: each problem in the file that wrote the key
   const locate = loaded.locate;
   return locate ? found.then((r) => ({ ...r, diagnostics: r.diagnostics.map((d) => (d.pointer !== undefined && d.file === loaded.file ? { ...d, ...locate(d.pointer) } : d)) })) : found;

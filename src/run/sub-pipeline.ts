@@ -11,7 +11,6 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import process from "node:process";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { VERSION } from "../generated/version.ts";
 import { compilePipeline } from "../machine/compile-pipeline.ts";
@@ -23,7 +22,8 @@ import { resolveSpecifier } from "../pipeline/resolve-specifier.ts";
 import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
 import { formatEventText, paintFor } from "../reporters/format-event-line.ts";
 import { journalPath, lastJournalLine } from "../runtime/checkpoint-file.ts";
-import { readSourceFile } from "../runtime/read-source-file.ts";
+import { readHostOf } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
 import { checkCheckpoint } from "./check-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
@@ -47,7 +47,7 @@ interface ParentLink {
   phases_run: number;
 }
 
-const readHost = { readFile: async (path: string) => readSourceFile(path), get cwd() { return process.cwd(); } };
+const readHost = readHostOf(nodeHost);
 
 /** Carry out a phase.run effect of a `pipeline:` phase. Undefined when the run was interrupted: the phase (and the child inside it) continues on resume. */
 export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRunner: ChildRunner): Promise<PhaseResult | undefined> {
