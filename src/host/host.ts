@@ -12,7 +12,6 @@
  * and `lstat`, which answer undefined.
  */
 import type { ReadHost } from "../pipeline/load-pipeline.ts";
-import type { PreflightHost } from "../run/preflight.ts";
 import type { SourceRead } from "../runtime/read-source-file.ts";
 import type { ProcessResult, ProcessSpec } from "../runtime/run-process.ts";
 
@@ -21,6 +20,8 @@ export interface FileInfo {
   isFile(): boolean;
   isDirectory(): boolean;
   isSymbolicLink(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
   size: number;
   mode: number;
   mtimeMs: number;
@@ -48,6 +49,10 @@ export type { SourceRead };
 export interface HostFiles {
   /** The file's text (UTF-8); throws ENOENT when missing. */
   readText(path: string): string;
+  /** The file's bytes; throws ENOENT when missing. */
+  readBytes(path: string): Uint8Array;
+  /** Cut the file to `length` bytes. */
+  truncate(path: string, length: number): void;
   /** A file the user named, read as a pipeline or prompt is (only a regular file, up to a size cap). */
   readSource(path: string): SourceRead;
   /** Create or replace the file with `data`; `exclusive` fails with EEXIST when the file exists. */
@@ -139,15 +144,6 @@ export function readHostOf(host: Host, cwd?: string): ReadHost {
     get cwd() {
       return cwd ?? host.cwd();
     },
-  };
-}
-
-/** What preflight needs from the host, for a run with environment `env`. */
-export function preflightHostOf(host: Host, env: Record<string, string | undefined>): PreflightHost {
-  return {
-    env,
-    findProgram: (program, cwd) => host.programs.find(program, cwd, env.PATH ?? ""),
-    readVersion: (argv, cwd) => host.programs.version(argv, cwd, env),
   };
 }
 

@@ -3,7 +3,8 @@
  * answer from a script, a git that answers from a script, and a clock that
  * moves only when told (or by the time a `sleep` asks for).
  *
- * Every change to the file system is a write, counted; `crashAt: N` makes the
+ * Every change phaseloop makes to the file system is a write, counted (a
+ * scripted program's own writes are not); `crashAt: N` makes the
  * N-th one the last: it does not happen (an append or a handle's write is
  * torn: half of it lands), the files are frozen as a killed process leaves
  * them, and this write and every later one throws `HostCrash`. `restart()`
@@ -118,6 +119,8 @@ function info(node: Node): FileInfo {
     isFile: () => node.kind === "file",
     isDirectory: () => node.kind === "dir",
     isSymbolicLink: () => node.kind === "link",
+    isFIFO: () => false,
+    isSocket: () => false,
     size: node.kind === "file" ? new TextEncoder().encode(node.data).length : 0,
     mode: node.mode,
     mtimeMs: node.mtimeMs,
@@ -140,6 +143,8 @@ export class MemoryHost implements Host {
   private readonly options: MemoryHostOptions;
   private readonly workingDir: string;
   private temp = 0;
+  /** Scripted programs running now. */
+  private inProgram = 0;
 
   constructor(options: MemoryHostOptions = {}) {
     this.options = options;
@@ -154,7 +159,17 @@ export class MemoryHost implements Host {
     this.files = this.makeFiles();
     const script = options.processes;
     this.processes = {
-      run: async (spec) => (script ? this.runScripted(spec, await script(spec, this)) : this.runScripted(spec, { spawnError: `command not found: ${Array.isArray(spec.command) ? spec.command[0] : "sh"}` })),
+      run: async (spec) => {
+        if (!script) return this.runScripted(spec, { spawnError: `command not found: ${Array.isArray(spec.command) ? spec.command[0] : "sh"}` });
+        let run: ScriptedRun;
+        this.inProgram++;
+        try {
+          run = await script(spec, this);
+        } finally {
+          this.inProgram--;
+        }
+        return this.runScripted(spec, run);
+      },
     };
     // a program is found when a file of that name with an execute bit is on the search path
     this.programs = {
@@ -193,6 +208,8 @@ export class MemoryHost implements Host {
 
   /** Count a write; the injected crash freezes the files and throws. `tear` lands part of it first. */
   private write(tear?: () => void): void {
+    // a program's own writes are not phaseloop's: a crash of phaseloop neither stops nor tears them
+    if (this.inProgram > 0) return;
     if (this.crashed) throw new HostCrash(this.writes);
     this.writes++;
     if (this.options.crashAt !== undefined && this.writes >= this.options.crashAt) {
@@ -295,6 +312,17 @@ export class MemoryHost implements Host {
         if (!node) throw fsError("ENOENT", "open", path);
         if (node.kind !== "file") throw fsError("EISDIR", "read", path);
         return node.data;
+      },
+      readBytes(path) {
+        return new TextEncoder().encode(this.readText(path));
+      },
+      truncate(path, length) {
+        const node = self.get(path);
+        if (!node) throw fsError("ENOENT", "open", path);
+        if (node.kind !== "file") throw fsError("EISDIR", "open", path);
+        self.write();
+        const bytes = new TextEncoder().encode(node.data);
+        node.data = new TextDecoder().decode(bytes.subarray(0, length));
       },
       readSource(path): SourceRead {
         const node = self.get(path);
@@ -413,11 +441,14 @@ export class MemoryHost implements Host {
       for (const line of text.split("\n").slice(0, text.endsWith("\n") ? -1 : undefined)) spec.onLine?.(stream, line);
     }
     let wroteLogs = false;
+    // as run-process.ts does: a log file (and its folder) is made on the first output
     if (spec.stdoutFile && stdout) {
+      this.files.mkdir(dirname(spec.stdoutFile));
       this.files.writeText(spec.stdoutFile, stdout);
       wroteLogs = true;
     }
     if (spec.stderrFile && stderr) {
+      this.files.mkdir(dirname(spec.stderrFile));
       this.files.writeText(spec.stderrFile, stderr);
       wroteLogs = true;
     }

@@ -21,7 +21,7 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
   const { default: picomatch } = await import("picomatch");
   const stdoutLog = join(dir, "stdout.log");
   const workdir = ctx.info.workdir;
-  const live = new LiveOutput(ctx.emit, e.phase);
+  const live = new LiveOutput(ctx.emit, e.phase, ctx.host.clock);
   let mcp: McpToolbox | undefined;
   if (builtin.mcp.length > 0) {
     // the phase's MCP servers, started in its sandbox; they end with the phase (the SDK loads only for them)

@@ -13,6 +13,7 @@
  * preflight holds what loading cannot know: the machine the run starts on.
  */
 import type { Diagnostic, DiagnosticCode } from "../diagnostics/diagnostic.ts";
+import type { Host } from "../host/host.ts";
 import type { Machine } from "../machine/types.ts";
 import { spanOfPointer, parsePipelineText } from "../pipeline/parse-pipeline-text.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
@@ -28,6 +29,15 @@ export interface PreflightHost {
   readVersion(argv: readonly string[], cwd: string): Promise<string | null>;
   /** Environment of the run (PATH and the like). */
   env: Record<string, string | undefined>;
+}
+
+/** What preflight needs from the host, for a run with environment `env`. */
+export function preflightHostOf(host: Host, env: Record<string, string | undefined>): PreflightHost {
+  return {
+    env,
+    findProgram: (program, cwd) => host.programs.find(program, cwd, env.PATH ?? ""),
+    readVersion: (argv, cwd) => host.programs.version(argv, cwd, env),
+  };
 }
 
 /** What the checks look at. */

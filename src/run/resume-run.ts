@@ -6,6 +6,8 @@
  */
 import { existsSync, lstatSync, renameSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import type { HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { VERSION } from "../generated/version.ts";
 import { exitCodeFor, initialSnapshot } from "../machine/transition.ts";
@@ -203,14 +205,14 @@ function stateProblem(problem: StateProblem): StartOutcome {
  * other) put back in place before anything writes a new one. A directory that
  * cannot be written is reported.
  */
-function openStore(workdir: string, runId: string, events: JsonlScan, iterations: JsonlScan, checkpointFile?: string): RunStore | StartOutcome {
+export function openStore(workdir: string, runId: string, events: JsonlScan, iterations: JsonlScan, checkpointFile?: string, files: HostFiles = nodeFiles): RunStore | StartOutcome {
   const dir = runPath(workdir, runId);
   try {
-    repairTornTail(join(dir, "events.jsonl"), events);
-    repairTornTail(join(dir, "iterations.jsonl"), iterations);
+    repairTornTail(join(dir, "events.jsonl"), events, files);
+    repairTornTail(join(dir, "iterations.jsonl"), iterations, files);
     // (one found only in the journal is put in place by the store itself)
-    if (checkpointFile === join(dir, "state.json.next")) renameSync(checkpointFile, join(dir, "state.json"));
-    return new RunStore(workdir, runId);
+    if (checkpointFile === join(dir, "state.json.next")) files.rename(checkpointFile, join(dir, "state.json"));
+    return new RunStore(workdir, runId, undefined, files);
   } catch (error) {
     return stateProblem({ file: dir, message: `cannot be written: ${(error as Error).message}`, hint: startOverHint(runId) });
   }
@@ -221,7 +223,7 @@ function openStore(workdir: string, runId: string, events: JsonlScan, iterations
  * log's last seq and the iteration records the file lacks are appended, so
  * nothing is lost and nothing is written twice.
  */
-function replayPending(store: RunStore, cp: Checkpoint, events: EventLogScan, iterations: IterationLogScan): void {
+export function replayPending(store: RunStore, cp: Checkpoint, events: EventLogScan, iterations: IterationLogScan): void {
   const records = (cp.pending_iterations ?? []).filter((r) => !iterations.iterations.has(r.iteration));
   store.iterations.appendMany(records);
   for (const r of records) iterations.iterations.add(r.iteration);

@@ -7,10 +7,10 @@ import type { RunContext } from "./run-context.ts";
 export async function loadRunTasks(ctx: RunContext, preloaded: TaskItem[] | undefined): Promise<MachineEvent> {
   try {
     const tasks = preloaded ?? (await loadTasks(ctx.machine.tasks!, ctx.info.workdir));
-    return { type: "tasks.loaded", at: Date.now(), tasks };
+    return { type: "tasks.loaded", at: ctx.host.clock.now(), tasks };
   } catch (error) {
     ctx.emit({ type: "note", level: "warning", message: `cannot load the tasks: ${(error as Error).message}` });
-    return { type: "tasks.loaded", at: Date.now(), tasks: [] };
+    return { type: "tasks.loaded", at: ctx.host.clock.now(), tasks: [] };
   }
 }
 
