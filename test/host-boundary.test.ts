@@ -1,0 +1,129 @@
+/**
+ * One host: `node:fs`, `node:child_process` and the clock are reached only
+ * through src/host/ (the real host is the one place that imports them).
+ * NOT_YET_ON_HOST names the files of the shell that still reach them
+ * directly: it is the work left, not an exemption, and it only shrinks —
+ * a file that no longer needs its entry must leave the list.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+/** The browser's code (served by `phaseloop ui`): no host there, the page reads the browser's own clock. */
+const BROWSER = "src/ui-page/";
+
+const NOT_YET_ON_HOST = [
+  "src/agents/openai-agent.ts",
+  "src/agents/openai/agent-tools.ts",
+  "src/agents/private-config.ts",
+  "src/cli.ts",
+  "src/commands/init.ts",
+  "src/commands/migrate.ts",
+  "src/commands/package-recipes.ts",
+  "src/commands/recipes.ts",
+  "src/commands/resume.ts",
+  "src/commands/schema.ts",
+  "src/commands/ui.ts",
+  "src/control/launch.ts",
+  "src/control/read-run-log.ts",
+  "src/control/read-runs.ts",
+  "src/control/start-run.ts",
+  "src/control/stop-run.ts",
+  "src/control/validate-pipeline.ts",
+  "src/control/wait-for-run.ts",
+  "src/control/workdir-path.ts",
+  "src/lanes/lane-git.ts",
+  "src/lanes/lane-merge.ts",
+  "src/lanes/lane-runner.ts",
+  "src/lanes/run-lanes.ts",
+  "src/mcp-server/summary-resources.ts",
+  "src/mcp/codex-config-servers.ts",
+  "src/reporters/github-actions.ts",
+  "src/reporters/list-runs.ts",
+  "src/reporters/read-breakers.ts",
+  "src/reporters/run-log.ts",
+  "src/reporters/run-status.ts",
+  "src/reporters/tty-reporter.ts",
+  "src/run/builtin-agent-phase.ts",
+  "src/run/fence-livable.ts",
+  "src/run/load-tasks.ts",
+  "src/run/phase-fence.ts",
+  "src/run/rebuild-checkpoint.ts",
+  "src/run/resume-run.ts",
+  "src/run/sandbox-placeholders.ts",
+  "src/run/start-run.ts",
+  "src/run/sub-pipeline.ts",
+  // the safe helpers behind the real host, and what else in runtime/ still reaches the world itself
+  "src/runtime/change-tracker.ts",
+  "src/runtime/file-snapshot.ts",
+  "src/runtime/git-internals.ts",
+  "src/runtime/index-entries.ts",
+  "src/runtime/kept-listing.ts",
+  "src/runtime/linux-fence.ts",
+  "src/runtime/measure-changes.ts",
+  "src/runtime/open-inside.ts",
+  "src/runtime/orphans.ts",
+  "src/runtime/own-git.ts",
+  "src/runtime/own-output.ts",
+  "src/runtime/own-programs.ts",
+  "src/runtime/preflight-host.ts",
+  "src/runtime/private-git.ts",
+  "src/runtime/probe-sandbox.ts",
+  "src/runtime/read-inside.ts",
+  "src/runtime/read-source-file.ts",
+  "src/runtime/remove-inside.ts",
+  "src/runtime/run-lock.ts",
+  "src/runtime/run-process.ts",
+  "src/runtime/sandbox-session.ts",
+  "src/runtime/snapshot-update.ts",
+  "src/runtime/stat-walk.ts",
+  "src/runtime/stat-watch.ts",
+  "src/runtime/tree-watch.ts",
+  "src/runtime/write-scope-baseline.ts",
+  "src/ui/live-feed.ts",
+  "src/ui/page-html.ts",
+  "src/ui/read-runs.ts",
+  "src/ui/run-graph.ts",
+  "src/ui/watch-runs.ts",
+  "src/ui/write-report.ts",
+];
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sources(path);
+    return name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** What a file reaches directly: the modules of the host it imports, and the clock reads in its code. */
+function reaches(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const out: string[] = [];
+  for (const m of text.matchAll(/^\s*(?:import|export)\b[^;]*?from\s+"(node:(?:fs|fs\/promises|child_process))"/gm)) out.push(m[1]!);
+  for (const m of text.matchAll(/\bimport\(\s*"(node:(?:fs|fs\/promises|child_process))"\s*\)/g)) out.push(m[1]!);
+  const code = text.replace(/\/\*[\s\S]*?\*\/|(?<!:)\/\/.*$/gm, "");
+  for (const m of code.matchAll(/\bDate\.now\(\)|\bnew Date\(\)|\bperformance\.now\(\)/g)) out.push(m[0]);
+  return [...new Set(out)];
+}
+
+const shell = sources("src").filter((f) => !f.startsWith("src/host/") && !f.startsWith(BROWSER));
+
+describe("one host", () => {
+  it("node:fs, node:child_process and the clock are reached only through src/host/ (NOT_YET_ON_HOST is the work left)", () => {
+    const direct = shell.filter((f) => reaches(f).length > 0).sort();
+    const unlisted = direct.filter((f) => !NOT_YET_ON_HOST.includes(f)).map((f) => `${f}: ${reaches(f).join(", ")}`);
+    expect(unlisted, "reach the world through the host (ctx.host, or the host a command is given)").toEqual([]);
+  });
+
+  it("NOT_YET_ON_HOST only shrinks: a file that no longer reaches the world directly leaves it", () => {
+    const moved = NOT_YET_ON_HOST.filter((f) => reaches(f).length === 0);
+    expect(moved, "on the host now: take them off the list").toEqual([]);
+  });
+
+  it("the host is where the world is reached", () => {
+    expect(reaches("src/host/node-files.ts")).toContain("node:fs");
+    expect(reaches("src/host/node-clock.ts")).toEqual(expect.arrayContaining(["Date.now()", "performance.now()"]));
+    for (const f of ["src/host/host.ts", "src/host/memory-host.ts"]) expect(reaches(f), f).toEqual([]);
+  });
+});
