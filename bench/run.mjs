@@ -12,7 +12,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { benchSandbox } from "./sandbox.mjs";
+import { BARE_BWRAP, benchSandbox } from "./sandbox.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const cli = join(root, "dist/cli.cjs");
@@ -167,9 +167,27 @@ try {
     for (let i = 0; i < (quick ? 1 : 3); i++) {
       putAside(join(loopDir, ".phaseloop"));
       plainTimes.push(time([node, plain]));
-      loopTimes.push(time([node, cli, "run", loopYaml, "--workdir", loopDir, "--reporter", "plain"], { stdio: ["ignore", "ignore", "pipe"] }));
+      // phaseloop's own work per iteration: the phase unfenced, as the plain loop spawns it
+      loopTimes.push(time([node, cli, "run", loopYaml, "--workdir", loopDir, "--reporter", "plain", "--sandbox", "off"], { stdio: ["ignore", "ignore", "pipe"] }));
     }
-    report(`loop overhead: ${iterations} iterations of \`true\`, durable state included`, median(loopTimes), median(plainTimes), 1.3);
+    report(`loop overhead: ${iterations} iterations of \`true\`, durable state included, --sandbox off`, median(loopTimes), median(plainTimes), 1.3);
+    // the same loop as it runs by default (each `run:` phase in the fence) against a Node loop
+    // spawning a bare bubblewrap with the same namespaces around `true`: the floor of any fence
+    const { probeSandbox } = await import(join(root, "dist/runtime/probe-sandbox.js"));
+    if (probeSandbox().available) {
+      const fencedIterations = Math.min(iterations, 200);
+      const fencedYaml = join(work, "loop-fenced.yaml");
+      writeFileSync(fencedYaml, `phaseloop: 1\nname: loop\nphases:\n  tick:\n    run: ['true']\n    next:\n      - if: iteration >= ${fencedIterations}\n        stop: complete\n      - goto: tick\nstop: { max_iterations: ${fencedIterations} }\n`);
+      const bareLoop = join(work, "bare-bwrap.mjs");
+      writeFileSync(bareLoop, `import { spawn } from "node:child_process";\nconst argv = ${JSON.stringify(BARE_BWRAP)};\nfor (let i = 0; i < ${fencedIterations}; i++) await new Promise((r) => spawn(argv[0], argv.slice(1), { cwd: ${JSON.stringify(loopDir)}, stdio: ["ignore", "pipe", "pipe"] }).on("close", r));\n`);
+      const fenced = [], bare = [];
+      for (let i = 0; i < (quick ? 1 : 3); i++) {
+        putAside(join(loopDir, ".phaseloop"));
+        bare.push(time([node, bareLoop]));
+        fenced.push(time([node, cli, "run", fencedYaml, "--workdir", loopDir, "--reporter", "plain"], { stdio: ["ignore", "ignore", "pipe"] }));
+      }
+      report(`loop overhead, fenced (the default): ${fencedIterations} iterations of \`true\` in the OS sandbox, against a Node loop launching a bare bwrap with the same namespaces`, median(fenced), median(bare), 1.3);
+    }
 
   
   }
@@ -235,7 +253,7 @@ try {
     writeFileSync(floor, `import { spawn } from "node:child_process";\nfor (let i = 0; i < ${n}; i++) await new Promise((r) => spawn("true", [], { stdio: ["ignore", "pipe", "pipe"] }).on("close", r));\n`);
     // the floor before and after the run, so that a machine drifting over the minute lands on both sides
     const floorBefore = time([node, floor]);
-    const run = await sampledRun([node, cli, "run", yaml, "--workdir", dir, "--reporter", "plain"]);
+    const run = await sampledRun([node, cli, "run", yaml, "--workdir", dir, "--reporter", "plain", "--sandbox", "off"]);
     const floorMs = (floorBefore + time([node, floor])) / 2;
     const runDir = join(dir, ".phaseloop", "runs", readdirSync(join(dir, ".phaseloop", "runs"))[0]);
     const at = readFileSync(join(runDir, "iterations.jsonl"), "utf8").trim().split("\n").map((l) => Date.parse(JSON.parse(l).at));
@@ -255,7 +273,7 @@ try {
     };
     report(`long run: RSS at 90% of ${n} iterations against at 10%`, rssNear(0.9), rssNear(0.1), 1.1, " MB");
     report(`long run: time per iteration at 90% against at 10%`, perIteration(0.85), perIteration(0.05), 1.1);
-    report(`long run: ${n} iterations of \`true\`, durable state included, against the Node spawn floor (the mean of one run before and one after)`, run.ms, floorMs, 1.2);
+    report(`long run: ${n} iterations of \`true\`, durable state included, --sandbox off, against the Node spawn floor (the mean of one run before and one after)`, run.ms, floorMs, 1.2);
   }
 
   // 6. output at disk speed: a phase printing 100 MB of lines, read, logged and reported, against `cat > file`

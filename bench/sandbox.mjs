@@ -20,7 +20,7 @@ const dist = (rel) => fileURLToPath(new URL(`../dist/${rel}`, import.meta.url));
  * A bare bubblewrap launch with the same namespaces as a phase's fence (user, PID, network,
  * mount; the root read-only, /dev and /proc): the floor any fence built on bubblewrap pays.
  */
-const BARE_BWRAP = ["bwrap", "--new-session", "--die-with-parent", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user", "--cap-drop", "ALL", "--proc", "/proc", "--", "sh", "-c", "true"];
+export const BARE_BWRAP = ["bwrap", "--new-session", "--die-with-parent", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user", "--cap-drop", "ALL", "--proc", "/proc", "--", "sh", "-c", "true"];
 
 /** Returns { sandboxedMs, plainMs, libraryMs, bareMs } medians per phase, or undefined when no sandbox runs here. */
 export async function benchSandbox(work, repetitions, median) {

@@ -8,10 +8,10 @@ import { join, resolve } from "node:path";
 import { parseCommandArgs, writerOf } from "../reporters/command-io.ts";
 import type { CommandIo } from "../reporters/command-io.ts";
 import { formatEventLine } from "../reporters/format-event-line.ts";
-import { followEvents, isRunLive, readEvents, runDir } from "../reporters/run-log.ts";
+import { followEvents, isRunLive, readEvents, runDir } from "../records/run-log.ts";
 import type { RunEvent } from "../run/run-events.ts";
 import { machineName } from "../runtime/run-lock.ts";
-import { selectRun } from "../reporters/select-run.ts";
+import { selectRun } from "../records/select-run.ts";
 
 const USAGE = "Usage: phaseloop logs [RUN_ID] [options]";
 

@@ -7,8 +7,8 @@
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { parseCommandArgs, writerOf, type CommandIo } from "../reporters/command-io.ts";
-import { runDir } from "../reporters/run-log.ts";
-import { selectRun } from "../reporters/select-run.ts";
+import { runDir } from "../records/run-log.ts";
+import { selectRun } from "../records/select-run.ts";
 
 const USAGE = "Usage: phaseloop report [RUN_ID] --html [options]";
 

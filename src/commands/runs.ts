@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import process from "node:process";
 import { parseCommandArgs, writerOf, type CommandIo } from "../reporters/command-io.ts";
 import { formatCost, formatCount, formatDuration, paintFor, type Paint } from "../reporters/format-event-line.ts";
-import { listRuns, type RunListEntry } from "../reporters/list-runs.ts";
+import { listRuns, type RunListEntry } from "../records/list-runs.ts";
 
 const USAGE = "Usage: phaseloop runs [options]";
 

@@ -1,16 +1,16 @@
 /**
  * `phaseloop status [RUN_ID] [--json] [--workdir DIR]`: where a run stands
- * (read by reporters/run-status.ts), in words or as JSON.
+ * (read by records/run-status.ts), in words or as JSON.
  */
 import { basename, resolve } from "node:path";
 import { parseCommandArgs, writerOf } from "../reporters/command-io.ts";
 import type { CommandIo } from "../reporters/command-io.ts";
 import { formatClock, formatCost, formatCount, formatDuration, formatOutcome, paintFor, plural } from "../reporters/format-event-line.ts";
 import { formatFailure } from "../reporters/format-reason.ts";
-import { runDir } from "../reporters/run-log.ts";
-import { selectRun } from "../reporters/select-run.ts";
+import { runDir } from "../records/run-log.ts";
+import { selectRun } from "../records/select-run.ts";
 import { formatLane, formatLanesHeading } from "../lanes/format-lanes.ts";
-import { readRunStatus, UnreadableLogError, type RunStatus } from "../reporters/run-status.ts";
+import { readRunStatus, UnreadableLogError, type RunStatus } from "../records/run-status.ts";
 
 export { readRunStatus, UnreadableLogError, type RunStatus };
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { checkEvent } from "../run/check-run-state.ts";
 import type { RunEvent } from "../run/run-events.ts";
-import { runDir } from "../reporters/run-log.ts";
+import { runDir } from "../records/run-log.ts";
 import { ControlError } from "./control-error.ts";
 import { findRun } from "./read-runs.ts";
 import { resolveWorkdir } from "./workdir-path.ts";

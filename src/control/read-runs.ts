@@ -5,10 +5,10 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { listRuns as listRunEntries, type RunListEntry } from "../reporters/list-runs.ts";
-import { runDir } from "../reporters/run-log.ts";
-import { readRunStatus, UnreadableLogError, type RunStatus } from "../reporters/run-status.ts";
-import { selectRun } from "../reporters/select-run.ts";
+import { listRuns as listRunEntries, type RunListEntry } from "../records/list-runs.ts";
+import { runDir } from "../records/run-log.ts";
+import { readRunStatus, UnreadableLogError, type RunStatus } from "../records/run-status.ts";
+import { selectRun } from "../records/select-run.ts";
 import { STARTED_VIA, type StartedVia } from "../run/run-info.ts";
 import { ControlError } from "./control-error.ts";
 import { resolveWorkdir } from "./workdir-path.ts";

@@ -5,8 +5,8 @@
  * ended). What would make the resume refuse at once is checked here first.
  */
 import process from "node:process";
-import { readLock } from "../reporters/run-log.ts";
-import type { RunStatus } from "../reporters/run-status.ts";
+import { readLock } from "../records/run-log.ts";
+import type { RunStatus } from "../records/run-status.ts";
 import { ControlError } from "./control-error.ts";
 import { launchDetached, outputLogPath } from "./launch.ts";
 import { getRun } from "./read-runs.ts";

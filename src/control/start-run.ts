@@ -17,7 +17,7 @@ import { hasErrors, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { SourceMap, sortDiagnostics, toJsonDiagnostic, type JsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
 import { resolveParams } from "../machine/resolve-params.ts";
 import { sourceTexts, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
-import { isRunLive, readLock } from "../reporters/run-log.ts";
+import { isRunLive, readLock } from "../records/run-log.ts";
 import { compileFile } from "../run/start-run.ts";
 import type { StartedVia } from "../run/run-info.ts";
 import { machineName } from "../runtime/run-lock.ts";

@@ -6,8 +6,8 @@
  */
 import { readFileSync } from "node:fs";
 import process from "node:process";
-import { isRunLive, readLock } from "../reporters/run-log.ts";
-import type { RunStatus } from "../reporters/run-status.ts";
+import { isRunLive, readLock } from "../records/run-log.ts";
+import type { RunStatus } from "../records/run-status.ts";
 import { isProcessAlive, machineName } from "../runtime/run-lock.ts";
 import { ControlError } from "./control-error.ts";
 import { findRun, getRun } from "./read-runs.ts";

@@ -7,9 +7,9 @@
  */
 import { watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import { lastEvents } from "../reporters/list-runs.ts";
-import { isRunLive, runDir } from "../reporters/run-log.ts";
-import type { RunStatus } from "../reporters/run-status.ts";
+import { lastEvents } from "../records/list-runs.ts";
+import { isRunLive, runDir } from "../records/run-log.ts";
+import type { RunStatus } from "../records/run-status.ts";
 import type { RunEvent } from "../run/run-events.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { ControlError } from "./control-error.ts";

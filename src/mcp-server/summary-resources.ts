@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { findRun } from "../control/read-runs.ts";
-import { listRunIds, runDir } from "../reporters/run-log.ts";
+import { listRunIds, runDir } from "../records/run-log.ts";
 import { ControlError } from "../control/control-error.ts";
 
 export const SUMMARY_TEMPLATE = "phaseloop://runs/{run_id}/summary";

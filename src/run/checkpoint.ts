@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import type { Snapshot } from "../machine/types.ts";
-import type { Baseline } from "../runtime/measure-changes.ts";
+import type { Baseline } from "../changes/measure-changes.ts";
 import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import type { RunEvent } from "./run-events.ts";

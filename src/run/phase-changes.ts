@@ -6,9 +6,9 @@
 import type { JsonValue } from "../expr/index.ts";
 import { parseTemplate, renderTemplate } from "../expr/index.ts";
 import type { ErrorClass, ToolSetSpec } from "../pipeline/spec.ts";
-import { settleTreeWatch } from "../runtime/tree-watch.ts";
-import { withoutOwnOutput } from "../runtime/own-output.ts";
-import { revertScope, type ScopeBaseline } from "../runtime/write-scope-baseline.ts";
+import { settleTreeWatch } from "../changes/tree-watch.ts";
+import { withoutOwnOutput } from "../changes/own-output.ts";
+import { revertScope, type ScopeBaseline } from "../changes/write-scope-baseline.ts";
 import type { RunContext } from "./run-context.ts";
 import { join } from "node:path";
 import { isUnder } from "../sandbox/compile-sandbox.ts";

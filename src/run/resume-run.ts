@@ -15,7 +15,7 @@ import type { Machine } from "../machine/types.ts";
 import { stopRunProcesses } from "../runtime/orphans.ts";
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
 import { RunStore, runPath, writeFileAtomic } from "../runtime/run-store.ts";
-import { listRunIds } from "../reporters/run-log.ts";
+import { listRunIds } from "../records/run-log.ts";
 import { checkCheckpoint } from "./check-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { checkBaselineFile, checkPhasesDir, formatStateProblem, readCheckpoint, readRunInfo, repairTornTail, scanEventLog, scanIterationLog, startOverHint, type EventLogScan, type IterationLogScan, type JsonlScan, type StateProblem, forceHint } from "./read-run-state.ts";

@@ -6,7 +6,7 @@
 import type { Host } from "../host/host.ts";
 import type { Machine, Snapshot } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
-import type { ChangeTracker } from "../runtime/change-tracker.ts";
+import type { ChangeTracker } from "../changes/change-tracker.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import type { EventInput } from "./event-log.ts";
 import type { RunInfo } from "./run-info.ts";

@@ -10,7 +10,7 @@ import { transition } from "../machine/transition.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
 import type { Effect, Machine, MachineEvent, Snapshot, TaskItem } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
-import { ChangeTracker } from "../runtime/change-tracker.ts";
+import { ChangeTracker } from "../changes/change-tracker.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import { askQuestion, type AnswerSource } from "./ask-question.ts";
 import { loadIterationBaseline, saveIterationBaseline, type IterationRecord } from "./checkpoint.ts";

@@ -16,7 +16,7 @@ import { resolveParams } from "../machine/resolve-params.ts";
 import type { Machine, TaskItem } from "../machine/types.ts";
 import { loadPipeline, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
-import { gitRootOf } from "../runtime/measure-changes.ts";
+import { gitRootOf } from "../changes/measure-changes.ts";
 import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
 import { stopRunProcesses } from "../runtime/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";

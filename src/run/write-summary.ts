@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { HostFiles } from "../host/host.ts";
 import type { Snapshot } from "../machine/types.ts";
 import type { RunStore } from "../runtime/run-store.ts";
-import { ignoredChangedSince } from "../runtime/measure-changes.ts";
+import { ignoredChangedSince } from "../changes/measure-changes.ts";
 import { formatSummary, type IterationRecord } from "./format-summary.ts";
 import { listArtifacts } from "./run-artifacts.ts";
 import type { RunEvent } from "./run-events.ts";

@@ -5,7 +5,7 @@
  * time. It folds the events it is sent into its view with the server's own
  * code (run-view.ts), so the page and `status` never disagree.
  */
-import { runStateOf } from "../reporters/run-summary.ts";
+import { runStateOf } from "../records/run-summary.ts";
 import type { ControlResult } from "../ui/controls.ts";
 import type { RunGraph } from "../ui/run-graph.ts";
 import type { Inflight } from "../ui/read-runs.ts";

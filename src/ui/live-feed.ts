@@ -10,7 +10,7 @@
 import type { ServerResponse } from "node:http";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { EventLineSplitter, isRunLive, readLock, runsDir } from "../reporters/run-log.ts";
+import { EventLineSplitter, isRunLive, readLock, runsDir } from "../records/run-log.ts";
 import type { RunEvent } from "../run/run-events.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { readRunGraph } from "./run-graph.ts";

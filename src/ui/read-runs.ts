@@ -8,9 +8,9 @@
 import { constants } from "node:fs";
 import { lstat, open, readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { lastEvents, listRuns, type RunListEntry } from "../reporters/list-runs.ts";
-import { EventLineSplitter, isRunLive, readEvents, runsDir } from "../reporters/run-log.ts";
-import { addToRunSummary, emptyRunSummary, runStateOf } from "../reporters/run-summary.ts";
+import { lastEvents, listRuns, type RunListEntry } from "../records/list-runs.ts";
+import { EventLineSplitter, isRunLive, readEvents, runsDir } from "../records/run-log.ts";
+import { addToRunSummary, emptyRunSummary, runStateOf } from "../records/run-summary.ts";
 import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { isPhaseDirName, parseRunKey, rootRunOf } from "./run-key.ts";

@@ -7,7 +7,7 @@
  * the page folds each new event in as it arrives, with this same code. Pure:
  * no node:*, no clock (times come from the events).
  */
-import { addToRunSummary, emptyRunSummary, type RunSummary } from "../reporters/run-summary.ts";
+import { addToRunSummary, emptyRunSummary, type RunSummary } from "../records/run-summary.ts";
 import type { RunEvent } from "../run/run-events.ts";
 
 /** One phase run (an attempt), as a timeline bar. Times are ms since the run's first event. */

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { ensureBuilt, git, tempDir, write } from "../cli/cli-helpers.ts";
+import { ControlError } from "../../src/control/index.ts";
 
 export { ensureBuilt, tempDir, write };
 
@@ -77,3 +78,14 @@ phases:
       - stop: complete
 stop: { max_iterations: 2 }
 `;
+
+/** The ControlError a call is refused with; any other outcome fails the test. */
+export async function refusal(p: Promise<unknown>): Promise<ControlError> {
+  try {
+    await p;
+  } catch (error) {
+    if (error instanceof ControlError) return error;
+    throw error;
+  }
+  throw new Error("expected a refusal");
+}

@@ -1,21 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ControlError, getRun, listRecipes, readRunLog, startRun, stopRun, validatePipeline, waitForRun, type WaitProgress } from "../../src/control/index.ts";
+import { getRun, listRecipes, readRunLog, startRun, stopRun, validatePipeline, waitForRun, type WaitProgress } from "../../src/control/index.ts";
 import { cli } from "../cli/cli-helpers.ts";
-import { ENV, ensureBuilt, repo, SLOW, write } from "./control-helpers.ts";
+import { ENV, ensureBuilt, refusal, repo, SLOW, write } from "./control-helpers.ts";
 
 beforeAll(() => ensureBuilt(), 180_000);
-
-async function refusal(p: Promise<unknown>): Promise<ControlError> {
-  try {
-    await p;
-  } catch (error) {
-    if (error instanceof ControlError) return error;
-    throw error;
-  }
-  throw new Error("expected a refusal");
-}
 
 const LONG = `phaseloop: 1
 name: long-log

@@ -2,19 +2,9 @@ import { existsSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { answerQuestion, ControlError, getRun, listRuns, readRunLog, resumeRun, startRun, stopRun, validatePipeline, waitForRun } from "../../src/control/index.ts";
-import { ASK, ENV, ensureBuilt, eventTypes, QUICK, repo, runJson, SLOW, tempDir, write } from "./control-helpers.ts";
+import { ASK, ENV, ensureBuilt, eventTypes, QUICK, refusal, repo, runJson, SLOW, tempDir, write } from "./control-helpers.ts";
 
 beforeAll(() => ensureBuilt(), 180_000);
-
-async function refusal(p: Promise<unknown>): Promise<ControlError> {
-  try {
-    await p;
-  } catch (error) {
-    if (error instanceof ControlError) return error;
-    throw error;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("the control layer starts runs in processes of their own", () => {
   it("returns the run id at once, records who started it, and the run goes on to its end", async () => {

@@ -14,7 +14,7 @@ import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GIT_HARDENING, ownGitEnv } from "../../src/runtime/own-git.ts";
 import { ownPath, ownProgram, resolveOwnPrograms, untrustedPathEntry } from "../../src/runtime/own-programs.ts";
-import { findRepo, runGit, writeSlotIndex } from "../../src/runtime/private-git.ts";
+import { findRepo, runGit, writeSlotIndex } from "../../src/changes/private-git.ts";
 import { cli, ensureBuilt } from "../cli/cli-helpers.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pl-redteam-git-"));

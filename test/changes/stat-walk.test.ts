@@ -3,8 +3,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { snapshotFiles } from "../../src/runtime/file-snapshot.ts";
-import { statWalk } from "../../src/runtime/stat-walk.ts";
+import { snapshotFiles } from "../../src/changes/file-snapshot.ts";
+import { statWalk } from "../../src/changes/stat-walk.ts";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { gitInternalsChanged, snapshotGitInternals } from "../../src/runtime/git-internals.ts";
+import { gitInternalsChanged, snapshotGitInternals } from "../../src/changes/git-internals.ts";
 
 describe("the repository's own files, seen from a linked worktree", () => {
   const root = mkdtempSync(join(tmpdir(), "pl-internals-"));

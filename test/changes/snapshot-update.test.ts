@@ -3,9 +3,9 @@ import { join } from "node:path";
 import process from "node:process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { diffSnapshots, snapshotFiles } from "../../src/runtime/file-snapshot.ts";
-import { watchedSnapshot, type SnapshotLook } from "../../src/runtime/snapshot-update.ts";
-import { TreeWatch } from "../../src/runtime/tree-watch.ts";
+import { diffSnapshots, snapshotFiles } from "../../src/changes/file-snapshot.ts";
+import { watchedSnapshot, type SnapshotLook } from "../../src/changes/snapshot-update.ts";
+import { TreeWatch } from "../../src/changes/tree-watch.ts";
 import { applyOps, tempDirs, workdirOp, type Op } from "./workdir-ops.ts";
 import { skipped } from "../skip-reason.ts";
 

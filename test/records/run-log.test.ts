@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { EventLineSplitter } from "../../src/reporters/run-log.ts";
+import { EventLineSplitter } from "../../src/records/run-log.ts";
 import type { RunEvent } from "../../src/run/run-events.ts";
-import { sampleRun } from "./synthetic-run.ts";
+import { sampleRun } from "../reporters/synthetic-run.ts";
 
 const encoder = new TextEncoder();
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { changesSince, revertPaths, takeBaseline } from "../../src/runtime/measure-changes.ts";
+import { changesSince, revertPaths, takeBaseline } from "../../src/changes/measure-changes.ts";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

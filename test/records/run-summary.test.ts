@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { addToRunSummary, emptyRunSummary, runStateOf } from "../../src/reporters/run-summary.ts";
+import { addToRunSummary, emptyRunSummary, runStateOf } from "../../src/records/run-summary.ts";
 import type { RunEvent } from "../../src/run/run-events.ts";
-import { buildEvents, sampleRun } from "./synthetic-run.ts";
+import { buildEvents, sampleRun } from "../reporters/synthetic-run.ts";
 
 function summarize(events: readonly RunEvent[]) {
   const summary = emptyRunSummary();

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import process from "node:process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { findRepo, privateEnv, worktreeChanges, writeSlotIndex, type GitRepo } from "../../src/runtime/private-git.ts";
-import { watchedAnswer } from "../../src/runtime/stat-watch.ts";
+import { findRepo, privateEnv, worktreeChanges, writeSlotIndex, type GitRepo } from "../../src/changes/private-git.ts";
+import { watchedAnswer } from "../../src/changes/stat-watch.ts";
 import { applyOps, git, tempDirs, workdirOp, type Op } from "./workdir-ops.ts";
 
 const temp = tempDirs("phaseloop-watch-prop-");

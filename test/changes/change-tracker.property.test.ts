@@ -2,9 +2,9 @@ import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ChangeTracker } from "../../src/runtime/change-tracker.ts";
-import { changesSince, takeBaseline, type Baseline } from "../../src/runtime/measure-changes.ts";
-import { scopeChangesSince, takeScopeBaseline } from "../../src/runtime/write-scope-baseline.ts";
+import { ChangeTracker } from "../../src/changes/change-tracker.ts";
+import { changesSince, takeBaseline, type Baseline } from "../../src/changes/measure-changes.ts";
+import { scopeChangesSince, takeScopeBaseline } from "../../src/changes/write-scope-baseline.ts";
 import { applyOps, git, tempDirs, workdirOp, type Op } from "./workdir-ops.ts";
 
 const temp = tempDirs("phaseloop-tracker-");

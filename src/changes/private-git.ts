@@ -7,10 +7,10 @@
 import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { indexEntries } from "./index-entries.ts";
-import { ownGitSync } from "./own-git.ts";
-import { removeInside } from "./remove-inside.ts";
+import { ownGitSync } from "../runtime/own-git.ts";
+import { removeInside } from "../runtime/remove-inside.ts";
 import { comparesRawContent } from "./raw-content.ts";
-import { makePhaseloopDir } from "./run-store.ts";
+import { makePhaseloopDir } from "../runtime/run-store.ts";
 import { statText, WATCH_LIMIT, watchAnswer, watchedAnswer } from "./stat-watch.ts";
 import { treeWatchFor } from "./tree-watch.ts";
 

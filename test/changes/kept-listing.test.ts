@@ -1,8 +1,8 @@
 import { mkdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { forgetListings, snapshotFiles } from "../../src/runtime/file-snapshot.ts";
-import { readKeptListing } from "../../src/runtime/kept-listing.ts";
+import { forgetListings, snapshotFiles } from "../../src/changes/file-snapshot.ts";
+import { readKeptListing } from "../../src/changes/kept-listing.ts";
 import { tempDirs } from "./workdir-ops.ts";
 
 const temp = tempDirs("phaseloop-kept-listing-");

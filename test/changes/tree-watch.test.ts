@@ -3,7 +3,7 @@ import { join } from "node:path";
 import process from "node:process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TreeWatch } from "../../src/runtime/tree-watch.ts";
+import { TreeWatch } from "../../src/changes/tree-watch.ts";
 import { applyOps, tempDirs, workdirOp } from "./workdir-ops.ts";
 import { skipped } from "../skip-reason.ts";
 

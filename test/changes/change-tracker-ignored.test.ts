@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChangeTracker } from "../../src/runtime/change-tracker.ts";
+import { ChangeTracker } from "../../src/changes/change-tracker.ts";
 import { git, tempDirs } from "./workdir-ops.ts";
 
 const temp = tempDirs("phaseloop-claimed-");

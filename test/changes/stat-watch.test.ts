@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { WATCH_LIMIT, watchAnswer, watchedAnswer } from "../../src/runtime/stat-watch.ts";
+import { WATCH_LIMIT, watchAnswer, watchedAnswer } from "../../src/changes/stat-watch.ts";
 
 const root = mkdtempSync(join(tmpdir(), "phaseloop-watch-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, st
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { revertScope, scopeChangesSince, takeScopeBaseline } from "../../src/runtime/write-scope-baseline.ts";
+import { revertScope, scopeChangesSince, takeScopeBaseline } from "../../src/changes/write-scope-baseline.ts";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

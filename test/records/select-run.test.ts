@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { findBreakers } from "../../src/reporters/read-breakers.ts";
-import { closestMatches, editDistance } from "../../src/reporters/select-run.ts";
+import { findBreakers } from "../../src/records/read-breakers.ts";
+import { closestMatches, editDistance } from "../../src/records/select-run.ts";
 
 describe("closestMatches", () => {
   it("suggests the nearest run ids, best first", () => {

@@ -5,7 +5,7 @@
  * prints, and what the control layer's `getRun` answers.
  */
 import { join } from "node:path";
-import { formatReason } from "./format-reason.ts";
+import { formatReason } from "../reporters/format-reason.ts";
 import { readBreakers, type Breakers } from "./read-breakers.ts";
 import { isRunLive, readEvents, readLock, runDir } from "./run-log.ts";
 import { addToRunSummary, emptyRunSummary, runStateOf, type RunState, type RunSummary } from "./run-summary.ts";

@@ -2,7 +2,7 @@ import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { changesSince, takeBaseline } from "../../src/runtime/measure-changes.ts";
+import { changesSince, takeBaseline } from "../../src/changes/measure-changes.ts";
 import { applyOps, git, tempDirs, workdirOp } from "./workdir-ops.ts";
 
 const temp = tempDirs("phaseloop-prop-");

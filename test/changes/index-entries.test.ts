@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { blobId, parseIndexEntries } from "../../src/runtime/index-entries.ts";
-import { parseRawContent } from "../../src/runtime/raw-content.ts";
+import { blobId, parseIndexEntries } from "../../src/changes/index-entries.ts";
+import { parseRawContent } from "../../src/changes/raw-content.ts";
 
 const OID = "78981922613b2afb6025042ff6bd878ac1994e85";
 
