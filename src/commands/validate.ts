@@ -2,10 +2,9 @@ import { documentSandboxModes } from "../sandbox/sandbox-plan.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { SourceMap, sortDiagnostics, toJsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
 import { loadPipeline, sourceTexts, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
-import { parseCommandArgs, type CliIo } from "./cli-io.ts";
+import { hostOf, parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 import { readHostOf } from "../host/host.ts";
-import { nodeHost } from "../host/node-host.ts";
 
 const USAGE = `Usage: phaseloop validate PIPELINE... [options]
 
@@ -25,7 +24,6 @@ Options:
 Exit: 0 when all are valid (warnings allowed), 2 when any has an error.
 `;
 
-export const fsReadHost = readHostOf(nodeHost);
 
 /** `phaseloop validate PIPELINE...` */
 export async function main(argv: string[], io: CliIo): Promise<number> {
@@ -44,7 +42,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   const results: LoadedPipeline[] = [];
-  for (const file of files) results.push(await loadPipeline(file, fsReadHost));
+  const host = readHostOf(hostOf(io));
+  for (const file of files) results.push(await loadPipeline(file, host));
   const failed = results.some((r) => hasErrors(r.diagnostics));
   if (parsed.args.flags.has("--json")) {
     const out = results.map((r) => {

@@ -153,8 +153,8 @@ export class MemoryHost implements Host {
     this.workingDir = norm(options.cwd ?? "/work");
     this.mkdirs(this.workingDir);
     for (const [path, text] of Object.entries(options.files ?? {})) {
-      this.mkdirs(dirname(norm(path)));
-      this.nodes.set(norm(path), { kind: "file", data: text, mode: 0o644, mtimeMs: this.clock.now() });
+      this.mkdirs(dirname(this.abs(path)));
+      this.nodes.set(this.abs(path), { kind: "file", data: text, mode: 0o644, mtimeMs: this.clock.now() });
     }
     this.files = this.makeFiles();
     const script = options.processes;
@@ -192,6 +192,11 @@ export class MemoryHost implements Host {
     return this.workingDir;
   }
 
+  /** A path made absolute as a process in `cwd` sees it. */
+  private abs(path: string): string {
+    return norm(posix.resolve(this.workingDir, path));
+  }
+
   /** Every file's text, by path (folders and links left out). */
   snapshot(): Record<string, string> {
     const out: Record<string, string> = {};
@@ -220,7 +225,7 @@ export class MemoryHost implements Host {
   }
 
   private resolveLinks(path: string, follow: boolean, depth = 0): string {
-    const p = norm(path);
+    const p = this.abs(path);
     if (p === "/") return p;
     const parent = this.resolveLinks(dirname(p), true, depth);
     const full = norm(posix.join(parent, basename(p)));
@@ -363,11 +368,11 @@ export class MemoryHost implements Host {
         self.mkdirs(self.resolveLinks(path, true), options.mode);
       },
       mkdtemp(prefix) {
-        const path = `${prefix}${(++self.temp).toString(36).padStart(6, "0")}`;
+        const path = self.abs(`${prefix}${(++self.temp).toString(36).padStart(6, "0")}`);
         self.parentDir(path, "mkdtemp");
         self.write();
         self.mkdirs(path, 0o700);
-        return norm(path);
+        return path;
       },
       stat: (path) => {
         const node = self.get(path);
@@ -422,14 +427,14 @@ export class MemoryHost implements Host {
 
   /** A program at `path` (an executable file; setting up a test, not counted as a write). */
   program(path: string, text = "#!/bin/sh\n"): void {
-    this.mkdirs(dirname(norm(path)));
-    this.nodes.set(norm(path), { kind: "file", data: text, mode: 0o755, mtimeMs: this.clock.now() });
+    this.mkdirs(dirname(this.abs(path)));
+    this.nodes.set(this.abs(path), { kind: "file", data: text, mode: 0o755, mtimeMs: this.clock.now() });
   }
 
   /** A symbolic link at `path` to `target` (setting up a test; not counted as a write). */
   symlink(target: string, path: string): void {
-    this.mkdirs(dirname(norm(path)));
-    this.nodes.set(norm(path), { kind: "link", target, mode: 0o777, mtimeMs: this.clock.now() });
+    this.mkdirs(dirname(this.abs(path)));
+    this.nodes.set(this.abs(path), { kind: "link", target, mode: 0o777, mtimeMs: this.clock.now() });
   }
 
   private async runScripted(spec: ProcessSpec, run: ScriptedRun): Promise<ProcessResult> {
