@@ -88,7 +88,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   // measured changes, and the write scope of the tool allowlist; what the fence let through
   // outside the globs is undone here, before anything reads it.
   // phases sandboxed at the same time leave placeholders of protected names while they run
-  const { changes, violation, undone } = await measurePhaseChanges(e.phase, scope, ctx, sandboxesRunning() ? (p) => isPlaceholder(workdir, p) : undefined, fence?.profile.allowWrite);
+  const { changes, violation, undone } = await measurePhaseChanges(e.phase, scope, ctx, sandboxesRunning() ? (p) => isPlaceholder(ctx.host.files, workdir, p) : undefined, fence?.profile.allowWrite);
 
   const text = phase.kind === "agent" ? report.text : r.stdout;
   let failure: { error: ErrorClass; message: string } | null = judgeAgent(r, report, classifyProcess(r, phase.successExitCodes, phase.transient), phase.kind === "agent");

@@ -17,7 +17,7 @@ export async function loadRunTasks(ctx: RunContext, preloaded: TaskItem[] | unde
 /** Carry out task.update: the task file says what the machine decided. */
 export function writeRunTask(e: Extract<Effect, { type: "task.update" }>, ctx: RunContext): void {
   try {
-    if (ctx.machine.tasks) writeBackTask(ctx.machine.tasks, ctx.info.workdir, e);
+    if (ctx.machine.tasks) writeBackTask(ctx.machine.tasks, ctx.info.workdir, e, ctx.host.files);
   } catch (error) {
     ctx.emit({ type: "note", level: "warning", message: `cannot write task ${e.task} back: ${(error as Error).message}` });
   }
