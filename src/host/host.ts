@@ -76,6 +76,8 @@ export interface HostFiles {
   exists(path: string): boolean;
   readdir(path: string): string[];
   readlink(path: string): string;
+  /** The path with every symbolic link on the way resolved; throws ENOENT when it does not exist. */
+  realpath(path: string): string;
   rename(from: string, to: string): void;
   /** Remove a file (or, `recursive`, a directory and what it holds); `force`: no error when missing. */
   remove(path: string, options?: { recursive?: boolean; force?: boolean }): void;

@@ -397,6 +397,11 @@ export class MemoryHost implements Host {
         if (node.kind !== "link") throw fsError("EINVAL", "readlink", path);
         return node.target;
       },
+      realpath(path) {
+        const real = self.resolveLinks(path, true);
+        if (!self.nodes.has(real)) throw fsError("ENOENT", "realpath", path);
+        return real;
+      },
       rename(from, to) {
         const a = self.resolveLinks(from, false);
         if (!self.nodes.has(a)) throw fsError("ENOENT", "rename", from);

@@ -3,7 +3,7 @@
  * written its run folders. Apart from node-host.ts so that the modules that
  * keep a run's files can default to it without importing the processes.
  */
-import { appendFileSync, closeSync, constants, existsSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, constants, existsSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import process from "node:process";
 import { readSourceFile } from "../runtime/read-source-file.ts";
 import type { FileHandle, HostFiles, OpenOptions } from "./host.ts";
@@ -66,6 +66,7 @@ export const nodeFiles: HostFiles = {
   exists: (path) => existsSync(path),
   readdir: (path) => readdirSync(path),
   readlink: (path) => readlinkSync(path),
+  realpath: (path) => realpathSync(path),
   rename: (from, to) => renameSync(from, to),
   remove(path, options = {}) {
     rmSync(path, { recursive: options.recursive ?? false, force: options.force ?? false });
