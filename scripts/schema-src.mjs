@@ -1,6 +1,16 @@
 // Source of schemas/pipeline.schema.json. Run `node scripts/schema-src.mjs` to
-// regenerate the JSON; the JSON file is what is published and committed.
+// regenerate the JSON; the JSON file is what is published and committed. The
+// agent presets (their names, event streams, which need a model) come from
+// src/agents/presets/registry.ts, bundled here in memory; a test checks the
+// committed JSON against the registry.
 import { writeFileSync } from "node:fs";
+import { rolldown } from "rolldown";
+
+const registry = await rolldown({ input: new URL("../src/agents/presets/registry.ts", import.meta.url).pathname, platform: "neutral", logLevel: "warn" });
+const { PRESETS } = await import(`data:text/javascript;base64,${Buffer.from((await registry.generate({ format: "esm" })).output[0].code).toString("base64")}`);
+const presetNames = PRESETS.map((p) => p.name);
+const outputFormats = ["text", ...PRESETS.flatMap((p) => (p.outputFormat === undefined ? [] : [p.outputFormat]))];
+const needModel = PRESETS.filter((p) => p.needsModel).map((p) => p.name);
 
 const d = (description, extra = {}) => ({ description, ...extra });
 const ref = (name, description) => (description ? { $ref: `#/$defs/${name}`, description } : { $ref: `#/$defs/${name}` });
@@ -41,7 +51,7 @@ const schema = {
     },
     agents: {
       type: "object",
-      description: "Named agents. A preset (claude, codex, gemini, aider, openai) or any program given as `command`.",
+      description: `Named agents. A preset (${presetNames.join(", ")}) or any program given as \`command\`.`,
       propertyNames: { pattern: NAME },
       additionalProperties: ref("agent"),
       examples: [{ worker: { preset: "claude", model: "sonnet" } }],
@@ -115,7 +125,7 @@ const schema = {
       required: d("Whether a value must be given. Default: true when there is no default.", { type: "boolean" }),
     }, { required: ["type"] }),
     agent: closed("An agent: a preset or a command. Any program is an agent.", {
-      preset: d("A known agent CLI (its flags, event stream, success test and allowlist translation are built in), or `openai`: phaseloop's own agent for OpenAI-compatible chat completions servers such as Ollama.", { enum: ["claude", "codex", "gemini", "aider", "openai"] }),
+      preset: d("A known agent CLI (its flags, event stream, success test and allowlist translation are built in), or `openai`: phaseloop's own agent for OpenAI-compatible chat completions servers such as Ollama.", { enum: presetNames }),
       command: d("The program and its arguments, each a template. `{{ prompt }}` and `{{ prompt_file }}` are available.", {
         type: "array", items: { type: "string" }, minItems: 1, examples: [["node", "agents/fake.js", "{{ params.task_file }}"]],
       }),
@@ -127,14 +137,14 @@ const schema = {
       }),
       args: d("Extra arguments appended to the argv.", { type: "array", items: { type: "string" } }),
       env: ref("env", "Environment variables for this agent."),
-      output_format: d("How stdout is read: plain text, or an agent's event stream. Presets set it.", { enum: ["text", "claude-stream-json", "codex-json", "gemini-stream-json"] }),
+      output_format: d("How stdout is read: plain text, or an agent's event stream. Presets set it.", { enum: outputFormats }),
       timeout: ref("duration", "Default wall-clock timeout for phases using this agent."),
       idle_timeout: ref("duration", "Default idle timeout (no output) for phases using this agent."),
       base_url: d("openai preset: the server's base URL; requests go to BASE/chat/completions. Default http://localhost:11434/v1 (Ollama).", { type: "string", examples: ["http://localhost:11434/v1", "http://127.0.0.1:8080/v1"] }),
       api_key_env: d("openai preset: the environment variable that holds the API key. Default OPENAI_API_KEY; local servers get a placeholder when it is unset.", { type: "string" }),
       transient: ref("transient"),
       description: d("What this agent is.", { type: "string" }),
-    }, { anyOf: [{ required: ["preset"] }, { required: ["command"] }], if: { required: ["preset"], properties: { preset: { const: "openai" } } }, then: { required: ["model"] } }),
+    }, { anyOf: [{ required: ["preset"] }, { required: ["command"] }], ...(needModel.length ? { if: { required: ["preset"], properties: { preset: needModel.length === 1 ? { const: needModel[0] } : { enum: needModel } } }, then: { required: ["model"] } } : {}) }),
     toolSet: closed("An allowlist.", {
       read: d("Globs the agent may read, relative to the workdir.", { type: "array", items: { type: "string" } }),
       write: d("Globs the agent may change. A change elsewhere is a policy_violation.", { type: "array", items: { type: "string" } }),

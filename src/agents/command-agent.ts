@@ -1,10 +1,8 @@
 import type { AgentAdapter, AgentInvocationInput, AgentInvocation } from "./agent-adapter.ts";
 import { createTextParser } from "./text-parser.ts";
-import { claudeMcpConfig } from "../mcp/compile-mcp.ts";
 import { privateConfigFile } from "./private-config.ts";
-import { createClaudeParser } from "./claude-agent.ts";
-import { createCodexParser } from "./codex-agent.ts";
-import { createGeminiParser } from "./gemini-agent.ts";
+import { claudeMcpConfig } from "./presets/claude.ts";
+import { PRESETS } from "./presets/registry.ts";
 
 /**
  * Any program is an agent: argv rendered element by element; the prompt on
@@ -37,16 +35,9 @@ export const commandAgent: AgentAdapter = {
   createParser: createTextParser,
 };
 
-/** The parser for an output format, whatever the agent. */
+/** The parser for an output format, whatever the agent: the preset's that prints it, else text. */
 export function parserFor(format: AgentInvocation["outputFormat"]) {
-  switch (format) {
-    case "claude-stream-json":
-      return createClaudeParser();
-    case "codex-json":
-      return createCodexParser();
-    case "gemini-stream-json":
-      return createGeminiParser();
-    default:
-      return createTextParser();
-  }
+  const preset = PRESETS.find((p) => p.outputFormat === format && p.createParser);
+  if (preset) return preset.createParser!();
+  return createTextParser();
 }

@@ -1,15 +1,14 @@
 /**
- * A CLI's command as it runs inside phaseloop's OS sandbox. Codex sandboxes its own commands
- * with bubblewrap, which needs a new user namespace; the fence refuses those (a nested user
- * namespace could detach the fence's read-only binds), so inside it every command codex ran
- * failed with "bwrap: No permissions to create new namespace". Inside the fence codex is told
- * to leave the sandboxing to the fence (`-s danger-full-access`): the fence's profile is as
- * strict or stricter (only the write globs' directories writable, no `.git`, home secrets
- * hidden, only the agent's hosts reachable).
+ * A CLI's command as it runs inside phaseloop's OS sandbox: a preset whose CLI's own sandbox
+ * cannot start inside the fence says how its argv changes there (its `sandbox.insideFence`,
+ * codex's `-s danger-full-access`); every other command runs as it is.
  */
 import { basename } from "node:path";
+import { PRESETS } from "./presets/registry.ts";
 
 export function insideFence(command: string[] | string): string[] | string {
-  if (typeof command === "string" || basename(command[0] ?? "") !== "codex" || command[1] !== "exec") return command;
-  return command.map((arg, i) => (i > 0 && (command[i - 1] === "-s" || command[i - 1] === "--sandbox") ? "danger-full-access" : arg));
+  if (typeof command === "string") return command;
+  const name = basename(command[0] ?? "");
+  const rewrite = PRESETS.find((p) => p.program === name)?.sandbox.insideFence;
+  return rewrite ? rewrite(command) : command;
 }

@@ -9,15 +9,14 @@
  * free text and validated afterwards, like any output with a schema.
  */
 import type { OutputSpec } from "../pipeline/spec.ts";
-
-/** Presets whose structured answer is kept apart from the final message. */
-const ANSWER_BESIDE_TEXT: ReadonlySet<string> = new Set(["claude"]);
+import { presetNamed } from "./presets/registry.ts";
 
 export function nativeOutputSchema(outputs: Record<string, OutputSpec>, preset: string | undefined): Record<string, unknown> | undefined {
   const structured = Object.values(outputs).filter((o) => o.json === true && o.schema);
   if (structured.length !== 1) return undefined;
   const schema = structured[0]!.schema as Record<string, unknown>;
-  if (preset !== undefined && ANSWER_BESIDE_TEXT.has(preset)) return schema;
+  // a preset whose structured answer is kept apart from the final message (its `answerBesideText`)
+  if (presetNamed(preset)?.answerBesideText) return schema;
   const readsMessage = Object.values(outputs).filter((o) => o.file === undefined && (o.from ?? "text") === "text");
   return readsMessage.length === 1 && readsMessage[0] === structured[0] ? schema : undefined;
 }

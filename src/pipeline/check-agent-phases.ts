@@ -8,14 +8,17 @@ import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import type { AgentSpec, PhaseSpec } from "./spec.ts";
 import { diag, esc, type RuleContext } from "./rule-context.ts";
+import { PRESETS, presetNamed } from "../agents/presets/registry.ts";
 
 /** Why an agent cannot continue a session, or undefined when it can. */
 export function sessionUnsupported(agent: AgentSpec): { severity: "error" | "warning"; message: string; hint: string } | undefined {
   if (agent.command) {
     if ((agent.output_format ?? "text") !== "text") return undefined;
-    return { severity: "warning", message: "a command agent with text output reports no session id: it gets the session to continue in PHASELOOP_SESSION only when an earlier phase's agent reported one", hint: "set output_format to the event stream the program prints (claude-stream-json, codex-json, gemini-stream-json)" };
+    const formats = PRESETS.flatMap((p) => (p.outputFormat !== undefined ? [p.outputFormat] : []));
+    return { severity: "warning", message: "a command agent with text output reports no session id: it gets the session to continue in PHASELOOP_SESSION only when an earlier phase's agent reported one", hint: `set output_format to the event stream the program prints (${formats.join(", ")})` };
   }
-  if (agent.preset === "aider") return { severity: "error", message: "aider keeps no session phaseloop can continue (it reports no session id)", hint: "use session: fresh, or an agent whose CLI continues sessions (claude, codex, gemini, openai)" };
+  const preset = presetNamed(agent.preset);
+  if (preset?.sessions === false) return { severity: "error", message: `${preset.name} keeps no session phaseloop can continue (it reports no session id)`, hint: `use session: fresh, or an agent whose CLI continues sessions (${PRESETS.filter((p) => p.sessions).map((p) => p.name).join(", ")})` };
   return undefined;
 }
 

@@ -8,6 +8,7 @@ import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { mcpEntryServer } from "../mcp/mcp-allowlist.ts";
 import { diag, esc, type RuleContext } from "./rule-context.ts";
+import { PRESETS, presetNamed } from "../agents/presets/registry.ts";
 
 export function checkMcp(ctx: RuleContext): Diagnostic[] {
   const { doc } = ctx;
@@ -22,10 +23,12 @@ export function checkMcp(ctx: RuleContext): Diagnostic[] {
     phase.mcp.forEach((server, i) => {
       if (typeof server === "string") unknown(server, `/phases/${esc(name)}/mcp/${i}`, "unknown MCP server");
     });
-    // aider has no MCP client: the servers would silently not be there
+    // a preset without an MCP client (aider): the servers would silently not be there
     const agent = typeof phase.agent === "string" ? doc.agents?.[phase.agent] : undefined;
-    if (phase.mcp.length > 0 && agent?.preset === "aider" && agent.command === undefined) {
-      out.push(diag(ctx, "MCP_UNSUPPORTED", `/phases/${esc(name)}/mcp`, `agent "${phase.agent}" (preset aider) cannot take MCP servers: aider has no MCP client`, { hint: "attach them to a phase of a claude, codex, gemini or openai agent, or of a command agent (PHASELOOP_MCP_CONFIG)" }));
+    const preset = agent?.command === undefined ? presetNamed(agent?.preset) : undefined;
+    if (phase.mcp.length > 0 && preset?.mcp === false) {
+      const clients = PRESETS.filter((p) => p.mcp).map((p) => p.name);
+      out.push(diag(ctx, "MCP_UNSUPPORTED", `/phases/${esc(name)}/mcp`, `agent "${phase.agent}" (preset ${preset.name}) cannot take MCP servers: ${preset.name} has no MCP client`, { hint: `attach them to a phase of a ${clients.slice(0, -1).join(", ")} or ${clients[clients.length - 1]} agent, or of a command agent (PHASELOOP_MCP_CONFIG)` }));
     }
   }
   // format 1 as first published took a tool set's servers from the agent CLI's own

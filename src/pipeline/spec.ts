@@ -74,10 +74,11 @@ export interface ParamSpec {
   required?: boolean;
 }
 
-export type AgentPreset = "claude" | "codex" | "gemini" | "aider" | "openai";
+/** The name of an agent preset: one listed in agents/presets/registry.ts (the schema's enum is checked against it). */
+export type AgentPreset = string;
 export type PromptVia = "stdin" | "arg" | "file";
-/** How the agent's stdout is read: plain text, or one of the agents' event streams. */
-export type AgentOutputFormat = "text" | "claude-stream-json" | "codex-json" | "gemini-stream-json";
+/** How the agent's stdout is read: plain text ("text"), or a preset's event stream (its `outputFormat`: "claude-stream-json", …). */
+export type AgentOutputFormat = string;
 
 export interface AgentSpec {
   /** A known agent CLI; translates tools and limits to its own flags. */

@@ -6,7 +6,7 @@
  * Pure: templates are rendered from the params alone, and an argument that
  * needs more than that is left unchecked.
  */
-import { getAdapter } from "../agents/get-adapter.ts";
+import { presetNamed } from "../agents/presets/registry.ts";
 import { parseTemplate, renderTemplate, templateReferences } from "../expr/index.ts";
 import type { Machine } from "../machine/types.ts";
 import type { AgentSpec, JsonValue } from "../pipeline/spec.ts";
@@ -40,13 +40,7 @@ export function agentPrograms(machine: Machine, params: Record<string, JsonValue
 
 function programOf(name: string, agent: AgentSpec, params: Record<string, JsonValue>): AgentProgram | undefined {
   if (agent.command === undefined) {
-    if (agent.preset === undefined || agent.preset === "openai") return undefined;
-    let argv: string[] | undefined;
-    try {
-      argv = getAdapter(agent).versionArgv;
-    } catch {
-      return undefined;
-    }
+    const argv = presetNamed(agent.preset)?.versionArgv;
     if (!argv?.[0]) return undefined;
     return { agent: name, program: argv[0], pointer: `/agents/${name}/preset`, versionArgv: argv, label: argv[0] };
   }

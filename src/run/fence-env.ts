@@ -5,8 +5,11 @@
  * certificates, toolchain homes) and, for an agent, its CLI's API variables. The rest of the
  * parent's environment (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `NPM_TOKEN`, …) does not reach
  * it: a pipeline that wants one passes it by name (`env: { GITHUB_TOKEN: "{{ env.GITHUB_TOKEN }}" }`).
- * Pure.
+ * Pure. Each preset names the variables its CLI reads (its `sandbox.envNames` and
+ * `envPrefixes`); an agent phase's fence passes those of every preset, since a command agent
+ * may start any of the CLIs.
  */
+import { PRESETS } from "../agents/presets/registry.ts";
 
 /** Inherited variables every fenced process keeps. */
 const BASE = new Set([
@@ -21,11 +24,8 @@ const BASE = new Set([
 ]);
 
 /** Inherited variables an agent keeps: its CLI's API keys, endpoints and settings. */
-const AGENT_EXACT = new Set([
-  "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GEMINI_BASE_URL",
-  "CLOUD_ML_REGION", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY", "XAI_API_KEY", "COHERE_API_KEY", "OLLAMA_HOST", "OLLAMA_API_BASE",
-]);
-const AGENT_PREFIX = /^(?:ANTHROPIC_|CLAUDE_|OPENAI_|CODEX_|GEMINI_|GOOGLE_GENAI_|AIDER_|AZURE_OPENAI_|VERTEX_)/;
+const AGENT_EXACT = new Set(PRESETS.flatMap((p) => p.sandbox.envNames ?? []));
+const AGENT_PREFIXES = PRESETS.flatMap((p) => p.sandbox.envPrefixes ?? []);
 /** Claude Code on Bedrock reads the AWS credentials; only then do they reach it. */
 const BEDROCK = /^AWS_(?:ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|REGION|PROFILE|DEFAULT_REGION|BEARER_TOKEN_BEDROCK)$/;
 
@@ -40,7 +40,7 @@ export interface EnvNeeds {
 export function inheritedPasses(name: string, needs: EnvNeeds, env: Record<string, string | undefined>): boolean {
   if (BASE.has(name) || name.startsWith("LC_") || name.startsWith("PHASELOOP_")) return true;
   if (!needs.agent) return false;
-  if (AGENT_EXACT.has(name) || AGENT_PREFIX.test(name) || needs.names?.includes(name)) return true;
+  if (AGENT_EXACT.has(name) || AGENT_PREFIXES.some((prefix) => name.startsWith(prefix)) || needs.names?.includes(name)) return true;
   return BEDROCK.test(name) && /^(?:1|true)$/i.test(env.CLAUDE_CODE_USE_BEDROCK ?? "");
 }
 

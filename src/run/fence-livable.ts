@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { findProgram } from "../runtime/preflight-host.ts";
-import { shellQuote } from "../expr/shell-render.ts";
+import { PRESETS } from "../agents/presets/registry.ts";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { isUnder } from "../sandbox/compile-sandbox.ts";
 
@@ -103,51 +103,30 @@ export function livableEnv(profile: SandboxProfile, workdir: string, cacheHome: 
   return env;
 }
 
-/**
- * codex as it runs inside phaseloop's fence: every `-s`/`--sandbox` of `codex exec` becomes
- * `danger-full-access`, and codex is told so in its config too. Codex's own sandbox is
- * bubblewrap (or Landlock) in a new user namespace, which the fence refuses (a nested one could
- * undo its read-only binds): inside it, each of codex's commands failed and each patch was
- * refused, and the phase looked done. Here phaseloop's fence is the sandbox, on purpose: it is
- * as strict or stricter (only the write globs' folders writable, `.git` never, home secrets
- * hidden, only the agent's hosts). Outside the fence (`sandbox: off`) codex keeps its own.
- */
-const CODEX_SHIM = (real: string) => `#!/bin/sh
-# phaseloop: inside phaseloop's OS sandbox, codex leaves the sandboxing to it
-if [ "$1" = exec ] || [ "$1" = e ]; then
-  _pl_n=0 _pl_prev=
-  for _pl_a do
-    [ "$_pl_n" -eq 0 ] && set --
-    _pl_n=$((_pl_n + 1))
-    case "$_pl_prev" in -s|--sandbox) _pl_a=danger-full-access ;; esac
-    case "$_pl_a" in
-      --sandbox=*) _pl_a=--sandbox=danger-full-access ;;
-      --full-auto) _pl_a=--sandbox; _pl_prev=; set -- "$@" "$_pl_a"; _pl_a=danger-full-access ;;
-    esac
-    _pl_prev=$_pl_a
-    set -- "$@" "$_pl_a"
-    [ "$_pl_n" -eq 1 ] && set -- "$@" -c 'sandbox_mode="danger-full-access"'
-  done
-  unset _pl_n _pl_prev _pl_a
-fi
-exec ${shellQuote(real)} "$@"
-`;
-
 const shimDirs = new Map<string, string | null>();
 
-/** A folder holding the codex shim for the codex `search` finds (undefined when there is none). */
-export async function codexShim(runTemp: string, search: string, cwd: string): Promise<string | undefined> {
+/**
+ * The folders (a PATH prefix) holding the shims of the CLIs `search` finds whose preset has one
+ * (its `sandbox.fenceShim`: codex, however it is started, leaves the sandboxing to the fence);
+ * undefined when there is none.
+ */
+export async function fenceShims(runTemp: string, search: string, cwd: string): Promise<string | undefined> {
   const known = shimDirs.get(`${runTemp}\0${search}`);
   if (known !== undefined) return known ?? undefined;
-  const real = await findProgram("codex", cwd, search);
-  let dir: string | null = null;
-  if (real !== null) {
-    dir = join(runTemp, `codex-shim-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
-    if (!existsSync(join(dir, "codex"))) {
+  const dirs: string[] = [];
+  for (const preset of PRESETS) {
+    const shim = preset.sandbox.fenceShim;
+    if (!shim || preset.program === undefined) continue;
+    const real = await findProgram(preset.program, cwd, search);
+    if (real === null) continue;
+    const dir = join(runTemp, `${preset.program}-shim-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
+    if (!existsSync(join(dir, preset.program))) {
       mkdirSync(dir, { recursive: true, mode: 0o755 });
-      writeFileSync(join(dir, "codex"), CODEX_SHIM(real), { mode: 0o755 });
+      writeFileSync(join(dir, preset.program), shim(real), { mode: 0o755 });
     }
+    dirs.push(dir);
   }
-  shimDirs.set(`${runTemp}\0${search}`, dir);
-  return dir ?? undefined;
+  const found = dirs.length ? dirs.join(":") : null;
+  shimDirs.set(`${runTemp}\0${search}`, found);
+  return found ?? undefined;
 }

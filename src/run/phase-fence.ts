@@ -4,19 +4,19 @@
  * back after each process, so the phase can fail as a policy_violation naming it.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { parse as parseToml } from "smol-toml";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import type { CompiledHook, CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
 import { agentState, compileSandbox, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
+import { PRESETS, presetNamed, sandboxNeeds } from "../agents/presets/registry.ts";
 import process from "node:process";
 import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
 import { hookSandbox, phaseSandbox } from "../sandbox/sandbox-plan.ts";
 import type { ProcessEnv, RunContext } from "./run-context.ts";
 import { ensureArtifacts } from "./run-artifacts.ts";
-import { codexShim, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
+import { fenceShims, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
 import { withheld } from "./fence-env.ts";
 import { tmpPathsIn } from "../runtime/linux-fence.ts";
 
@@ -58,38 +58,17 @@ export async function closeFences(): Promise<void> {
   await (await import("../runtime/sandbox-session.ts")).closeSandboxSession();
 }
 
-/** Variables through which presets are pointed at another API host. */
-const BASE_URL_VARS: Record<SandboxInput["agent"], readonly string[]> = {
-  claude: ["ANTHROPIC_BASE_URL"],
-  gemini: ["GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"],
-  codex: ["OPENAI_BASE_URL"],
-  aider: ["OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"],
-  openai: [],
-  command: [],
-};
-
 /**
- * Hosts an agent CLI contacts on its own (usage statistics, error reports, update checks):
- * the sandbox refuses them like any other, but that is the CLI's housekeeping, not the agent
- * leaving its tool set, so it does not fail the phase.
+ * A refusal of a host the agent's CLI contacts on its own (usage statistics, error reports,
+ * update checks, its preset's `housekeeping`): the sandbox refuses it like any other, but that
+ * is the CLI's housekeeping, not the agent leaving its tool set, so it does not fail the phase.
  */
-const HOUSEKEEPING: Record<SandboxInput["agent"], readonly string[]> = {
-  // the preset's own API host among them: refused only where the pipeline moved the API elsewhere
-  // (a gateway), and then only the CLI's own side traffic goes there
-  claude: ["api.anthropic.com", "statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
-  gemini: ["generativelanguage.googleapis.com", "play.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"],
-  codex: ["api.openai.com", "chatgpt.com", "sentry.io", "api.github.com"],
-  aider: ["pypi.org", "openrouter.ai"],
-  openai: [],
-  command: [],
-};
-
 function quiet(refusal: string, agent: SandboxInput["agent"]): boolean {
-  return HOUSEKEEPING[agent].some((host) => new RegExp(`(?:^connect |\\s)(?:[a-z0-9-]+\\.)*${host.replaceAll(".", "\\.")}(?::\\d+)?\\b`, "i").test(refusal));
+  return sandboxNeeds(agent).housekeeping.some((host) => new RegExp(`(?:^connect |\\s)(?:[a-z0-9-]+\\.)*${host.replaceAll(".", "\\.")}(?::\\d+)?\\b`, "i").test(refusal));
 }
 
 /** Variables through which agent CLIs are told to keep their state elsewhere. */
-const STATE_VARS = ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"] as const;
+const STATE_VARS = PRESETS.flatMap((p) => p.sandbox.stateVars ?? []);
 
 /**
  * The agent's state must exist before the sandbox starts: only what exists can be made
@@ -109,8 +88,6 @@ function prepareState(profile: SandboxProfile, stateDirs: readonly string[]): vo
   }
 }
 
-const KNOWN = new Set(["claude", "codex", "gemini", "aider", "openai"]);
-
 /**
  * Which agent program a phase runs: its preset, or for a command agent the program its command
  * starts (`claude -p …` needs what claude needs: its API host, its state), seen past `env`,
@@ -119,44 +96,38 @@ const KNOWN = new Set(["claude", "codex", "gemini", "aider", "openai"]);
 export function agentKind(phase: CompiledPhase, machine: Machine, command?: string | readonly string[]): SandboxInput["agent"] {
   if (phase.kind === "run" || phase.agent === undefined) return "command";
   const preset = machine.agents[phase.agent]?.preset;
-  if (preset !== undefined && KNOWN.has(preset)) return preset as SandboxInput["agent"];
+  if (presetNamed(preset) !== undefined) return preset!;
   let words = typeof command === "string" ? command.trim().split(/\s+/) : [...(command ?? [])];
   // `sh -c "claude -p"`: the program is the script's
   if (words.length >= 3 && /^(?:.*\/)?(?:sh|bash|dash|zsh)$/.test(words[0]!) && words[1] === "-c") words = words[2]!.trim().split(/\s+/);
   const program = words.find((w) => !/^(?:env|npx|exec|command|[A-Za-z_][A-Za-z0-9_]*=.*|-.*)$/.test(w));
   const name = program?.split("/").pop();
-  return name !== undefined && KNOWN.has(name) && name !== "openai" ? (name as SandboxInput["agent"]) : "command";
+  return PRESETS.find((p) => p.program !== undefined && p.program === name)?.name ?? "command";
 }
 
 /**
- * The model providers' base URLs in codex's own config ($CODEX_HOME/config.toml, else
- * ~/.codex/config.toml): a provider named there is where codex sends its requests.
+ * What an agent CLI's own config says of where its API is (codex's model providers: their
+ * base URLs, the variables holding their keys), as it said when this run first read it: a
+ * phase's agent may write its state, and what it writes there must not widen a later phase (a
+ * provider's `base_url` is a host the phase may reach). The config itself is read-only in the fence.
  */
-type CodexProvider = { base_url?: unknown; env_key?: unknown };
-/**
- * codex's providers as its config said when this run first read it: a phase's codex may
- * write its state, and what it writes there must not widen a later phase (a provider's
- * `base_url` is a host the phase may reach). The config itself is read-only in the fence.
- */
-const providersSeen = new Map<string, CodexProvider[]>();
+const ownConfigSeen = new Map<string, { baseUrls: string[]; envKeys: string[] }>();
 
-function codexProviders(env: ProcessEnv): CodexProvider[] {
-  const file = join(env.CODEX_HOME || join(env.HOME || homedir(), ".codex"), "config.toml");
-  const seen = providersSeen.get(file);
+function ownConfig(agent: string, env: ProcessEnv): { baseUrls: string[]; envKeys: string[] } {
+  const own = sandboxNeeds(agent).ownConfig;
+  if (!own) return { baseUrls: [], envKeys: [] };
+  const file = own.file(env, homedir());
+  const seen = ownConfigSeen.get(file);
   if (seen !== undefined) return seen;
-  let found: CodexProvider[] = [];
+  let text = "";
   try {
-    const config = parseToml(readFileSync(file, "utf8")) as { model_providers?: Record<string, CodexProvider> };
-    found = Object.values(config.model_providers ?? {}).filter((p) => typeof p === "object" && p !== null);
+    text = readFileSync(file, "utf8");
   } catch {
-    // none, or not TOML
+    // none
   }
-  providersSeen.set(file, found);
+  const found = own.read(text);
+  ownConfigSeen.set(file, found);
   return found;
-}
-
-function codexProviderUrls(env: ProcessEnv): string[] {
-  return codexProviders(env).map((p) => p.base_url).filter((u): u is string => typeof u === "string");
 }
 
 /**
@@ -167,12 +138,8 @@ function codexProviderUrls(env: ProcessEnv): string[] {
  */
 export function withheldFor(phase: CompiledPhase, machine: Machine, env: ProcessEnv, command?: string | readonly string[]): Record<string, undefined> {
   if (phase.kind !== "agent") return {};
-  return withheld(env, { agent: true, names: agentKind(phase, machine, command) === "codex" ? codexEnvKeys(env) : [] });
-}
-
-/** The variables codex's providers read their keys from (`env_key`): an agent's, so they pass into its fence. */
-function codexEnvKeys(env: ProcessEnv): string[] {
-  return codexProviders(env).map((p) => p.env_key).filter((k): k is string => typeof k === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
+  // the variables the agent's own config reads its keys from (codex's `env_key`): an agent's, so they pass into its fence
+  return withheld(env, { agent: true, names: ownConfig(agentKind(phase, machine, command), env).envKeys });
 }
 
 let homesSeen: string[] | undefined;
@@ -196,7 +163,7 @@ export function phaseProfile(machine: Machine, phase: CompiledPhase, write: read
   const agent = agentKind(phase, machine, command);
   const agentSpec = phase.agent ? machine.agents[phase.agent] : undefined;
   const toolSet = phase.tools ? machine.tools[phase.tools] : undefined;
-  const baseUrls = [agentSpec?.base_url, ...BASE_URL_VARS[agent].map((name) => env[name]), ...(agent === "codex" ? codexProviderUrls(env) : [])].filter((u): u is string => typeof u === "string" && u !== "");
+  const baseUrls = [agentSpec?.base_url, ...sandboxNeeds(agent).baseUrlVars.map((name) => env[name]), ...ownConfig(agent, env).baseUrls].filter((u): u is string => typeof u === "string" && u !== "");
   const home = env.HOME || homedir();
   // the secrets of the user's real home are hidden whatever HOME the pipeline sets
   const secretHomes = realHomes();
@@ -277,7 +244,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
       const inside: Record<string, string> = { ...livableEnv(profile, ctx.info.workdir, cache, env), TMPDIR: tempDir };
       // codex started any way at all (a command agent's `sh -c "codex exec -s workspace-write"`)
       // meets phaseloop's fence as its sandbox, not its own, which cannot start inside it
-      const shims = await codexShim(runTemp!, env.PATH ?? "", ctx.info.workdir);
+      const shims = await fenceShims(runTemp!, env.PATH ?? "", ctx.info.workdir);
       if (shims !== undefined) inside.PATH = `${shims}:${env.PATH ?? ""}`;
       // what the process may look for in the host's /tmp (a file NODE_OPTIONS requires, the pipeline's own folder): seen there, read-only
       const seen = [dirname(ctx.machine.file)];

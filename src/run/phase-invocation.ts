@@ -10,6 +10,7 @@ import { parserFor } from "../agents/command-agent.ts";
 import { getAdapter } from "../agents/get-adapter.ts";
 import { nativeOutputSchema } from "../agents/native-schema.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
+import { presetNamed } from "../agents/presets/registry.ts";
 import { parseTemplate, renderArgv, renderTemplate, type Template } from "../expr/index.ts";
 import type { CompiledPhase, Effect } from "../machine/types.ts";
 import { phaseMcpServers, type McpServer } from "../mcp/mcp-server.ts";
@@ -127,7 +128,7 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
     const outputSchema = nativeOutputSchema(phase.output, agent.command ? undefined : agent.preset);
     env.PHASELOOP_SESSION = e.session ?? "";
     const mcp = phaseMcpServers(phase.mcp, machine.mcp, info.workdir, render);
-    if (agent.preset === "openai") {
+    if (presetNamed(agent.preset)?.builtin) {
       // the built-in agent runs in this process; the phase.started event names its server
       builtin = { agent, tools, mcp, ...(e.session !== undefined ? { session: e.session } : {}), ...(outputSchema ? { outputSchema } : {}) };
       command = `openai-compatible ${openAiBaseUrl(agent)}/chat/completions${agent.model ? ` model ${agent.model}` : ""}`;

@@ -18,6 +18,7 @@ import type { Machine } from "../machine/types.ts";
 import { spanOfPointer, parsePipelineText } from "../pipeline/parse-pipeline-text.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
+import { presetNamed } from "../agents/presets/registry.ts";
 import { agentPrograms } from "./agent-programs.ts";
 import { checkMcpCommands } from "./check-mcp-commands.ts";
 
@@ -96,13 +97,6 @@ export function locateProblems(problems: readonly PreflightProblem[], file: stri
   });
 }
 
-const INSTALL_HINTS: Record<string, string> = {
-  claude: "install Claude Code (npm install -g @anthropic-ai/claude-code), or change the preset",
-  codex: "install Codex CLI (npm install -g @openai/codex), or change the preset",
-  gemini: "install Gemini CLI (npm install -g @google/gemini-cli), or change the preset",
-  aider: "install aider (python -m pip install aider-install && aider-install), or change the preset",
-};
-
 /**
  * Every agent a phase uses must have its program: the preset's CLI, or the
  * first word of a command (of the script, for `sh -c SCRIPT`). Versions of
@@ -122,14 +116,14 @@ export async function checkAgentPrograms(input: PreflightInput, host: PreflightH
         code: "AGENT_NOT_FOUND",
         message: `agent "${p.agent}" cannot start: ${what}, which is not installed or not on PATH`,
         pointer: p.pointer,
-        hint: p.viaParam !== undefined ? `install "${p.program}", or pass another agent with --param ${p.viaParam}="…"` : (INSTALL_HINTS[spec.preset ?? ""] ?? `install "${p.program}", or fix the command`),
+        hint: p.viaParam !== undefined ? `install "${p.program}", or pass another agent with --param ${p.viaParam}="…"` : (presetNamed(spec.preset)?.installHint ?? `install "${p.program}", or fix the command`),
       });
       return;
     }
     versions[p.agent] = p.versionArgv === undefined ? Promise.resolve(p.label) : host.readVersion(p.versionArgv, input.workdir).then((v) => v ?? "unavailable");
   });
   for (const [name, agent] of Object.entries(input.machine.agents)) {
-    if (agent.preset === "openai" && agent.command === undefined) versions[name] = Promise.resolve(`openai-compatible: ${openAiBaseUrl(agent)}`);
+    if (presetNamed(agent.preset)?.builtin && agent.command === undefined) versions[name] = Promise.resolve(`openai-compatible: ${openAiBaseUrl(agent)}`);
   }
   const names = Object.keys(versions);
   const all = Promise.all(names.map((n) => versions[n]!)).then((values) => Object.fromEntries(names.map((n, i) => [n, values[i]!])));

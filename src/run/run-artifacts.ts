@@ -9,11 +9,9 @@ import { join, relative } from "node:path";
 import type { HostFiles } from "../host/host.ts";
 import type { ToolSetSpec } from "../pipeline/spec.ts";
 import { makePhaseloopDirOn } from "../runtime/run-store.ts";
+import { artifactsRel } from "../pipeline/artifacts-glob.ts";
 
-/** The folder, relative to the workdir. */
-export function artifactsRel(runId: string): string {
-  return `.phaseloop/runs/${runId}/artifacts`;
-}
+export { artifactsRel, isArtifactsGlob } from "../pipeline/artifacts-glob.ts";
 
 /** The folder, absolute (created if need be, in a `.phaseloop` that keeps itself out of git). */
 export function ensureArtifacts(workdir: string, runId: string, files: HostFiles): string {
@@ -27,11 +25,6 @@ export function withArtifacts(tools: ToolSetSpec | undefined, runId: string): To
   if (!tools) return undefined;
   const glob = `${artifactsRel(runId)}/**`;
   return { ...tools, write: [...(tools.write ?? []), glob] };
-}
-
-/** Whether a write glob is the artifacts folder's (not one of the pipeline's own). */
-export function isArtifactsGlob(glob: string): boolean {
-  return /^\.phaseloop\/runs\/[^/]+\/artifacts\/\*\*$/.test(glob);
 }
 
 export interface ArtifactFile {

@@ -10,6 +10,7 @@
 import { shellQuote } from "../expr/shell-render.ts";
 import type { SandboxProfile } from "./compile-sandbox.ts";
 import { isUnder } from "./compile-sandbox.ts";
+import { PRESETS } from "../agents/presets/registry.ts";
 
 export type PathKind = "dir" | "file" | undefined;
 
@@ -20,10 +21,9 @@ export type PathKind = "dir" | "file" | undefined;
  * server written there runs the next time any of them starts, not only the one that wrote it),
  * MCP files, and hook managers' folders (a `.husky/pre-commit` runs at the user's next
  * commit). The sandbox library's list (DANGEROUS_FILES and its dangerous directories, 0.0.83)
- * and more. aider's own history files (`.aider.chat.history.md`, `.aider.input.history`,
- * `.aider.tags.cache.*`) are its work and stay writable; its settings are not.
+ * and more.
  */
-export const PROTECTED_NAMES = [
+export const PROTECTED_NAMES: readonly string[] = [
   ".gitconfig",
   ".gitmodules",
   ".bashrc",
@@ -37,20 +37,15 @@ export const PROTECTED_NAMES = [
   ".vscode",
   ".idea",
   ".cursor",
-  ".claude",
-  ".gemini",
-  ".codex",
-  ".aider.conf.yml",
-  ".aider.model.settings.yml",
-  ".aider.model.metadata.json",
-  ".aiderignore",
+  // each agent CLI's project settings (its preset's `sandbox.projectConfig`)
+  ...PRESETS.flatMap((p) => p.sandbox.projectConfig ?? []),
   ".husky",
   ".githooks",
   ".lefthook",
   "lefthook.yml",
   ".lefthook.yml",
   ".pre-commit-config.yaml",
-] as const;
+];
 
 /** Whether `rel` (relative to the workdir) is a protected name or inside one. */
 export function isProtectedPath(rel: string): boolean {

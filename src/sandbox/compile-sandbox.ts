@@ -1,11 +1,13 @@
 /**
  * Compile a phase's tool set and agent into an OS sandbox profile: which directories are
  * writable, which paths are unreadable, which hosts are reachable. Pure: paths in, profile out.
- * The same table serves every agent (claude, gemini, codex, aider, openai's commands, command
- * agents, `run:` phases); the finer write/read globs are still checked after the phase.
+ * The same rules serve every agent (each preset's needs are in its description, agents/presets/;
+ * command agents and `run:` phases need nothing of their own); the finer write/read globs are
+ * still checked after the phase.
  */
 
 import type { SandboxMode } from "../pipeline/spec.ts";
+import { sandboxNeeds } from "../agents/presets/registry.ts";
 
 export type { SandboxMode };
 
@@ -19,7 +21,7 @@ export interface SandboxInput {
   /** The phase's write globs, relative to the workdir; none given (no tool set) is the whole workdir. */
   write?: readonly string[];
   /** A preset name, or "command" for a command agent or a `run:` phase. */
-  agent: "claude" | "codex" | "gemini" | "aider" | "openai" | "command";
+  agent: string;
   /** Where the agent's API is, when the pipeline moves it (base_url, ANTHROPIC_BASE_URL and the like). */
   baseUrls?: readonly string[];
   /** The phase's `tools.network` hosts. */
@@ -71,47 +73,14 @@ export const HOME_SECRETS = [
   "Library/Keychains",
 ] as const;
 
-/** What each preset's program needs to write to run at all (relative to home). */
-const AGENT_STATE: Record<SandboxInput["agent"], readonly string[]> = {
-  claude: [".claude", ".claude.json", ".cache/claude"],
-  gemini: [".gemini", ".cache/gemini"],
-  codex: [".codex"],
-  aider: [".aider", ".cache/aider"],
-  openai: [],
-  command: [],
-};
-
-/**
- * What in each CLI's state is the user's configuration rather than the CLI's working state
- * (relative to the state directory: `~/.claude` or where CLAUDE_CONFIG_DIR moves it).
- */
-const STATE_CONFIG: Record<SandboxInput["agent"], readonly string[]> = {
-  claude: ["settings.json", "settings.local.json", "commands", "agents", "hooks", "plugins", "CLAUDE.md", "output-styles"],
-  gemini: ["settings.json", "GEMINI.md", "commands", "extensions", "policies"],
-  codex: ["config.toml", "rules", "AGENTS.md", "prompts"],
-  aider: [],
-  openai: [],
-  command: [],
-};
-
 /** The configuration inside an agent's state directories that no phase may change. */
 export function stateConfig(input: Pick<SandboxInput, "agent" | "home" | "stateDirs">): string[] {
+  const needs = sandboxNeeds(input.agent);
   const dirs = [joinInside(input.home, `.${input.agent}`)!, ...(input.stateDirs ?? []).filter((d) => d.startsWith("/") && d !== "/")];
-  const out = STATE_CONFIG[input.agent].length === 0 ? [] : dirs.flatMap((dir) => STATE_CONFIG[input.agent].map((rel) => joinInside(dir, rel)!));
-  // aider reads its settings from the home directory itself
-  if (input.agent === "aider") out.push(...[".aider.conf.yml", ".aider.model.settings.yml", ".aider.model.metadata.json"].map((rel) => joinInside(input.home, rel)!));
+  const out = needs.stateConfig.length === 0 ? [] : dirs.flatMap((dir) => needs.stateConfig.map((rel) => joinInside(dir, rel)!));
+  out.push(...(needs.homeConfig ?? []).map((rel) => joinInside(input.home, rel)!));
   return out;
 }
-
-/** The API host each preset talks to when no base_url is given. */
-const AGENT_HOSTS: Record<SandboxInput["agent"], readonly string[]> = {
-  claude: ["api.anthropic.com"],
-  gemini: ["generativelanguage.googleapis.com", "oauth2.googleapis.com"],
-  codex: ["api.openai.com", "chatgpt.com"],
-  aider: ["api.openai.com", "api.anthropic.com"],
-  openai: ["api.openai.com"],
-  command: [],
-};
 
 const GLOB_CHARS = /[*?[\]{}()!+@]/;
 
@@ -183,7 +152,7 @@ export function stateDirAllowed(dir: string, workdir: string, homes: readonly st
 
 /** What the agent's program writes to run at all: its state in home, or where the environment moved it. */
 export function agentState(input: Pick<SandboxInput, "agent" | "home" | "stateDirs">): string[] {
-  return [...AGENT_STATE[input.agent].map((rel) => joinInside(input.home, rel)!), ...(input.stateDirs ?? []).filter((d) => d.startsWith("/") && d !== "/")];
+  return [...sandboxNeeds(input.agent).state.map((rel) => joinInside(input.home, rel)!), ...(input.stateDirs ?? []).filter((d) => d.startsWith("/") && d !== "/")];
 }
 
 export function compileSandbox(input: SandboxInput): SandboxProfile {
@@ -200,7 +169,7 @@ export function compileSandbox(input: SandboxInput): SandboxProfile {
   const homes = unique([input.home, ...(input.secretHomes ?? []).filter((h) => h.startsWith("/"))]);
   const denyRead = unique(homes.flatMap((home) => HOME_SECRETS.map((rel) => joinInside(home, rel)!))).filter((p) => !isUnder(input.workdir, p));
   const baseHosts = (input.baseUrls ?? []).map(hostOf).filter((h): h is string => h !== undefined);
-  const presetHosts = baseHosts.length > 0 ? baseHosts : AGENT_HOSTS[input.agent];
+  const presetHosts = baseHosts.length > 0 ? baseHosts : sandboxNeeds(input.agent).hosts;
   const allowedHosts = unique([...presetHosts, ...(input.network ?? []).map((h) => h.toLowerCase())]);
   const protect = stateConfig(input);
   return { allowWrite, denyWrite, denyRead, allowedHosts, tmp: input.tempDir, ...(protect.length ? { protect } : {}), ...(carveOut ? { carveOut } : {}) };

@@ -1,11 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { claudeAgent, createClaudeParser } from "../../src/agents/claude-agent.ts";
-import { codexAgent, createCodexParser } from "../../src/agents/codex-agent.ts";
+import { createClaudeParser } from "../../src/agents/presets/claude.ts";
+import { createCodexParser } from "../../src/agents/presets/codex.ts";
 import { commandAgent } from "../../src/agents/command-agent.ts";
-import { createGeminiParser } from "../../src/agents/gemini-agent.ts";
-import { getAdapter } from "../../src/agents/get-adapter.ts";
+import { createGeminiParser } from "../../src/agents/presets/gemini.ts";
+import { adapters, getAdapter } from "../../src/agents/get-adapter.ts";
 import type { StreamParser } from "../../src/agents/agent-adapter.ts";
+
+const claudeAgent = adapters.claude!;
+const codexAgent = adapters.codex!;
 
 const feed = (parser: StreamParser, lines: unknown[]) => {
   for (const l of lines) parser.push(typeof l === "string" ? l : JSON.stringify(l));

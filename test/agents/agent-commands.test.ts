@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createClaudeParser } from "../../src/agents/claude-agent.ts";
-import { createCodexParser } from "../../src/agents/codex-agent.ts";
+import { createClaudeParser } from "../../src/agents/presets/claude.ts";
+import { createCodexParser } from "../../src/agents/presets/codex.ts";
 import type { StreamParser } from "../../src/agents/agent-adapter.ts";
 
 const feed = (p: StreamParser, events: unknown[]) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { geminiConfig, NO_MCP_SERVER, shellArgsPatterns } from "../../src/agents/gemini-policy.ts";
+import { geminiConfig, NO_MCP_SERVER, shellArgsPatterns } from "../../src/agents/presets/gemini.ts";
 
 // Gemini CLI 0.61.0 refuses a policy regex with a group followed by a quantifier (isSafeRegExp)
 const GEMINI_UNSAFE = /\([^)]*[*+?{].*\)[*+?{]/;

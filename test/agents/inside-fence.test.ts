@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { insideFence } from "../../src/agents/inside-fence.ts";
-import { codexAgent } from "../../src/agents/codex-agent.ts";
+import { adapters } from "../../src/agents/get-adapter.ts";
+
+const codexAgent = adapters.codex!;
 
 describe("insideFence", () => {
   it("gives codex danger-full-access in place of its own sandbox, keeping every other argument", () => {

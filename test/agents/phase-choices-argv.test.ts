@@ -1,12 +1,14 @@
 /** Each preset passes a phase's model, the session it continues and its output schema in its CLI's own way. */
 import { describe, expect, it } from "vitest";
-import { aiderAgent } from "../../src/agents/aider-agent.ts";
-import { claudeAgent } from "../../src/agents/claude-agent.ts";
-import { codexAgent } from "../../src/agents/codex-agent.ts";
 import { commandAgent } from "../../src/agents/command-agent.ts";
-import { geminiAgent } from "../../src/agents/gemini-agent.ts";
 import { phaseModel } from "../../src/pipeline/phase-model.ts";
 import { withArtifacts } from "../../src/run/run-artifacts.ts";
+import { adapters } from "../../src/agents/get-adapter.ts";
+
+const claudeAgent = adapters.claude!;
+const codexAgent = adapters.codex!;
+const geminiAgent = adapters.gemini!;
+const aiderAgent = adapters.aider!;
 
 const input = { prompt: "do it", promptFile: "/tmp/p.md", workdir: "/w", render: (t: string) => t };
 const schema = { type: "object", properties: { verdict: { type: "string" } }, required: ["verdict"], additionalProperties: false };

@@ -2,8 +2,8 @@ import fc from "fast-check";
 import picomatch from "picomatch";
 import { describe, expect, it } from "vitest";
 import type { ToolCall } from "../../src/agents/agent-adapter.ts";
-import { createClaudeParser } from "../../src/agents/claude-agent.ts";
-import { unwrapShell } from "../../src/agents/codex-agent.ts";
+import { createClaudeParser } from "../../src/agents/presets/claude.ts";
+import { unwrapShell } from "../../src/agents/presets/codex.ts";
 import { checkToolCalls, commandOutside } from "../../src/agents/tool-check.ts";
 import { anchorGlob, expandBraces } from "../../src/agents/tool-globs.ts";
 

@@ -1,9 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parse as parseToml } from "smol-toml";
-import { claudeMcpConfig, codexMcpOverrides, geminiMcpServers } from "../../src/mcp/compile-mcp.ts";
+import { claudeMcpConfig } from "../../src/agents/presets/claude.ts";
+import { codexMcpOverrides } from "../../src/agents/presets/codex.ts";
 import { mcpHosts, phaseMcpServers, type McpServer } from "../../src/mcp/mcp-server.ts";
-import { geminiConfig, NO_MCP_SERVER } from "../../src/agents/gemini-policy.ts";
+import { geminiConfig, geminiMcpServers, NO_MCP_SERVER } from "../../src/agents/presets/gemini.ts";
 
 const review: McpServer = { name: "review", type: "stdio", command: "node", args: ["tools/review.mjs", "--x"], env: { TOKEN: "s3cr\"et" }, cwd: "/w" };
 const docs: McpServer = { name: "docs", type: "http", url: "http://127.0.0.1:8808/mcp", headers: { Authorization: "Bearer t" } };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createClaudeParser } from "../../src/agents/claude-agent.ts";
+import { createClaudeParser } from "../../src/agents/presets/claude.ts";
 
 const init = (status: string) => ({ type: "system", subtype: "init", session_id: "s", model: "m", mcp_servers: [{ name: "web", status }] });
 const call = { type: "assistant", message: { content: [{ type: "tool_use", id: "t1", name: "mcp__web__stamp", input: { text: "x" } }] } };

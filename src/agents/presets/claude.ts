@@ -1,5 +1,5 @@
 /**
- * Claude Code headless: `claude -p --output-format stream-json --verbose`,
+ * The claude preset. Claude Code headless: `claude -p --output-format stream-json --verbose`,
  * the prompt on stdin. Nothing from the repository configures the session
  * (`--setting-sources=` empty, `--strict-mcp-config`); the tool set becomes
  * the tools that exist (`--tools=`), the rules that grant them
@@ -11,13 +11,13 @@
  * With `--json-schema` its `structured_output` is the phase's `json` outputs'
  * answer, and its last text turn the text every other output reads.
  */
-import type { ToolSetSpec } from "../pipeline/spec.ts";
-import type { AgentAdapter, ToolCall } from "./agent-adapter.ts";
-import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "./stream-json.ts";
-import { anchorGlob, expandBraces } from "./tool-globs.ts";
-import { claudeMcpConfig } from "../mcp/compile-mcp.ts";
-import { claudeMcpServersUsed, claudeMcpStartFailures, withMcpStartCheck } from "../mcp/mcp-start-check.ts";
-import { privateConfigFile } from "./private-config.ts";
+import type { ToolSetSpec } from "../../pipeline/spec.ts";
+import type { McpServer } from "../../mcp/mcp-server.ts";
+import { withMcpStartCheck, type McpStartFailure } from "../../mcp/mcp-start-check.ts";
+import type { ToolCall } from "../agent-adapter.ts";
+import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "../stream-json.ts";
+import { anchorGlob, expandBraces } from "../tool-globs.ts";
+import type { AgentPreset } from "./agent-preset.ts";
 
 export interface ClaudePermissions {
   mode: "dontAsk" | "acceptEdits";
@@ -61,14 +61,34 @@ export const CLAUDE_ENV: Readonly<Record<string, string>> = {
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
 };
 
-export const claudeAgent: AgentAdapter = {
+export const claude: AgentPreset = {
   name: "claude",
+  program: "claude",
   versionArgv: ["claude", "--version"],
-  buildInvocation(input) {
+  installHint: "install Claude Code (npm install -g @anthropic-ai/claude-code), or change the preset",
+  outputFormat: "claude-stream-json",
+  sessions: true,
+  mcp: true,
+  answerBesideText: true,
+  sandbox: {
+    hosts: ["api.anthropic.com"],
+    baseUrlVars: ["ANTHROPIC_BASE_URL"],
+    state: [".claude", ".claude.json", ".cache/claude"],
+    stateVars: ["CLAUDE_CONFIG_DIR"],
+    stateConfig: ["settings.json", "settings.local.json", "commands", "agents", "hooks", "plugins", "CLAUDE.md", "output-styles"],
+    // the preset's own API host among them: refused only where the pipeline moved the API elsewhere
+    // (a gateway), and then only the CLI's own side traffic goes there
+    housekeeping: ["api.anthropic.com", "statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
+    projectConfig: [".claude"],
+    // on Vertex AI: CLAUDE_CODE_USE_VERTEX, CLOUD_ML_REGION, VERTEX_REGION_*; on Bedrock it reads the AWS credentials (fence-env.ts)
+    envPrefixes: ["ANTHROPIC_", "CLAUDE_", "VERTEX_"],
+    envNames: ["CLOUD_ML_REGION"],
+  },
+  invocation(input, fx) {
     const argv = ["claude", "-p", "--output-format", "stream-json", "--verbose", "--setting-sources=", "--strict-mcp-config"];
     // the phase's MCP servers and, with --strict-mcp-config, no others
     const mcp = input.mcp ?? [];
-    if (mcp.length) argv.push(`--mcp-config=${privateConfigFile("claude-mcp", "json", claudeMcpConfig(mcp, input.workdir))}`);
+    if (mcp.length) argv.push(`--mcp-config=${fx.configFile("claude-mcp", "json", claudeMcpConfig(mcp, input.workdir))}`);
     if (input.agent.model) argv.push(`--model=${input.agent.model}`);
     // a session continued: claude finds it by id in its own store (flags are not remembered: all given again)
     if (input.session) argv.push(`--resume=${input.session}`);
@@ -87,6 +107,21 @@ export const claudeAgent: AgentAdapter = {
   },
   createParser: createClaudeParser,
 };
+
+/** `{"mcpServers": {…}}` as Claude Code reads it from `--mcp-config FILE` (also what a command agent finds at PHASELOOP_MCP_CONFIG). */
+export function claudeMcpConfig(servers: readonly McpServer[], workdir: string): string {
+  const mcpServers: Record<string, unknown> = {};
+  for (const s of servers) {
+    if (s.type === "http") {
+      mcpServers[s.name] = { type: "http", url: s.url, ...(Object.keys(s.headers).length ? { headers: s.headers } : {}) };
+      continue;
+    }
+    // claude starts servers in its own cwd (the workdir): another cwd is entered by a shell first
+    const argv = s.cwd === workdir ? [s.command, ...s.args] : ["/bin/sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", s.cwd, s.command, ...s.args];
+    mcpServers[s.name] = { type: "stdio", command: argv[0], args: argv.slice(1), env: s.env };
+  }
+  return `${JSON.stringify({ mcpServers }, null, 2)}\n`;
+}
 
 const READ_TOOLS = new Set(["Read", "Grep", "Glob", "LS", "NotebookRead"]);
 const WRITE_TOOLS = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"]);
@@ -196,4 +231,34 @@ function claudeFailure(result: Ev): string {
 
 export function createClaudeParser() {
   return createStreamParser(withMcpStartCheck(claudeStream, { event: claudeMcpStartFailures, used: claudeMcpServersUsed() }));
+}
+
+/** Claude Code's `system/init` lists each server with its status ("connected", "failed", "needs-auth", "pending"). */
+export function claudeMcpStartFailures(ev: Ev): McpStartFailure[] | undefined {
+  if (ev.type !== "system" || ev.subtype !== "init" || !Array.isArray(ev.mcp_servers)) return undefined;
+  return (ev.mcp_servers as Ev[]).filter((s) => s && s.status !== "connected" && s.status !== "pending").map((s) => ({ server: String(s.name ?? "?"), reason: `claude reports it ${String(s.status ?? "failed")}` }));
+}
+
+/**
+ * For one claude stream: the servers whose `mcp__SERVER__TOOL` calls came
+ * back without an error (the call in an assistant message, its tool_result
+ * in the next user message).
+ */
+export function claudeMcpServersUsed(): (ev: Ev) => string[] | undefined {
+  const calls = new Map<string, string>();
+  return (ev) => {
+    const content = (ev.message as Ev | undefined)?.content;
+    if (!Array.isArray(content)) return undefined;
+    const out: string[] = [];
+    for (const block of content as Ev[]) {
+      if (ev.type === "assistant" && block?.type === "tool_use" && typeof block.name === "string" && typeof block.id === "string") {
+        const m = /^mcp__(.+?)__./.exec(block.name);
+        if (m) calls.set(block.id, m[1]!);
+      } else if (ev.type === "user" && block?.type === "tool_result" && block.is_error !== true && typeof block.tool_use_id === "string") {
+        const server = calls.get(block.tool_use_id);
+        if (server !== undefined) out.push(server);
+      }
+    }
+    return out;
+  };
 }
