@@ -48,8 +48,6 @@ const NOT_YET_ON_HOST = [
   "src/records/read-breakers.ts",
   "src/records/run-log.ts",
   "src/records/run-status.ts",
-  "src/reporters/github-actions.ts",
-  "src/reporters/tty-reporter.ts",
   "src/run/fence-livable.ts",
   "src/run/phase-fence.ts",
   "src/run/sub-pipeline.ts",
