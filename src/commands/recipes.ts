@@ -1,6 +1,7 @@
-import { readdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import type { CliIo } from "./cli-io.ts";
+import type { HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
+import { hostOf, type CliIo } from "./cli-io.ts";
 import { packageRecipes } from "./package-recipes.ts";
 
 /** The recipes shipped in the package's pipelines/ folder. */
@@ -12,11 +13,11 @@ export interface RecipeInfo {
   description: string;
 }
 
-export async function listRecipes(): Promise<RecipeInfo[]> {
-  const files = (await readdir(RECIPES_DIR)).filter((f) => f.endsWith(".yaml")).sort();
+export async function listRecipes(on: HostFiles = nodeFiles): Promise<RecipeInfo[]> {
+  const files = on.readdir(RECIPES_DIR).filter((f) => f.endsWith(".yaml")).sort();
   const out: RecipeInfo[] = [];
   for (const f of files) {
-    const text = await readFile(RECIPES_DIR + f, "utf8");
+    const text = on.readText(RECIPES_DIR + f);
     const description = /^description:\s*(.+)$/m.exec(text)?.[1]?.trim().replace(/^["']|["']$/g, "") ?? "";
     out.push({ name: f.replace(/\.yaml$/, ""), file: f, description });
   }
@@ -45,7 +46,7 @@ Options:
     io.stderr(`phaseloop recipes: unexpected argument "${unknown}"\n`);
     return 2;
   }
-  const recipes = [...(await listRecipes()).map((r) => ({ ...r, package: "phaseloop", version: undefined as string | undefined })), ...(await packageRecipes(io.cwd)).map((r) => ({ name: r.id, file: r.file, description: r.description, package: r.package, version: r.version }))];
+  const recipes = [...(await listRecipes(hostOf(io).files)).map((r) => ({ ...r, package: "phaseloop", version: undefined as string | undefined })), ...(await packageRecipes(io.cwd)).map((r) => ({ name: r.id, file: r.file, description: r.description, package: r.package, version: r.version }))];
   if (argv.includes("--json")) {
     io.stdout(JSON.stringify(recipes.map(({ name, description, package: pkg, version }) => ({ name, description, package: pkg, ...(version ? { version } : {}) })), null, 2) + "\n");
     return 0;
