@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { rolldown } from "rolldown";
 
-const registry = await rolldown({ input: new URL("../src/agents/presets/registry.ts", import.meta.url).pathname, platform: "neutral", logLevel: "warn" });
+const registry = await rolldown({ input: new URL("../src/pipeline/presets/registry.ts", import.meta.url).pathname, platform: "neutral", logLevel: "warn" });
 const { PRESETS } = await import(`data:text/javascript;base64,${Buffer.from((await registry.generate({ format: "esm" })).output[0].code).toString("base64")}`);
 const presetNames = PRESETS.map((p) => p.name);
 const outputFormats = ["text", ...PRESETS.flatMap((p) => (p.outputFormat === undefined ? [] : [p.outputFormat]))];

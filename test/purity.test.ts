@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 /** The pure core: no node:*, no process, no clock, no randomness, no terminal libraries. */
-const PURE = ["src/expr", "src/machine", "src/pipeline", "src/diagnostics", "src/agents/presets"];
+const PURE = ["src/expr", "src/machine", "src/pipeline", "src/pipeline/presets", "src/diagnostics", "src/agents/presets"];
 const PURE_FILES = ["src/lanes/schedule-lanes.ts", "src/lanes/format-lanes.ts", "src/runtime/extract-output.ts", "src/runtime/classify-failure.ts", "src/sandbox/compile-sandbox.ts", "src/mcp/mcp-allowlist.ts", "src/mcp/mcp-server.ts", "src/mcp/check-mcp-calls.ts", "src/mcp/mcp-start-check.ts"];
 
 const files = [...PURE.flatMap((d) => readdirSync(d).filter((f) => f.endsWith(".ts")).map((f) => join(d, f))), ...PURE_FILES];

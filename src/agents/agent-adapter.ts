@@ -1,9 +1,10 @@
 /**
  * Agents are adapters behind one interface. The runner asks an adapter how to
  * start the agent, feeds it the agent's stdout line by line, and asks it at
- * the end what the agent reported. A CLI preset is one file describing its
- * CLI (argv and allowlist, event decoder, result judge); the stream-JSON
- * plumbing they share is in stream-json.ts.
+ * the end what the agent reported. A CLI preset is one description of its
+ * CLI in presets/ (argv and allowlist, event decoder, result judge), its
+ * traits in pipeline/presets/; the stream-JSON plumbing they share is in
+ * stream-json.ts.
  */
 import type { McpServer } from "../mcp/mcp-server.ts";
 import type { AgentOutputFormat, AgentSpec, JsonValue, ToolSetSpec } from "../pipeline/spec.ts";

@@ -2,7 +2,7 @@ import type { AgentAdapter, AgentInvocationInput, AgentInvocation } from "./agen
 import { createTextParser } from "./text-parser.ts";
 import { privateConfigFile } from "./private-config.ts";
 import { claudeMcpConfig } from "./presets/claude.ts";
-import { PRESETS } from "./presets/registry.ts";
+import { CLI_PRESETS } from "./presets/registry.ts";
 
 /**
  * Any program is an agent: argv rendered element by element; the prompt on
@@ -37,7 +37,7 @@ export const commandAgent: AgentAdapter = {
 
 /** The parser for an output format, whatever the agent: the preset's that prints it, else text. */
 export function parserFor(format: AgentInvocation["outputFormat"]) {
-  const preset = PRESETS.find((p) => p.outputFormat === format && p.createParser);
-  if (preset) return preset.createParser!();
+  const preset = CLI_PRESETS.find((p) => p.outputFormat === format);
+  if (preset) return preset.createParser();
   return createTextParser();
 }

@@ -9,7 +9,7 @@ import type { AgentSpec } from "../pipeline/spec.ts";
 import type { AgentAdapter } from "./agent-adapter.ts";
 import { commandAgent } from "./command-agent.ts";
 import type { AgentPreset, PresetEffects } from "./presets/agent-preset.ts";
-import { PRESETS } from "./presets/registry.ts";
+import { CLI_PRESETS } from "./presets/registry.ts";
 import { privateConfigFile } from "./private-config.ts";
 
 const effects: PresetEffects = {
@@ -27,13 +27,11 @@ const effects: PresetEffects = {
 
 /** A preset's description as the runner's adapter. */
 export function adapterOf(preset: AgentPreset): AgentAdapter {
-  const { invocation, createParser } = preset;
-  if (!invocation || !createParser) throw new Error(`no adapter for agent preset "${preset.name}"`);
-  return { name: preset.name, ...(preset.versionArgv ? { versionArgv: preset.versionArgv } : {}), buildInvocation: (input) => invocation(input, effects), createParser };
+  return { name: preset.name, ...(preset.versionArgv ? { versionArgv: preset.versionArgv } : {}), buildInvocation: (input) => preset.invocation(input, effects), createParser: preset.createParser };
 }
 
 /** The adapter of each preset that starts a CLI, by name. */
-export const adapters: Readonly<Record<string, AgentAdapter>> = Object.fromEntries(PRESETS.filter((p) => p.invocation && p.createParser).map((p) => [p.name, adapterOf(p)]));
+export const adapters: Readonly<Record<string, AgentAdapter>> = Object.fromEntries(CLI_PRESETS.map((p) => [p.name, adapterOf(p)]));
 
 /** The adapter for an agent: its preset's, or the generic command agent. */
 export function getAdapter(agent: AgentSpec): AgentAdapter {

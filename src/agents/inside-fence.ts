@@ -4,7 +4,7 @@
  * codex's `-s danger-full-access`); every other command runs as it is.
  */
 import { basename } from "node:path";
-import { PRESETS } from "./presets/registry.ts";
+import { PRESETS } from "../pipeline/presets/registry.ts";
 
 export function insideFence(command: string[] | string): string[] | string {
   if (typeof command === "string") return command;

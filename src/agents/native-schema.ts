@@ -9,7 +9,7 @@
  * free text and validated afterwards, like any output with a schema.
  */
 import type { OutputSpec } from "../pipeline/spec.ts";
-import { presetNamed } from "./presets/registry.ts";
+import { presetNamed } from "../pipeline/presets/registry.ts";
 
 export function nativeOutputSchema(outputs: Record<string, OutputSpec>, preset: string | undefined): Record<string, unknown> | undefined {
   const structured = Object.values(outputs).filter((o) => o.json === true && o.schema);

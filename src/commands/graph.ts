@@ -1,8 +1,9 @@
 import { hasErrors } from "../diagnostics/diagnostic.ts";
-import { compilePipeline } from "../machine/compile-pipeline.ts";
+import { compileLoaded } from "../machine/compile-loaded.ts";
 import { formatDot, formatMermaid } from "../machine/format-graph.ts";
 import type { Expansion } from "../machine/expand-graph.ts";
-import { loadPipeline, sourceTexts, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
+import type { Machine } from "../machine/types.ts";
+import { loadPipeline, sourceTexts } from "../pipeline/load-pipeline.ts";
 import { hostOf, parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
 import { readHostOf } from "../host/host.ts";
@@ -38,22 +39,19 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const loaded = await loadPipeline(parsed.args.positionals[0]!, readHostOf(hostOf(io)));
   await printDiagnostics(io, loaded.diagnostics, sourceTexts(loaded));
   if (hasErrors(loaded.diagnostics) || !loaded.doc) return 2;
-  const compiled = compilePipeline(loaded.doc, { promptFiles: loaded.promptFiles, file: loaded.file });
+  const compiled = compileLoaded(loaded);
   if (!compiled.machine) {
-    await printDiagnostics(io, compiled.diagnostics, { [loaded.file]: loaded.text });
+    await printDiagnostics(io, compiled.diagnostics, sourceTexts(loaded));
     return 2;
   }
-  const expand = parsed.args.flags.has("--expand") ? expansionOf(loaded) : undefined;
+  const expand = parsed.args.flags.has("--expand") ? expansionOf(compiled.machine) : undefined;
   io.stdout(format === "dot" ? formatDot(compiled.machine, expand) : formatMermaid(compiled.machine, expand));
   return 0;
 }
 
-/** The compiled children of a loaded pipeline (valid, as it is), with theirs. */
-function expansionOf(loaded: LoadedPipeline): Expansion {
+/** The children compiled with a machine, with theirs. */
+function expansionOf(machine: Machine): Expansion {
   const out: Expansion = {};
-  for (const [phase, child] of Object.entries(loaded.children ?? {})) {
-    const machine = child.loaded.doc && compilePipeline(child.loaded.doc, { promptFiles: child.loaded.promptFiles, file: child.loaded.file }).machine;
-    if (machine) out[phase] = { machine, children: expansionOf(child.loaded) };
-  }
+  for (const [phase, child] of Object.entries(machine.children ?? {})) out[phase] = { machine: child.machine, children: expansionOf(child.machine) };
   return out;
 }

@@ -1,65 +1,32 @@
 /**
- * The end of a lane: a task its loop finished is committed (one commit naming
- * the task) and merged into the target; on a conflict the lane is rebased onto
- * the target and the phase that finished it runs again, once; a lane that
- * still conflicts, or whose loop did not finish its task, keeps its work on
- * its branch. Either way its worktree goes. Every step is safe to repeat after
- * a crash: the checkpoint says `merging` until the merge is recorded.
+ * The git work at the end of a lane, as the lane scheduler's effects ask for
+ * it (machine/lanes.ts): a task its loop finished is committed (one commit
+ * naming the task) and merged into the target; after a conflict the lane is
+ * rebased onto the target; a lane that does not merge keeps its work on its
+ * branch and its worktree goes; a merged lane's worktree and branch go. Each
+ * answers with what happened, and every step is safe to repeat after a
+ * crash: the checkpoint says `merging` until the merge is recorded.
  */
 import { existsSync, rmSync } from "node:fs";
-import type { LaneState, StopReason } from "../machine/types.ts";
-import type { EventInput } from "../run/event-log.ts";
-import type { RunResult } from "../run/run-pipeline.ts";
-import { branchExists, commitAll, deleteBranch, git, gitLater, mergeBranch, rebaseOnto, removeWorktree, revParse, type MergeResult } from "./lane-git.ts";
-import type { LaneLoop } from "./lane-runner.ts";
-
-export interface LaneEnd {
-  /** What becomes of the task: done (merged), blocked (its branch kept), pending (stopped by a run-wide limit, or to be resumed). */
-  status: "done" | "blocked" | "pending";
-  reason: string | null;
-  attempts: number;
-  /** The target's head after the merge. */
-  head?: string;
-}
+import { conflictReason } from "../machine/lanes.ts";
+import type { LaneState } from "../machine/types.ts";
+import { branchExists, commitAll, deleteBranch, git, gitLater, mergeBranch, rebaseOnto, removeWorktree, revParse } from "./lane-git.ts";
 
 /**
  * A merged lane's worktree and branch go once nothing else waits for git (the
- * next lane starts first); the checkpoint says the worktree is gone only then,
- * so a crash before leaves it to the next life of the run.
+ * next lane starts first); `done` is called once the worktree is gone, so a
+ * crash before leaves it to the next life of the run.
  */
-export function tidyLane(a: Pick<FinishLane, "repo" | "checkpoint">, lane: LaneState): void {
+export function tidyLane(repo: string, lane: Pick<LaneState, "worktree" | "branch">, done: () => void): void {
   gitLater(async (run, runChain) => {
     const worktree = lane.worktree;
-    if (lane.status !== "merged") {
-      if (worktree) await removeWorktree(a.repo, worktree, run);
-    } else {
-      const r = worktree ? await runChain(a.repo, ["worktree", "remove", "--force", "--force", worktree], ["branch", "--quiet", "-D", lane.branch]) : await run(a.repo, "branch", "--quiet", "-D", lane.branch);
-      if (!r.ok || (worktree && existsSync(worktree))) {
-        if (worktree) await removeWorktree(a.repo, worktree, run);
-        await deleteBranch(a.repo, lane.branch, run);
-      }
+    const r = worktree ? await runChain(repo, ["worktree", "remove", "--force", "--force", worktree], ["branch", "--quiet", "-D", lane.branch]) : await run(repo, "branch", "--quiet", "-D", lane.branch);
+    if (!r.ok || (worktree && existsSync(worktree))) {
+      if (worktree) await removeWorktree(repo, worktree, run);
+      await deleteBranch(repo, lane.branch, run);
     }
-    lane.worktree = null;
-    a.checkpoint();
+    done();
   });
-}
-
-export interface FinishLane {
-  lane: LaneState;
-  result: RunResult & { setupError?: string };
-  loop: LaneLoop | undefined;
-  repo: string;
-  targetDir: string;
-  into: string;
-  title: string;
-  runId: string;
-  /** The run-wide limit that stopped every lane, if one did. */
-  stopped: StopReason | null;
-  emit(e: EventInput): void;
-  checkpoint(): void;
-  /** With a JSON task source and write_back: write the task's new state into it in `dir`, and name the file. */
-  writeBack?: (dir: string, attempts: number) => string | undefined;
-  verifyAgain(phase: string): Promise<RunResult>;
 }
 
 /**
@@ -77,90 +44,65 @@ export async function abortUnfinishedMerge(dir: string): Promise<void> {
   }
 }
 
-export async function finishLane(a: FinishLane): Promise<LaneEnd> {
+/** An event a lane's git work reports (the run numbers it into its log). */
+export type LaneNote = { type: "note"; level: "warning"; message: string } | { type: "lane.blocked"; task: string; branch: string; status: "blocked" | "stopped"; reason: string; conflicts: string[] };
+
+export interface MergeLane {
+  lane: LaneState;
+  repo: string;
+  targetDir: string;
+  into: string;
+  title: string;
+  runId: string;
+  /** A crash left the merge: what git left half done is undone first. */
+  resumed: boolean;
+  /** With a JSON task source and write_back: write the task's new state into it in `dir`, and name the file. */
+  writeBack?: (dir: string) => string | undefined;
+}
+
+export type MergeOutcome = { kind: "merged"; commit: string } | { kind: "conflict"; files: string[] } | { kind: "failed"; reason: string };
+
+/** Commit the lane's work and merge its branch into the target. */
+export async function mergeLane(a: MergeLane): Promise<MergeOutcome> {
   const { lane } = a;
-  let result = a.result;
-  const attempts = () => result.snapshot.tasks?.find((t) => t.id === lane.task)?.attempts ?? 0;
-  if (result.setupError) return await keep(a, "blocked", result.setupError, attempts());
-  for (;;) {
-    if (result.outcome === "interrupted") {
-      if (a.stopped) return await keep(a, "stopped", a.stopped.message, attempts());
-      return { status: "pending", reason: null, attempts: attempts() };
-    }
-    const done = result.outcome === "complete" && result.snapshot.tasks?.find((t) => t.id === lane.task)?.status === "done";
-    if (!done) return await keep(a, "blocked", laneReason(result, lane.task), attempts());
-    // a merge a crash interrupted: what git left half done is undone first
-    const resumed = lane.status === "merging";
-    if (resumed && lane.worktree && existsSync(lane.worktree)) await abortUnfinishedMerge(lane.worktree);
-    lane.status = "merging";
-    a.checkpoint();
-    if (lane.worktree && existsSync(lane.worktree)) {
-      const c = await commitAll(lane.worktree, `${a.title}\n\nTask ${lane.task}, done and verified by phaseloop run ${a.runId}.`);
-      if (!c.ok) return await keep(a, "blocked", c.message, attempts());
-    }
-    // the branch goes only once merged: a crash after that can leave a lane `merging` without one
-    const gone = resumed && !(await branchExists(a.repo, lane.branch));
-    const m: MergeResult = gone ? { kind: "merged", commit: (await revParse(a.targetDir, "HEAD")) ?? "" } : await mergeBranch(a.targetDir, lane.branch, `Merge task ${lane.task}: ${a.title}`, a.writeBack && (() => a.writeBack!(a.targetDir, attempts())));
-    if (m.kind === "merged") {
-      lane.status = "merged";
-      lane.phase = null;
-      a.emit({ type: "lane.merged", task: lane.task, branch: lane.branch, into: a.into, commit: m.commit, rebased: lane.rebased });
-      tidyLane(a, lane);
-      return { status: "done", reason: null, attempts: attempts(), head: m.commit };
-    }
-    if (m.kind === "failed") return await keep(a, "blocked", `cannot merge into ${a.into}: ${m.message}`, attempts());
-    lane.conflicts = m.files;
-    if (lane.rebased || !lane.worktree) {
-      a.emit({ type: "lane.conflict", task: lane.task, branch: lane.branch, into: a.into, files: m.files, action: "blocked" });
-      return await keep(a, "blocked", conflictReason(a.into, m.files), attempts());
-    }
-    // rebased onto the target as it is now, the task is verified again before it is merged
-    const r = await rebaseOnto(lane.worktree, a.into);
-    a.emit({ type: "lane.conflict", task: lane.task, branch: lane.branch, into: a.into, files: m.files, action: r.kind === "merged" ? "rebased" : "blocked" });
-    if (r.kind === "conflict") {
-      lane.conflicts = r.files;
-      return await keep(a, "blocked", conflictReason(a.into, r.files), attempts());
-    }
-    if (r.kind === "failed") return await keep(a, "blocked", `cannot rebase onto ${a.into}: ${r.message}`, attempts());
-    lane.rebased = true;
-    lane.status = "running";
-    a.checkpoint();
-    if (lane.verify) result = await a.verifyAgain(lane.verify);
+  if (a.resumed && lane.worktree && existsSync(lane.worktree)) await abortUnfinishedMerge(lane.worktree);
+  if (lane.worktree && existsSync(lane.worktree)) {
+    const c = await commitAll(lane.worktree, `${a.title}\n\nTask ${lane.task}, done and verified by phaseloop run ${a.runId}.`);
+    if (!c.ok) return { kind: "failed", reason: c.message };
   }
+  // the branch goes only once merged: a crash after that can leave a lane `merging` without one
+  const gone = a.resumed && !(await branchExists(a.repo, lane.branch));
+  const m = gone ? { kind: "merged" as const, commit: (await revParse(a.targetDir, "HEAD")) ?? "" } : await mergeBranch(a.targetDir, lane.branch, `Merge task ${lane.task}: ${a.title}`, a.writeBack && (() => a.writeBack!(a.targetDir)));
+  if (m.kind === "failed") return { kind: "failed", reason: `cannot merge into ${a.into}: ${m.message}` };
+  return m;
 }
 
-function conflictReason(into: string, files: string[]): string {
-  return `conflicts with ${into} in ${files.slice(0, 10).join(", ")}${files.length > 10 ? ` (and ${files.length - 10} more)` : ""}`;
-}
-
-function laneReason(result: RunResult, id: string): string {
-  if (result.outcome === "awaiting") return "its loop asks a question, which a lane cannot wait for";
-  const task = result.snapshot.tasks?.find((t) => t.id === id);
-  if (task?.status === "blocked" && task.reason) return task.reason;
-  const o = result.snapshot.outcome;
-  return o ? `its loop ended ${o.outcome}: ${o.reason.message}` : `its loop ended ${result.outcome}`;
+/** Rebase the lane onto the target as it is now, after a conflict: clean, or why not (with the files that conflicted). */
+export async function rebaseLane(lane: LaneState, into: string): Promise<{ ok: true } | { ok: false; reason: string; conflicts?: string[] }> {
+  const r = await rebaseOnto(lane.worktree!, into);
+  if (r.kind === "merged") return { ok: true };
+  if (r.kind === "conflict") return { ok: false, reason: conflictReason(into, r.files), conflicts: r.files };
+  return { ok: false, reason: `cannot rebase onto ${into}: ${r.message}` };
 }
 
 /**
  * The lane ends without merging: what it changed is committed to its branch,
- * which stays (status names it), and its worktree goes.
+ * which stays (status names it), and its worktree goes. The worktree left,
+ * or null.
  */
-async function keep(a: FinishLane, status: "blocked" | "stopped", reason: string, attempts: number): Promise<LaneEnd> {
-  const { lane } = a;
-  if (lane.worktree && existsSync(lane.worktree)) {
-    if (lane.status === "merging") await abortUnfinishedMerge(lane.worktree);
-    const c = await commitAll(lane.worktree, `Work in progress on ${a.title}\n\nTask ${lane.task}, ${status} in phaseloop run ${a.runId}: ${reason}`);
+export async function keepLane(a: { repo: string; title: string; runId: string; emit(e: LaneNote): void }, lane: LaneState, status: "blocked" | "stopped", reason: string): Promise<string | null> {
+  let worktree = lane.worktree;
+  if (worktree && existsSync(worktree)) {
+    if (lane.status === "merging") await abortUnfinishedMerge(worktree);
+    const c = await commitAll(worktree, `Work in progress on ${a.title}\n\nTask ${lane.task}, ${status} in phaseloop run ${a.runId}: ${reason}`);
     if (!c.ok) {
       // the worktree stays, so that nothing is lost
-      a.emit({ type: "note", level: "warning", message: `task ${lane.task}: its work could not be committed to ${lane.branch} (${c.message}); its worktree ${lane.worktree} is kept` });
+      a.emit({ type: "note", level: "warning", message: `task ${lane.task}: its work could not be committed to ${lane.branch} (${c.message}); its worktree ${worktree} is kept` });
     } else {
-      await removeWorktree(a.repo, lane.worktree);
-      lane.worktree = null;
+      await removeWorktree(a.repo, worktree);
+      worktree = null;
     }
   }
-  lane.status = status;
-  lane.phase = null;
-  lane.reason = reason;
   a.emit({ type: "lane.blocked", task: lane.task, branch: lane.branch, status, reason, conflicts: lane.conflicts });
-  return { status: status === "blocked" ? "blocked" : "pending", reason, attempts };
+  return worktree;
 }

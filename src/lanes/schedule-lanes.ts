@@ -1,13 +1,14 @@
 /**
- * The task queue of a run with parallel lanes: which tasks start now, when the
- * queue is finished, and which limits a lane keeps for itself. Pure: the lane
- * runner (run-lanes.ts) reads the answers and does the work.
+ * The task queue of a run with parallel lanes, as views over the machine's
+ * rules (task-queue.ts, stop-logic.ts; the lane scheduler itself is
+ * machine/lanes.ts): which tasks start now, when the queue is finished, and
+ * the machine and limits a lane's loop keeps for itself (run/lane-loop.ts). Pure.
  *
  * In a run with lanes a task is `done` only once its branch is merged, so
  * "every dependency done" is "every dependency merged".
  */
-import { renderTemplate, type JsonValue } from "../expr/index.ts";
-import { buildContext } from "../machine/build-context.ts";
+import { limitReached } from "../machine/stop-logic.ts";
+import { blockUnworkable, queueEnd, readyInOrder } from "../machine/task-queue.ts";
 import type { Machine, Snapshot, StopReason, TaskState } from "../machine/types.ts";
 
 export interface QueueView {
@@ -23,49 +24,24 @@ export interface QueueView {
 /**
  * Pending tasks whose dependency is blocked or missing, blocked in turn
  * (transitively), with the reason; the list is a new one, the input unchanged.
+ * The task queue's rule (task-queue.ts).
  */
 export function blockDependents(tasks: readonly TaskState[]): { tasks: TaskState[]; blocked: { task: string; reason: string }[] } {
   const out = tasks.map((t) => ({ ...t }));
-  const byId = new Map(out.map((t) => [t.id, t]));
-  const blocked: { task: string; reason: string }[] = [];
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const t of out) {
-      if (t.status !== "pending") continue;
-      const dep = t.depends_on.find((id) => !byId.has(id) || byId.get(id)!.status === "blocked");
-      if (dep === undefined) continue;
-      t.status = "blocked";
-      t.reason = byId.has(dep) ? `dependency ${dep} is blocked` : `dependency ${dep} does not exist`;
-      blocked.push({ task: t.id, reason: t.reason });
-      changed = true;
-    }
-  }
-  return { tasks: out, blocked };
+  return { tasks: out, blocked: blockUnworkable(out) };
 }
 
 /** The tasks to start now, in the order they start: at most `parallel` lanes in all. */
 export function readyTasks(v: QueueView): string[] {
   const slots = v.parallel - v.running.length;
   if (slots <= 0) return [];
-  const byId = new Map(v.tasks.map((t) => [t.id, t]));
-  const running = new Set(v.running);
-  return v.tasks
-    .filter((t) => (v.only === undefined || t.id === v.only) && t.status === "pending" && !running.has(t.id) && t.depends_on.every((id) => byId.get(id)?.status === "done"))
-    .sort((a, b) => (v.order === "priority" ? (a.priority ?? Infinity) - (b.priority ?? Infinity) : 0) || a.order - b.order)
-    .slice(0, slots)
-    .map((t) => t.id);
+  return readyInOrder(v.tasks, v.order, v.only, new Set(v.running)).slice(0, slots).map((t) => t.id);
 }
 
 /** Whether the queue is finished: every task done, or nothing left that can start. */
 export function queueState(v: QueueView): { kind: "working" } | { kind: "all-done" } | { kind: "blocked"; message: string } {
   if (v.running.length > 0 || readyTasks(v).length > 0) return { kind: "working" };
-  const scope = v.only === undefined ? v.tasks : v.tasks.filter((t) => t.id === v.only);
-  if (v.only !== undefined && scope.length === 0) return { kind: "blocked", message: `no task "${v.only}" in the queue` };
-  const pending = scope.filter((t) => t.status === "pending");
-  const blocked = scope.filter((t) => t.status === "blocked");
-  if (pending.length === 0 && blocked.length === 0) return { kind: "all-done" };
-  if (pending.length > 0) return { kind: "blocked", message: `tasks ${pending.map((t) => t.id).join(", ")} wait on dependencies that cannot finish` };
-  return { kind: "blocked", message: `${blocked.length} task${blocked.length === 1 ? " is" : "s are"} blocked: ${blocked.map((t) => `${t.id} (${t.reason ?? "blocked"})`).join("; ")}` };
+  return queueEnd(v.tasks, v.only);
 }
 
 /** The run-wide limits all lanes share (max_duration, budget) and the totals so far. */
@@ -75,12 +51,9 @@ export interface SharedLimits {
   budgetCostUsd: number | null;
 }
 
-/** The first run-wide limit the lanes' totals reach, or null. */
+/** The first run-wide limit the lanes' totals reach, or null: the stop logic's limits (stop-logic.ts), over all lanes. */
 export function sharedLimitReached(limits: SharedLimits, totals: { tokens: number; costUsd: number; elapsedMs: number }): StopReason | null {
-  if (limits.budgetTokens !== null && totals.tokens >= limits.budgetTokens) return { code: "budget_tokens", message: `used ${totals.tokens} tokens of a budget of ${limits.budgetTokens} (all lanes)` };
-  if (limits.budgetCostUsd !== null && totals.costUsd >= limits.budgetCostUsd) return { code: "budget_cost", message: `spent $${totals.costUsd.toFixed(2)} of a budget of $${limits.budgetCostUsd.toFixed(2)} (all lanes)` };
-  if (limits.maxDurationMs !== null && totals.elapsedMs >= limits.maxDurationMs) return { code: "max_duration", message: `ran for ${Math.round(totals.elapsedMs / 1000)}s, over max_duration (${Math.round(limits.maxDurationMs / 1000)}s)` };
-  return null;
+  return limitReached(limits, totals, " (all lanes)");
 }
 
 /**
@@ -104,12 +77,4 @@ export function laneMachine(m: Machine): Machine {
 /** A lane's own snapshot limits, from the run's: the shared ones are the lane runner's to check. */
 export function laneLimits(limits: Snapshot["limits"]): Snapshot["limits"] {
   return { ...limits, maxDurationMs: null, budgetTokens: null, budgetCostUsd: null };
-}
-
-/** The one task `tasks.only` names (rendered from the run's params), or undefined for all. */
-export function onlyTaskOf(m: Machine, s: Snapshot): string | undefined {
-  const only = m.tasks?.only;
-  if (!only) return undefined;
-  const r = renderTemplate(only, buildContext(m, s) as unknown as Record<string, JsonValue>);
-  return r.ok && r.value.trim() !== "" ? r.value.trim() : undefined;
 }

@@ -8,7 +8,7 @@ import type { HistoryEntry } from "../pipeline/context.ts";
 import type { HookName, Outcome } from "../pipeline/spec.ts";
 import { CAPS, contextOf, renderIn, type Draft } from "./draft.ts";
 import { runHook } from "./hooks.ts";
-import type { StopReason } from "./types.ts";
+import type { Snapshot, StopReason } from "./types.ts";
 
 export function checkStopRules(d: Draft): boolean {
   if (d.m.stopRules.length === 0) return false;
@@ -29,21 +29,21 @@ export function checkStopRules(d: Draft): boolean {
 }
 
 export function checkBudgetAndDuration(d: Draft): boolean {
-  const s = d.s;
-  const l = s.limits;
-  if (l.budgetTokens !== null && s.tokens >= l.budgetTokens) {
-    stop(d, "stopped", { code: "budget_tokens", message: `used ${s.tokens} tokens of a budget of ${l.budgetTokens}` });
-    return true;
-  }
-  if (l.budgetCostUsd !== null && s.costUsd >= l.budgetCostUsd) {
-    stop(d, "stopped", { code: "budget_cost", message: `spent $${s.costUsd.toFixed(2)} of a budget of $${l.budgetCostUsd.toFixed(2)}` });
-    return true;
-  }
-  if (l.maxDurationMs !== null && s.elapsedMs >= l.maxDurationMs) {
-    stop(d, "stopped", { code: "max_duration", message: `ran for ${Math.round(s.elapsedMs / 1000)}s, over max_duration (${Math.round(l.maxDurationMs / 1000)}s)` });
-    return true;
-  }
-  return false;
+  const reason = limitReached(d.s.limits, d.s);
+  if (reason) stop(d, "stopped", reason);
+  return reason !== null;
+}
+
+/**
+ * The first run-wide limit the totals reach (the token budget, the cost
+ * budget, max_duration, in that order), or null. A run with lanes checks its
+ * totals over all lanes (`scope` says so in the message).
+ */
+export function limitReached(l: Pick<Snapshot["limits"], "budgetTokens" | "budgetCostUsd" | "maxDurationMs">, totals: { tokens: number; costUsd: number; elapsedMs: number }, scope = ""): StopReason | null {
+  if (l.budgetTokens !== null && totals.tokens >= l.budgetTokens) return { code: "budget_tokens", message: `used ${totals.tokens} tokens of a budget of ${l.budgetTokens}${scope}` };
+  if (l.budgetCostUsd !== null && totals.costUsd >= l.budgetCostUsd) return { code: "budget_cost", message: `spent $${totals.costUsd.toFixed(2)} of a budget of $${l.budgetCostUsd.toFixed(2)}${scope}` };
+  if (l.maxDurationMs !== null && totals.elapsedMs >= l.maxDurationMs) return { code: "max_duration", message: `ran for ${Math.round(totals.elapsedMs / 1000)}s, over max_duration (${Math.round(l.maxDurationMs / 1000)}s)` };
+  return null;
 }
 
 export function stop(d: Draft, outcome: Outcome | "stopped", reason: StopReason): void {

@@ -34,8 +34,24 @@ export function onlyTask(d: Draft): string | undefined {
 /** What the queue holds next: a task to work on, all done, or nothing workable. */
 export function queue(d: Draft): { kind: "next"; task: string } | { kind: "all-done" } | { kind: "blocked"; message: string } {
   const tasks = d.s.tasks!;
+  for (const b of blockUnworkable(tasks)) {
+    const t = tasks.find((x) => x.id === b.task)!;
+    d.fx.push({ type: "task.update", task: t.id, status: "blocked", attempts: t.attempts, reason: t.reason });
+  }
+  const only = onlyTask(d);
+  const ready = readyInOrder(tasks, d.m.tasks!.order, only);
+  if (ready[0]) return { kind: "next", task: ready[0].id };
+  return queueEnd(tasks, only);
+}
+
+/**
+ * A blocked (or unknown) dependency blocks its dependents, transitively: the
+ * pending tasks it reaches become blocked, with the reason (in place). The
+ * tasks it blocked, in the order it blocked them.
+ */
+export function blockUnworkable(tasks: TaskState[]): { task: string; reason: string }[] {
   const byId = new Map(tasks.map((t) => [t.id, t]));
-  // a blocked (or unknown) dependency blocks its dependents, transitively
+  const blocked: { task: string; reason: string }[] = [];
   for (let changed = true; changed; ) {
     changed = false;
     for (const t of tasks) {
@@ -44,17 +60,29 @@ export function queue(d: Draft): { kind: "next"; task: string } | { kind: "all-d
       if (dep === undefined) continue;
       t.status = "blocked";
       t.reason = byId.has(dep) ? `dependency ${dep} is blocked` : `dependency ${dep} does not exist`;
-      d.fx.push({ type: "task.update", task: t.id, status: "blocked", attempts: t.attempts, reason: t.reason });
+      blocked.push({ task: t.id, reason: t.reason });
       changed = true;
     }
   }
-  const only = onlyTask(d);
+  return blocked;
+}
+
+/**
+ * The tasks that can be worked now, in the order they are taken: pending,
+ * every dependency done, `only` (when set) the one task, none of `busy`;
+ * by priority (then file order) or by file order.
+ */
+export function readyInOrder(tasks: readonly TaskState[], order: "priority" | "file", only?: string, busy: ReadonlySet<string> = new Set()): TaskState[] {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  return tasks
+    .filter((t) => (only === undefined || t.id === only) && t.status === "pending" && !busy.has(t.id) && t.depends_on.every((id) => byId.get(id)?.status === "done"))
+    .sort((a, b) => (order === "priority" ? (a.priority ?? Infinity) - (b.priority ?? Infinity) : 0) || a.order - b.order);
+}
+
+/** A queue with nothing to take: every task done, or why it cannot go on. */
+export function queueEnd(tasks: readonly TaskState[], only?: string): { kind: "all-done" } | { kind: "blocked"; message: string } {
   const scope = only !== undefined ? tasks.filter((t) => t.id === only) : tasks;
   if (only !== undefined && scope.length === 0) return { kind: "blocked", message: `no task "${only}" in the queue` };
-  const ready = scope
-    .filter((t) => t.status === "pending" && t.depends_on.every((id) => byId.get(id)?.status === "done"))
-    .sort((a, b) => (d.m.tasks!.order === "priority" ? (a.priority ?? Infinity) - (b.priority ?? Infinity) : 0) || a.order - b.order);
-  if (ready[0]) return { kind: "next", task: ready[0].id };
   const pending = scope.filter((t) => t.status === "pending");
   const blocked = scope.filter((t) => t.status === "blocked");
   if (pending.length === 0 && blocked.length === 0) return { kind: "all-done" };

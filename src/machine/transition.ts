@@ -8,7 +8,10 @@
  * (running a phase and what its result does), stop-logic.ts (stop rules,
  * limits, the end of the run), task-queue.ts (tasks and the final gate),
  * hooks.ts. The stop logic and its precedence are documented in
- * docs/stop-logic.md.
+ * docs/stop-logic.md. A task queue worked in parallel lanes is scheduled by
+ * lanes.ts (`laneTransition`, with the same queue rules and limits); each
+ * lane's loop is this machine over one task, a child snapshot, as a
+ * sub-pipeline is (compile-loaded.ts compiles it with its parent).
  */
 import { cloneJson } from "./clone-json.ts";
 import { phaseNamed, type Draft } from "./draft.ts";

@@ -9,6 +9,7 @@
  * after every transition: that is the checkpoint `resume` continues from.
  */
 import type { Expr, Template } from "../expr/index.ts";
+import type { SourceFile } from "../pipeline/resolve-extends.ts";
 import type { HistoryEntry, LastFailure, PhaseContext, TaskContext } from "../pipeline/context.ts";
 import type { AgentSpec, ErrorClass, HookName, JsonValue, McpServerSpec, Outcome, OutputSpec, ParamSpec, SandboxMode, ToolSetSpec, TransientSpec } from "../pipeline/spec.ts";
 
@@ -154,6 +155,26 @@ export interface Machine {
   envNames: string[];
   /** Whether anything reads measured changes (no_progress, `changes`, write scopes): the runtime may skip measuring otherwise. */
   measuresChanges: boolean;
+  /** The sub-pipelines of `pipeline:` phases, by phase, compiled with this machine (compile-loaded.ts). */
+  children?: Record<string, CompiledChild>;
+}
+
+/** A sub-pipeline compiled with its parent: the child's machine and the files it was read from. */
+export interface CompiledChild {
+  /** The child file, resolved as the parent's phase names it. */
+  file: string;
+  machine: Machine;
+  /** What the child was read from: its run.json's hash and files come from it. */
+  source: PipelineSources;
+}
+
+/** The texts a pipeline was read from: the file, what it extends or includes, its prompts, and its sub-pipelines' in turn. */
+export interface PipelineSources {
+  file: string;
+  text: string;
+  promptFiles: Record<string, string | undefined>;
+  files?: SourceFile[];
+  children?: Record<string, { file: string; loaded: PipelineSources }>;
 }
 
 // ── the snapshot ─────────────────────────────────────────────────────────────

@@ -8,7 +8,7 @@ import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import type { AgentSpec, PhaseSpec } from "./spec.ts";
 import { diag, esc, type RuleContext } from "./rule-context.ts";
-import { PRESETS, presetNamed } from "../agents/presets/registry.ts";
+import { PRESETS, presetNamed } from "./presets/registry.ts";
 
 /** Why an agent cannot continue a session, or undefined when it can. */
 export function sessionUnsupported(agent: AgentSpec): { severity: "error" | "warning"; message: string; hint: string } | undefined {

@@ -8,7 +8,7 @@ import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { mcpEntryServer } from "../mcp/mcp-allowlist.ts";
 import { diag, esc, type RuleContext } from "./rule-context.ts";
-import { PRESETS, presetNamed } from "../agents/presets/registry.ts";
+import { PRESETS, presetNamed } from "./presets/registry.ts";
 
 export function checkMcp(ctx: RuleContext): Diagnostic[] {
   const { doc } = ctx;

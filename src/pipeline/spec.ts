@@ -74,7 +74,7 @@ export interface ParamSpec {
   required?: boolean;
 }
 
-/** The name of an agent preset: one listed in agents/presets/registry.ts (the schema's enum is checked against it). */
+/** The name of an agent preset: one listed in pipeline/presets/registry.ts (the schema's enum is checked against it). */
 export type AgentPreset = string;
 export type PromptVia = "stdin" | "arg" | "file";
 /** How the agent's stdout is read: plain text ("text"), or a preset's event stream (its `outputFormat`: "claude-stream-json", …). */

@@ -6,7 +6,7 @@
  * Pure: templates are rendered from the params alone, and an argument that
  * needs more than that is left unchecked.
  */
-import { presetNamed } from "../agents/presets/registry.ts";
+import { presetNamed } from "../pipeline/presets/registry.ts";
 import { parseTemplate, renderTemplate, templateReferences } from "../expr/index.ts";
 import type { Machine } from "../machine/types.ts";
 import type { AgentSpec, JsonValue } from "../pipeline/spec.ts";

@@ -9,7 +9,7 @@
  * `envPrefixes`); an agent phase's fence passes those of every preset, since a command agent
  * may start any of the CLIs.
  */
-import { PRESETS } from "../agents/presets/registry.ts";
+import { PRESETS } from "../pipeline/presets/registry.ts";
 
 /** Inherited variables every fenced process keeps. */
 const BASE = new Set([
@@ -26,8 +26,8 @@ const BASE = new Set([
 /** Inherited variables an agent keeps: its CLI's API keys, endpoints and settings. */
 const AGENT_EXACT = new Set(PRESETS.flatMap((p) => p.sandbox.envNames ?? []));
 const AGENT_PREFIXES = PRESETS.flatMap((p) => p.sandbox.envPrefixes ?? []);
-/** Claude Code on Bedrock reads the AWS credentials; only then do they reach it. */
-const BEDROCK = /^AWS_(?:ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|REGION|PROFILE|DEFAULT_REGION|BEARER_TOKEN_BEDROCK)$/;
+/** Variables that pass only when a flag says the CLI reads them (claude's AWS credentials, on Bedrock). */
+const AGENT_WHEN = PRESETS.flatMap((p) => (p.sandbox.envWhen ? [p.sandbox.envWhen] : []));
 
 export interface EnvNeeds {
   /** An agent phase (its CLI's API variables pass), not a `run` phase or a hook. */
@@ -41,7 +41,7 @@ export function inheritedPasses(name: string, needs: EnvNeeds, env: Record<strin
   if (BASE.has(name) || name.startsWith("LC_") || name.startsWith("PHASELOOP_")) return true;
   if (!needs.agent) return false;
   if (AGENT_EXACT.has(name) || AGENT_PREFIXES.some((prefix) => name.startsWith(prefix)) || needs.names?.includes(name)) return true;
-  return BEDROCK.test(name) && /^(?:1|true)$/i.test(env.CLAUDE_CODE_USE_BEDROCK ?? "");
+  return AGENT_WHEN.some((w) => w.names.test(name) && /^(?:1|true)$/i.test(env[w.flag] ?? ""));
 }
 
 /**

@@ -10,7 +10,7 @@ import type { CompiledHook, CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { probeSandbox } from "../runtime/probe-sandbox.ts";
 import { agentState, compileSandbox, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
-import { PRESETS, presetNamed, sandboxNeeds } from "../agents/presets/registry.ts";
+import { PRESETS, presetNamed, sandboxNeeds } from "../pipeline/presets/registry.ts";
 import process from "node:process";
 import { mcpHosts, phaseMcpServers } from "../mcp/mcp-server.ts";
 import { hookSandbox, phaseSandbox } from "../sandbox/sandbox-plan.ts";

@@ -10,7 +10,7 @@ import { parserFor } from "../agents/command-agent.ts";
 import { getAdapter } from "../agents/get-adapter.ts";
 import { nativeOutputSchema } from "../agents/native-schema.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
-import { presetNamed } from "../agents/presets/registry.ts";
+import { presetNamed } from "../pipeline/presets/registry.ts";
 import { parseTemplate, renderArgv, renderTemplate, type Template } from "../expr/index.ts";
 import type { CompiledPhase, Effect } from "../machine/types.ts";
 import { phaseMcpServers, type McpServer } from "../mcp/mcp-server.ts";

@@ -18,7 +18,7 @@ import type { Machine } from "../machine/types.ts";
 import { spanOfPointer, parsePipelineText } from "../pipeline/parse-pipeline-text.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
 import { openAiBaseUrl } from "../agents/openai-agent.ts";
-import { presetNamed } from "../agents/presets/registry.ts";
+import { presetNamed } from "../pipeline/presets/registry.ts";
 import { agentPrograms } from "./agent-programs.ts";
 import { checkMcpCommands } from "./check-mcp-commands.ts";
 

@@ -9,9 +9,7 @@ import { isoNow, type Host, type HostFiles } from "../host/host.ts";
 import { nodeHost } from "../host/node-host.ts";
 import { nodeFiles } from "../host/node-files.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
-import { VERSION } from "../generated/version.ts";
 import { exitCodeFor, initialSnapshot } from "../machine/transition.ts";
-import type { Machine } from "../machine/types.ts";
 import { stopRunProcesses } from "../runtime/orphans.ts";
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
 import { RunStore, runPath } from "../runtime/run-store.ts";
@@ -22,15 +20,15 @@ import { checkBaselineFile, checkPhasesDir, formatStateProblem, readCheckpoint, 
 import { readLoggedEvents, rebuildCheckpoint, runInfoFromLog } from "./rebuild-checkpoint.ts";
 import type { Asker } from "./ask-question.ts";
 import type { Reporter } from "./run-events.ts";
-import { changedFiles, hashedSources, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
-import { Runner } from "./run-pipeline.ts";
+import { changedFiles, hashedSources, pipelineHash, runFiles, runStartedEvent, type RunInfo } from "./run-info.ts";
+import { createRunner } from "./run-pipeline.ts";
 import { compileFile, leftoverNote, pickEnv, preflightRun, type StartOutcome } from "./start-run.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
 import { machineForTask } from "./single-task.ts";
-import { runLanes } from "../lanes/run-lanes.ts";
+import { runLanes } from "./run-lanes.ts";
 
 export interface ResumeOptions {
   runId?: string;
@@ -161,7 +159,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     const reporter = o.reporter();
     const snapshot = cp.snapshot;
     if (snapshot.status !== "interrupted") snapshot.status = "interrupted"; // a crash: the run stopped without saying so
-    const runner = new Runner({ host, machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal, recordedIterations: iterations.value.iterations, answers: { ask: o.ask, ...(o.answer !== undefined && snapshot.awaiting?.kind === "answer" ? { given: { text: o.answer, used: false, seq: snapshot.awaiting.seq } } : {}) }, sandbox: sandboxFlag }, snapshot, seq);
+    const runner = createRunner({ host, machine, store, info: hash !== info.hash ? { ...info, hash } : info, reporter, env: o.env, signal: o.signal, recordedIterations: iterations.value.iterations, answers: { ask: o.ask, ...(o.answer !== undefined && snapshot.awaiting?.kind === "answer" ? { given: { text: o.answer, used: false, seq: snapshot.awaiting.seq } } : {}) }, sandbox: sandboxFlag }, snapshot, seq);
     const inFlight = snapshot.awaiting?.kind === "phase" || snapshot.awaiting?.kind === "retry" ? snapshot.awaiting.phase : null;
     // a run stopped before it logged anything starts its log now
     const preface: Record<string, unknown>[] = seq === 0 ? [runStartedEvent(machine, info)] : [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight, pipeline: machine.name, workdir: info.workdir, max_iterations: snapshot.limits.maxIterations }];
@@ -271,8 +269,4 @@ async function finishedRun(host: Host, workdir: string, runId: string, dir: stri
     }
   }
   return { kind: "finished", runId, message: `run ${runId} already finished: ${outcome.outcome} — ${outcome.reason.message}`, exitCode: exitCodeFor(outcome.outcome) };
-}
-
-function runStartedEvent(machine: Machine, info: RunInfo): Record<string, unknown> {
-  return { type: "run.started", pipeline: machine.name, file: info.file, hash: info.hash, workdir: info.workdir, params: info.params, max_iterations: info.max_iterations, phases: machine.phases.map((p) => p.name), version: VERSION, ...(info.task !== undefined ? { task: info.task } : {}), ...(info.started_via !== undefined ? { started_via: info.started_via } : {}) };
 }

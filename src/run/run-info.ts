@@ -3,7 +3,8 @@ import type { RunSandbox } from "./sandbox-preflight.ts";
 import { createHash } from "node:crypto";
 import { dirname, relative, resolve } from "node:path";
 import type { JsonValue } from "../expr/index.ts";
-import type { LoadedPipeline } from "../pipeline/load-pipeline.ts";
+import { VERSION } from "../generated/version.ts";
+import type { Machine, PipelineSources } from "../machine/types.ts";
 
 /** What run.json records. */
 export interface RunInfo {
@@ -50,7 +51,7 @@ export interface RunFile {
 }
 
 /** The files a loaded pipeline was read from, each with its hash. */
-export function runFiles(loaded: LoadedPipeline): RunFile[] {
+export function runFiles(loaded: PipelineSources): RunFile[] {
   const sha = (text: string) => createHash("sha256").update(text).digest("hex");
   const out: RunFile[] = [];
   const sources = loaded.files ?? [{ path: loaded.file, text: loaded.text, role: "pipeline" as const }];
@@ -71,7 +72,7 @@ export function runFiles(loaded: LoadedPipeline): RunFile[] {
 }
 
 /** The files besides the pipeline itself that its hash covers: what it extends or includes, and its sub-pipelines with their own files. */
-export function hashedSources(loaded: LoadedPipeline): { path: string; text: string }[] {
+export function hashedSources(loaded: PipelineSources): { path: string; text: string }[] {
   const out: { path: string; text: string }[] = [...(loaded.files ?? []).slice(1)];
   for (const child of Object.values(loaded.children ?? {})) {
     out.push({ path: child.file, text: child.loaded.text }, ...hashedSources(child.loaded));
@@ -106,4 +107,31 @@ export function pipelineHash(file: string, text: string, promptFiles: Record<str
   const entries = Object.entries(promptFiles).map(([k, v]) => [relative(base, resolve(k)), v ?? ""] as const);
   for (const [k, v] of entries.sort((a, b) => a[0].localeCompare(b[0]))) h.update(`\0${k}\0${v}`);
   return `sha256:${h.digest("hex")}`;
+}
+
+/**
+ * A run's run.json, as a run (or a sub-pipeline's run inside it) starts:
+ * the pipeline's name, file, hash and files, from the sources it was read from.
+ */
+export function newRunInfo(o: { runId: string; machine: Machine; sources: PipelineSources; file: string; params: Record<string, JsonValue>; workdir: string; maxIterations: number; startedAt: Date }, more: Partial<RunInfo> = {}): RunInfo {
+  const { sources } = o;
+  return {
+    run_id: o.runId,
+    pipeline: o.machine.name,
+    file: o.file,
+    hash: pipelineHash(sources.file, sources.text, sources.promptFiles, hashedSources(sources)),
+    version: VERSION,
+    params: o.params,
+    workdir: o.workdir,
+    started_at: o.startedAt.toISOString(),
+    agents: {},
+    max_iterations: o.maxIterations,
+    files: runFiles(sources),
+    ...more,
+  };
+}
+
+/** The run.started event of a run, from its run.json. */
+export function runStartedEvent(machine: Machine, info: RunInfo): Record<string, unknown> {
+  return { type: "run.started", pipeline: machine.name, file: info.file, hash: info.hash, workdir: info.workdir, params: info.params, max_iterations: info.max_iterations, phases: machine.phases.map((p) => p.name), version: VERSION, ...(info.task !== undefined ? { task: info.task } : {}), ...(info.started_via !== undefined ? { started_via: info.started_via } : {}) };
 }

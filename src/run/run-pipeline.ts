@@ -51,6 +51,25 @@ export interface RunResult {
   snapshot: Snapshot;
 }
 
+/**
+ * The one place a runner is made: a run's (start, resume), a sub-pipeline's
+ * and a lane's (each a child snapshot with its own store and checkpoint).
+ */
+export function createRunner(o: RunnerOptions, snapshot: Snapshot, seq: number): Runner {
+  return new Runner(o, snapshot, seq);
+}
+
+/**
+ * A child snapshot: a machine inside a run (a sub-pipeline's, a lane's loop),
+ * driven by a runner of its own over its own store and checkpoint, from its
+ * start, or on from its checkpoint (`resumed`).
+ */
+export function runChild(o: RunnerOptions, snapshot: Snapshot, seq: number, resumed: boolean, preface?: Record<string, unknown>[]): Promise<RunResult> {
+  if (resumed) snapshot.status = "interrupted";
+  const at = (o.host ?? nodeHost).clock.now();
+  return createRunner(o, snapshot, seq).run(resumed ? { type: "resumed", at } : { type: "start", at }, preface);
+}
+
 export class Runner {
   readonly o: RunnerOptions;
   snapshot: Snapshot;
@@ -200,8 +219,8 @@ export class Runner {
           await this.host.clock.sleep(e.delayMs, this.o.signal);
           if (this.interrupted) return undefined;
         }
-        // a sub-pipeline is driven by a Runner of its own, over its own store and checkpoint
-        const result = e.kind === "pipeline" ? await runSubPipeline(e, this.context(log), (o, snapshot, seq) => new Runner({ ...this.o, ...o, tasks: undefined }, snapshot, seq)) : await runPhase(e, this.context(log));
+        // a sub-pipeline is a child snapshot driven over its own store and checkpoint, with this run's options
+        const result = e.kind === "pipeline" ? await runSubPipeline(e, this.context(log), (o, snapshot, seq, resumed, preface) => runChild({ ...this.o, ...o, tasks: undefined }, snapshot, seq, resumed, preface)) : await runPhase(e, this.context(log));
         return result && { type: "phase.finished", at: this.host.clock.now(), phase: e.phase, attempt: e.attempt, result };
       }
       default:

@@ -8,8 +8,7 @@ import { resolveOwnPrograms } from "../runtime/own-programs.ts";
 import { dirname, join, resolve } from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
-import { VERSION } from "../generated/version.ts";
-import { compilePipeline } from "../machine/compile-pipeline.ts";
+import { compileLoaded } from "../machine/compile-loaded.ts";
 import { initialSnapshot } from "../machine/transition.ts";
 import { resolveParams } from "../machine/resolve-params.ts";
 import type { Machine, TaskItem } from "../machine/types.ts";
@@ -25,15 +24,15 @@ import { locateProblems, preflightHostOf, runPreflight, type PreflightResult } f
 import { isoNow, readHostOf, type Host } from "../host/host.ts";
 import { nodeHost } from "../host/node-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
-import { hashedSources, pipelineHash, runFiles, type RunInfo, type StartedVia } from "./run-info.ts";
+import { newRunInfo, runStartedEvent, type RunInfo, type StartedVia } from "./run-info.ts";
 import { runModels } from "./agent-choices.ts";
-import { Runner, type RunResult } from "./run-pipeline.ts";
+import { createRunner, type RunResult } from "./run-pipeline.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
 import { checkTaskChoice, machineForTask } from "./single-task.ts";
 import { checkLanes, openTarget } from "../lanes/prepare-lanes.ts";
-import { runLanes } from "../lanes/run-lanes.ts";
+import { runLanes } from "./run-lanes.ts";
 import { toTaskState } from "../machine/task-queue.ts";
 
 
@@ -78,7 +77,8 @@ export interface StartOptions {
 export async function compileFile(path: string, host: Host = nodeHost): Promise<{ loaded: LoadedPipeline; machine?: Machine; diagnostics: Diagnostic[] }> {
   const loaded = await loadPipeline(path, readHostOf(host));
   if (hasErrors(loaded.diagnostics) || !loaded.doc) return { loaded, diagnostics: loaded.diagnostics };
-  const compiled = compilePipeline(loaded.doc, { promptFiles: loaded.promptFiles, file: loaded.file });
+  // the pipeline with its sub-pipelines, compiled together
+  const compiled = compileLoaded(loaded);
   return { loaded, machine: compiled.machine, diagnostics: [...loaded.diagnostics, ...compiled.diagnostics] };
 }
 
@@ -159,24 +159,13 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       snapshot.lanes = target.lanes;
       snapshot.tasks = (tasks ?? []).map(toTaskState);
     }
-    const info: RunInfo = {
-      run_id: runId,
-      pipeline: machine.name,
-      file,
-      hash: pipelineHash(loaded.file, loaded.text, loaded.promptFiles, hashedSources(loaded)),
-      version: VERSION,
-      params: resolved.params,
-      workdir,
-      started_at: isoNow(host.clock),
-      agents: {},
-      max_iterations: snapshot.limits.maxIterations,
-      files: runFiles(loaded),
+    const info: RunInfo = newRunInfo({ runId, machine, sources: loaded, file, params: resolved.params, workdir, maxIterations: snapshot.limits.maxIterations, startedAt: new Date(host.clock.now()) }, {
       sandbox: sandbox.record,
       ...runModels(machine, runId),
       measure: machine.measuresChanges ? (gitRootOf(workdir) ? "git" : "files") : "off",
       ...(o.task !== undefined ? { task: o.task } : {}),
       ...(o.startedVia !== undefined ? { started_via: o.startedVia } : {}),
-    };
+    });
     // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
     const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: isoNow(host.clock) };
     let store: RunStore;
@@ -187,22 +176,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     }
     const versionsWritten = recordAgentVersions(store, info, preflight.versions);
     const reporter = o.reporter();
-    const runner = new Runner({ host, machine, store, info, reporter, env: o.env, tasks, signal: o.signal, answers: { ask: o.ask }, sandbox: o.sandbox }, snapshot, 0);
-    const preface = [
-      {
-        type: "run.started",
-        pipeline: machine.name,
-        file,
-        hash: info.hash,
-        workdir,
-        params: resolved.params,
-        max_iterations: snapshot.limits.maxIterations,
-        phases: machine.phases.map((p) => p.name),
-        version: VERSION,
-        ...(o.task !== undefined ? { task: o.task } : {}),
-        ...(o.startedVia !== undefined ? { started_via: o.startedVia } : {}),
-      },
-    ];
+    const runner = createRunner({ host, machine, store, info, reporter, env: o.env, tasks, signal: o.signal, answers: { ask: o.ask }, sandbox: o.sandbox }, snapshot, 0);
+    const preface = [runStartedEvent(machine, info)];
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);
     if (sandbox.unfenced) preface.push({ type: "note", level: "warning", message: sandbox.unfenced } as never);
     // what a base or an include sets for the run's security, said where the run starts

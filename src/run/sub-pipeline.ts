@@ -11,32 +11,25 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { hasErrors } from "../diagnostics/diagnostic.ts";
-import { VERSION } from "../generated/version.ts";
-import { compilePipeline } from "../machine/compile-pipeline.ts";
 import { resolveParams } from "../machine/resolve-params.ts";
 import { initialSnapshot } from "../machine/transition.ts";
 import type { Effect, Machine, PhaseResult, Snapshot } from "../machine/types.ts";
-import { loadPipeline } from "../pipeline/load-pipeline.ts";
-import { resolveSpecifier } from "../pipeline/resolve-specifier.ts";
 import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
 import { formatEventText, paintFor } from "../reporters/format-event-line.ts";
 import { journalPath, lastJournalLine } from "../runtime/checkpoint-file.ts";
-import { readHostOf } from "../host/host.ts";
-import { nodeHost } from "../host/node-host.ts";
 import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
 import { checkCheckpoint } from "./check-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
 import type { RunContext } from "./run-context.ts";
 import type { Reporter, RunEvent } from "./run-events.ts";
-import { hashedSources, pipelineHash, runFiles, type RunInfo } from "./run-info.ts";
+import { newRunInfo, runStartedEvent, type RunInfo } from "./run-info.ts";
 import type { RunResult } from "./run-pipeline.ts";
 
 type PhaseRunEffect = Extract<Effect, { type: "phase.run" }>;
 
-/** Drives a child machine: the parent's Runner, made for the child's store (a machine inside a machine, with its own checkpoint). */
-export type ChildRunner = (o: { machine: Machine; store: RunStore; info: RunInfo; reporter: Reporter; recordedIterations: Set<number> }, snapshot: Snapshot, seq: number) => { run(first: import("../machine/types.ts").MachineEvent, preface?: Record<string, unknown>[]): Promise<RunResult> };
+/** Drives the child snapshot with the parent's options, made for the child's store (run-pipeline.ts's runChild: a machine inside a machine, with its own checkpoint). */
+export type ChildRunner = (o: { machine: Machine; store: RunStore; info: RunInfo; reporter: Reporter; recordedIterations: Set<number> }, snapshot: Snapshot, seq: number, resumed: boolean, preface: Record<string, unknown>[]) => Promise<RunResult>;
 
 /** Which phase run of the parent a child folder belongs to. */
 interface ParentLink {
@@ -47,10 +40,8 @@ interface ParentLink {
   phases_run: number;
 }
 
-const readHost = readHostOf(nodeHost);
-
 /** Carry out a phase.run effect of a `pipeline:` phase. Undefined when the run was interrupted: the phase (and the child inside it) continues on resume. */
-export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRunner: ChildRunner): Promise<PhaseResult | undefined> {
+export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, runChild: ChildRunner): Promise<PhaseResult | undefined> {
   const startedAt = Date.now();
   const base: PhaseResult = { exit_code: null, output: {}, text: "", error: null, message: null, output_tail: "", tokens: 0, cost_usd: 0, duration_ms: 0, changes: ctx.snapshot.iterationChanges, jitter: Math.random() };
   const fail = (error: ErrorClass, message: string, extra: Partial<PhaseResult> = {}): PhaseResult => {
@@ -58,16 +49,10 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRun
     ctx.emit(finishedEvent(e, r));
     return r;
   };
-  const specifier = e.pipeline ?? "";
-  const found = await resolveSpecifier(specifier, ctx.machine.file, readHost);
-  if (!found.ok) return fail("spawn_error", `cannot find the pipeline of phase "${e.phase}": ${found.message}`);
-  const loaded = await loadPipeline(found.file, readHost);
-  const compiled = loaded.doc && !hasErrors(loaded.diagnostics) ? compilePipeline(loaded.doc, { promptFiles: loaded.promptFiles, file: loaded.file }) : undefined;
-  const machine = compiled?.machine && tightened(compiled.machine, ctx.sandboxFlag ?? ctx.machine.sandbox ?? "auto");
-  if (!machine) {
-    const first = [...loaded.diagnostics, ...(compiled?.diagnostics ?? [])].find((d) => d.severity === "error");
-    return fail("spawn_error", `the pipeline of phase "${e.phase}" (${found.file}) is not valid: ${first ? `${first.code} ${first.message}` : "it cannot be compiled"}`);
-  }
+  // compiled with its parent (compile-loaded.ts): what validate accepted is what runs
+  const child = ctx.machine.children?.[e.phase];
+  if (!child) return fail("spawn_error", `the pipeline of phase "${e.phase}" (${e.pipeline ?? "?"}) was not compiled with ${ctx.machine.name}`);
+  const machine = tightened(child.machine, ctx.sandboxFlag ?? ctx.machine.sandbox ?? "auto");
   const params = resolveParams(machine, e.params ?? {});
   if (params.diagnostics.length > 0) return fail("spawn_error", `phase "${e.phase}": ${params.diagnostics.map((d) => d.message).join("; ")}`);
 
@@ -89,23 +74,11 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRun
   const childId = relative(join(ctx.info.workdir, ".phaseloop", "runs"), dir);
   ctx.changes?.touched();
   const scope = openWriteScope(undefined, e.context, ctx);
-  ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: "pipeline", dir: folder, command: found.file, sub: rel });
+  ctx.emit({ type: "phase.started", iteration: e.iteration, phase: e.phase, attempt: e.attempt, kind: "pipeline", dir: folder, command: child.file, sub: rel });
 
-  const file = resolve(loaded.file);
-  const info: RunInfo = {
-    // the parent's id: the child's processes are the run's, found and stopped with it
-    run_id: ctx.info.run_id,
-    pipeline: machine.name,
-    file,
-    hash: pipelineHash(loaded.file, loaded.text, loaded.promptFiles, hashedSources(loaded)),
-    version: VERSION,
-    params: params.params,
-    workdir: ctx.info.workdir,
-    started_at: new Date().toISOString(),
-    agents: {},
-    max_iterations: 0,
-    files: runFiles(loaded),
-  };
+  const file = resolve(child.source.file);
+  // the parent's id: the child's processes are the run's, found and stopped with it
+  const info: RunInfo = newRunInfo({ runId: ctx.info.run_id, machine, sources: child.source, file, params: params.params, workdir: ctx.info.workdir, maxIterations: 0, startedAt: new Date() });
   let resumed = checkpoint !== undefined;
   if (!checkpoint) {
     const snapshot = initialSnapshot(machine, { runId: ctx.info.run_id, params: params.params, env: ctx.snapshot.info.env, pipeline: { name: machine.name, file, dir: dirname(file) }, workdir: ctx.info.workdir });
@@ -129,12 +102,10 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, makeRun
       store.events.appendMany(checkpoint.pending.filter((p) => p.seq > logged));
       const seq = Math.max(logged, checkpoint.seq);
       const snapshot = checkpoint.snapshot;
-      if (resumed) snapshot.status = "interrupted";
-      const runner = makeRunner({ machine, store, info, reporter: forward(e.phase, machine.name, ctx), recordedIterations: store.recordedIterations() }, snapshot, seq);
       const preface = resumed
         ? [{ type: "run.resumed", iteration: snapshot.iteration, phase: snapshot.awaiting?.kind === "phase" ? snapshot.awaiting.phase : null, pipeline: machine.name, workdir: info.workdir, max_iterations: snapshot.limits.maxIterations }]
-        : [{ type: "run.started", pipeline: machine.name, file, hash: info.hash, workdir: info.workdir, params: params.params, max_iterations: snapshot.limits.maxIterations, phases: machine.phases.map((p) => p.name), version: VERSION }];
-      result = await runner.run(resumed ? { type: "resumed", at: Date.now() } : { type: "start", at: Date.now() }, preface);
+        : [runStartedEvent(machine, info)];
+      result = await runChild({ machine, store, info, reporter: forward(e.phase, machine.name, ctx), recordedIterations: store.recordedIterations() }, snapshot, seq, resumed, preface);
     } finally {
       store.close();
     }

@@ -9,11 +9,12 @@
  * file locks (a limit the kernel no longer applies) of LEFTOVER_MARK: its
  * processes inherit it, and one without privileges can lower it but never
  * raise it again. At the phase's end, a process made since it started that
- * carries the mark and no other phase's environment is the phase's too.
+ * carries the mark is the phase's too, unless its marked tree hangs from a
+ * phase still running, here or in another phaseloop (`belongsHere`).
  * Elsewhere there is nothing to read, and nothing is stopped.
  */
 import { Buffer } from "node:buffer";
-import { openSync, readdirSync, readFileSync, readSync } from "node:fs";
+import { openSync, readdirSync, readFileSync, readlinkSync, readSync } from "node:fs";
 import process from "node:process";
 import { isProcessAlive } from "./run-lock.ts";
 
@@ -41,19 +42,63 @@ export function carriesMark(limits: string): boolean {
 /** The first processes of the phases running now: a marked process below one of them is that phase's, not a leftover. */
 export const liveRoots = new Set<number>();
 
-/** Whether `pid` is, or descends from, a live root (its parents read from /proc, at most 64 up). */
-function underLiveRoot(pid: number): boolean {
-  let cur = pid;
-  for (let i = 0; i < 64 && cur > 1; i++) {
-    if (liveRoots.has(cur)) return true;
-    try {
-      const stat = readFileSync(`/proc/${cur}/stat`, "latin1");
-      cur = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    } catch {
-      return false;
-    }
+/** The parent of `pid` read from /proc (undefined when it is gone). */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
   }
-  return false;
+}
+
+function marked(pid: number): boolean {
+  try {
+    return carriesMark(readFileSync(`/proc/${pid}/limits`, "latin1"));
+  } catch {
+    return false;
+  }
+}
+
+let ownExe: string | null | undefined;
+function exeOf(pid: number | "self"): string | null {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a marked process is this phase's to end: not under a phase of this
+ * phaseloop that still runs, nor a process another phaseloop's phase started.
+ * Its parents are read from /proc, at most 64 up, to the first one without the
+ * mark (a mark cannot be taken off, so that one is where the marked tree
+ * began). A tree this phaseloop started (its parent is this process) is the
+ * phase's unless it is under a phase still running (`liveRoots`). A tree whose
+ * unmarked parent is another live process of phaseloop's own program (node,
+ * deno) that is not the system's first process is another run's phase,
+ * running beside this one: its processes (an MCP server an agent CLI started
+ * with an environment of its own) are that phase's. Any other marked process
+ * was left by a phase (reparented to the first process or a subreaper), and
+ * only a phase of this run's kind made it since the mark: it is ended. A
+ * process cannot pass for another run's: it cannot make a parent without the
+ * mark, and what a parent dies leaving goes to the first process.
+ */
+function belongsHere(pid: number): boolean {
+  let cur = pid;
+  for (let i = 0; i < 64; i++) {
+    if (liveRoots.has(cur)) return false;
+    const parent = parentOf(cur);
+    if (parent === undefined) return true;
+    if (parent === process.pid || parent <= 1) return true;
+    if (!marked(parent)) {
+      if (ownExe === undefined) ownExe = exeOf("self");
+      return !(ownExe !== null && exeOf(parent) === ownExe);
+    }
+    cur = parent;
+  }
+  return true;
 }
 
 let pidMax: number | undefined;
@@ -138,7 +183,8 @@ export function findRunProcesses(runId: string, phaseDir?: string, since?: PidMa
     try {
       const environ = `\0${readFileSync(`/proc/${pid}/environ`, "utf8")}\0`;
       if (environ.includes(marker) && environ.includes(phaseMarker)) found.push(pid);
-      else if (since && phaseDir !== undefined && !environ.includes("\0PHASELOOP_PHASE_DIR=") && carriesMark(readFileSync(`/proc/${pid}/limits`, "latin1")) && !underLiveRoot(pid)) found.push(pid);
+      // what its environment says of another phase is not believed: where its marked tree began is
+      else if (since && phaseDir !== undefined && carriesMark(readFileSync(`/proc/${pid}/limits`, "latin1")) && belongsHere(pid)) found.push(pid);
     } catch {
       // gone, never was, or another user's
     }

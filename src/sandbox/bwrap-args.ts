@@ -10,7 +10,7 @@
 import { shellQuote } from "../expr/shell-render.ts";
 import type { SandboxProfile } from "./compile-sandbox.ts";
 import { isUnder } from "./compile-sandbox.ts";
-import { PRESETS } from "../agents/presets/registry.ts";
+import { PRESETS } from "../pipeline/presets/registry.ts";
 
 export type PathKind = "dir" | "file" | undefined;
 

@@ -7,7 +7,7 @@
  */
 
 import type { SandboxMode } from "../pipeline/spec.ts";
-import { sandboxNeeds } from "../agents/presets/registry.ts";
+import { sandboxNeeds } from "../pipeline/presets/registry.ts";
 
 export type { SandboxMode };
 

@@ -1,18 +1,32 @@
-/** The registry is the one list of presets: the schema, the adapters and the descriptions agree with it. */
+/** The registry is the one list of presets: the schema, the descriptions and the adapters agree with it. */
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { adapters } from "../../src/agents/get-adapter.ts";
-import { PRESETS, presetNamed, sandboxNeeds } from "../../src/agents/presets/registry.ts";
+import { CLI_PRESETS } from "../../src/agents/presets/registry.ts";
+import { PRESETS, presetNamed, sandboxNeeds } from "../../src/pipeline/presets/registry.ts";
 
 const schema = JSON.parse(readFileSync(new URL("../../schemas/pipeline.schema.json", import.meta.url), "utf8")) as { $defs: { agent: { properties: Record<string, { enum?: string[] }>; if?: { properties: { preset: { const?: string; enum?: string[] } } } } } };
 const agent = schema.$defs.agent;
 
+/** The names of the presets a folder's files define (`export const NAME…: TYPE = {`). */
+function defined(folder: string, type: string): string[] {
+  const dir = new URL(`../../src/${folder}/`, import.meta.url);
+  return readdirSync(dir).filter((f) => f.endsWith(".ts") && new RegExp(`^export const \\w+: ${type} = \\{`, "m").test(readFileSync(new URL(f, dir), "utf8"))).map((f) => f.replace(/\.ts$/, "")).sort();
+}
+
 describe("the preset registry", () => {
-  it("lists each description in the presets folder once", () => {
-    const dir = new URL("../../src/agents/presets/", import.meta.url);
-    const described = readdirSync(dir).filter((f) => f.endsWith(".ts") && /^export const \w+: AgentPreset = \{/m.test(readFileSync(new URL(f, dir), "utf8")));
-    expect(PRESETS.map((p) => `${p.name}.ts`).sort()).toEqual(described.sort());
+  it("lists each preset's traits once, and each CLI preset's description once, in the same order", () => {
+    expect(PRESETS.map((p) => p.name).sort()).toEqual(defined("pipeline/presets", "PresetTraits"));
     expect(new Set(PRESETS.map((p) => p.name)).size).toBe(PRESETS.length);
+    expect(CLI_PRESETS.map((p) => p.name).sort()).toEqual(defined("agents/presets", "AgentPreset"));
+    expect(CLI_PRESETS.map((p) => p.name)).toEqual(PRESETS.filter((p) => !p.builtin).map((p) => p.name));
+  });
+
+  it("gives each description its own traits", () => {
+    for (const p of CLI_PRESETS) {
+      const traits = presetNamed(p.name)!;
+      for (const key of Object.keys(traits) as (keyof typeof traits)[]) expect(p[key], `${p.name}.${key}`).toBe(traits[key]);
+    }
   });
 
   it("is what the schema's preset and output_format enums say (node scripts/schema-src.mjs derives them)", () => {
@@ -23,10 +37,10 @@ describe("the preset registry", () => {
     expect(cond?.enum ?? (cond?.const !== undefined ? [cond.const] : [])).toEqual(needModel);
   });
 
-  it("gives every preset that starts a program its program, version command, install hint, argv and parser; a built-in one none", () => {
+  it("gives every preset that starts a program its program, version command, install hint and adapter; a built-in one none", () => {
     for (const p of PRESETS) {
       if (p.builtin) {
-        expect(p.program ?? p.invocation ?? p.createParser, p.name).toBeUndefined();
+        expect(p.program ?? p.versionArgv ?? adapters[p.name], p.name).toBeUndefined();
         continue;
       }
       expect(p.program, p.name).toBeTruthy();

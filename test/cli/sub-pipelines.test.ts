@@ -137,6 +137,17 @@ describe("sub-pipelines end to end", () => {
     expect(lines(dir, "log.txt")).toEqual(["plan", "look api-x 2", "judge", "judge"]);
   }, 90_000);
 
+  it("the child that runs is the one validated with its parent when the run started, even if its file changes while the run goes on", () => {
+    const dir = tempDir();
+    write(dir, { "parent.yaml": PARENT.replace('plan: { run: "echo plan >> log.txt" }', 'plan: { run: "echo plan >> log.txt; cp flows/failing.yaml flows/analysis.yaml" }'), "flows/analysis.yaml": CHILD(), "flows/failing.yaml": CHILD("exit 7") });
+    const r = cli(["run", "parent.yaml", "--reporter", "plain"], dir);
+    expect(r.stderr).toBe("");
+    expect(readFileSync(join(dir, "flows/analysis.yaml"), "utf8")).toContain("exit 7");
+    expect(r.code).toBe(0);
+    expect(lines(dir, "log.txt")).toEqual(["plan", "look api-x 2", "judge"]);
+    expect(events(dir).at(-1)).toMatchObject({ type: "run.finished", outcome: "complete" });
+  });
+
   it("a child may run a child of its own, nested in its folder", () => {
     const dir = tempDir();
     const inner = `phaseloop: 1\nname: inner\nparams: { word: { type: string } }\nphases:\n  say: { run: "echo inner {{ params.word }} >> log.txt", next: [{ stop: complete, reason: "said {{ params.word }}" }] }\nstop: { max_iterations: 1 }\n`;

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { carriesMark, LEFTOVER_MARK } from "../../src/runtime/orphans.ts";
-import { cli, ensureBuilt, tempDir, write } from "../cli/cli-helpers.ts";
+import { cli, cliAsync, ensureBuilt, tempDir, write } from "../cli/cli-helpers.ts";
 
 beforeAll(() => ensureBuilt(), 120_000);
 
@@ -58,4 +58,54 @@ stop: { max_iterations: 1 }
     for (const pid of left) process.kill(pid, "SIGKILL");
     expect(left).toEqual([]);
   });
+
+  it("an environment that names another phase does not save a leftover", () => {
+    const tag = `97${process.pid % 1000}.5`;
+    const dir = tempDir();
+    execFileSync("git", ["init", "-q", dir]);
+    write(dir, {
+      ".gitignore": "node_modules/\n",
+      "p.yaml": `phaseloop: 1
+name: leftovers
+sandbox: off
+phases:
+  spawn:
+    run: "setsid env -i PHASELOOP_RUN_ID=other PHASELOOP_PHASE_DIR=/elsewhere /bin/sleep ${tag}1 > /dev/null 2>&1 < /dev/null & sleep 0.3; echo started"
+    next: [{ stop: complete }]
+stop: { max_iterations: 1 }
+`,
+    });
+    const r = cli(["run", "p.yaml", "--reporter", "plain"], dir);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const left = alive(tag);
+    for (const pid of left) process.kill(pid, "SIGKILL");
+    expect(left).toEqual([]);
+  });
+
+  it("two runs side by side: one's phase ends leave the other's running processes alone", async () => {
+    const pipeline = (name: string, run: string, n: number) => `phaseloop: 1
+name: ${name}
+sandbox: off
+phases:
+  work:
+    run: ${JSON.stringify(run)}
+    next:
+      - if: iteration >= ${n}
+        stop: complete
+      - goto: work
+stop: { max_iterations: ${n} }
+`;
+    const a = tempDir();
+    const b = tempDir();
+    for (const dir of [a, b]) execFileSync("git", ["init", "-q", dir]);
+    // A's phase starts processes that shed its environment (as an agent CLI starts its MCP servers) and waits for each
+    write(a, { ".gitignore": "node_modules/\n", "p.yaml": pipeline("steady", "for i in $(seq 40); do env -i /bin/sleep 0.05 || exit 7; done", 2) });
+    // B's phases end one after another, each looking for its leftovers
+    write(b, { ".gitignore": "node_modules/\n", "p.yaml": pipeline("busy", "sleep 0.1", 30) });
+    const ra = cliAsync(["run", "p.yaml", "--reporter", "plain"], a);
+    const rb = cliAsync(["run", "p.yaml", "--reporter", "plain"], b);
+    const [da, db] = await Promise.all([ra.done, rb.done]);
+    expect(db.code, db.stdout + db.stderr).toBe(0);
+    expect(da.code, da.stdout + da.stderr).toBe(0);
+  }, 120_000);
 });

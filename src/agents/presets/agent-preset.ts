@@ -1,16 +1,19 @@
 /**
- * What phaseloop knows of one agent CLI, in one description: how to start it
- * (argv, its allowlist and MCP servers in the CLI's own form), what it needs
- * from the OS sandbox (API hosts, base-URL variables, state folders), how to
- * install it, how to read its event stream and judge its result. Each preset
- * is one file in this folder, listed in `registry.ts`.
+ * An agent CLI's preset, described in two halves. Its traits
+ * (pipeline/presets/NAME.ts: name, program, install hint, what it supports,
+ * its sandbox needs) are data low in the layers, which the pipeline's checks,
+ * the schema and the sandbox compiler read. Its description here
+ * (agents/presets/NAME.ts) spreads those traits and adds how to start the CLI
+ * (argv, its allowlist and MCP servers in the CLI's own form) and how to read
+ * its event stream and judge its result. Both halves are listed, one line
+ * each, in their folder's `registry.ts`.
  *
- * Pure, like every file in this folder: the pipeline's checks and the sandbox
- * compiler read the descriptions. What starting a CLI needs from the machine
- * (writing a private configuration file, reading the CLI's own config) reaches
- * a preset through `PresetEffects`, given by `get-adapter.ts`, which turns a
- * description into the runner's `AgentAdapter`.
+ * Pure, like every file in this folder. What starting a CLI needs from the
+ * machine (writing a private configuration file, reading the CLI's own config)
+ * reaches a preset through `PresetEffects`, given by `get-adapter.ts`, which
+ * turns a description into the runner's `AgentAdapter`.
  */
+import type { PresetTraits } from "../../pipeline/presets/preset-traits.ts";
 import type { AgentInvocation, AgentInvocationInput, StreamParser } from "../agent-adapter.ts";
 
 /** What a preset may ask of the machine while it builds its invocation. */
@@ -25,79 +28,9 @@ export interface PresetEffects {
   readText(path: string): string | undefined;
 }
 
-/** What a CLI needs from the OS sandbox to run at all. */
-export interface SandboxNeeds {
-  /** The API hosts it talks to when no base URL moves them. */
-  hosts: readonly string[];
-  /** Variables through which the CLI is pointed at another API host (their values become its hosts). */
-  baseUrlVars: readonly string[];
-  /** What it writes to run at all, relative to home. */
-  state: readonly string[];
-  /** Variables through which it is told to keep its state elsewhere (the folder they name becomes writable). */
-  stateVars?: readonly string[];
-  /**
-   * What in its state folder (`~/.NAME`, or where a state variable moves it) is the user's
-   * configuration rather than the CLI's working state: read-only in every phase.
-   */
-  stateConfig: readonly string[];
-  /** Its configuration files in home itself (relative to home), read-only too. */
-  homeConfig?: readonly string[];
-  /**
-   * Hosts it contacts on its own (usage statistics, error reports, update checks): refused like
-   * any other, but its housekeeping, so a refusal does not fail the phase.
-   */
-  housekeeping: readonly string[];
-  /**
-   * Its project settings in a repository (top-level names in the workdir): no phase may change
-   * them, whichever agent runs, since a hook or an MCP server written there runs the next time
-   * the CLI starts.
-   */
-  projectConfig?: readonly string[];
-  /** Inherited variables it reads (API keys, endpoints, settings): exact names, and prefixes. They pass into every agent's fence. */
-  envNames?: readonly string[];
-  envPrefixes?: readonly string[];
-  /**
-   * Its own config file that moves its API elsewhere (codex's model providers), read once per
-   * run: the base URLs found there are hosts the phase may reach, the variables named there
-   * pass into its fence.
-   */
-  ownConfig?: {
-    file(env: Readonly<Record<string, string | undefined>>, homedir: string): string;
-    read(text: string): { baseUrls: string[]; envKeys: string[] };
-  };
-  /** Its argv as it runs inside phaseloop's fence, when its own sandbox cannot start there. */
-  insideFence?(argv: string[]): string[];
-  /**
-   * A shell script put before the real program (its path) on PATH inside the fence, for a CLI
-   * started any way at all (a command agent's `sh -c "…"`) whose own sandbox cannot start there.
-   */
-  fenceShim?(real: string): string;
-}
-
-export interface AgentPreset {
-  /** The preset's name in a pipeline (`preset: claude`). */
-  name: string;
-  /** The program it starts (looked up on PATH before a run); none for a preset that runs inside phaseloop. */
-  program?: string;
-  /** It runs inside phaseloop (the built-in OpenAI-compatible agent, openai-agent.ts), not as a program. */
-  builtin?: boolean;
-  /** argv that prints the CLI's version, recorded in run.json. */
-  versionArgv?: string[];
-  /** The hint when the program is not installed. */
-  installHint?: string;
-  /** The `output_format` name of its event stream, which a command agent may name too. */
-  outputFormat?: string;
-  /** It reports a session id phaseloop can continue (`session: continue`). */
-  sessions: boolean;
-  /** An agent of this preset must name its model (`model:`, required by the schema). */
-  needsModel?: boolean;
-  /** It has an MCP client (a phase's `mcp:` servers reach it). */
-  mcp: boolean;
-  /** It returns the answer to an enforced JSON Schema beside its final message, not as it (see native-schema.ts). */
-  answerBesideText?: boolean;
-  sandbox: SandboxNeeds;
+export interface AgentPreset extends PresetTraits {
   /** argv, stdin and environment of one phase's process. */
-  invocation?(input: AgentInvocationInput, fx: PresetEffects): AgentInvocation;
+  invocation(input: AgentInvocationInput, fx: PresetEffects): AgentInvocation;
   /** A parser of its stdout (and stderr), which judges the result at the end. */
-  createParser?(): StreamParser;
+  createParser(): StreamParser;
 }

@@ -1,5 +1,8 @@
 /**
- * The claude preset. Claude Code headless: `claude -p --output-format stream-json --verbose`,
+ * The claude preset's description: how its CLI is started and read. Its traits (program,
+ * install hint, what it supports, its sandbox needs) are pipeline/presets/claude.ts, spread here.
+ *
+ * Claude Code headless: `claude -p --output-format stream-json --verbose`,
  * the prompt on stdin. Nothing from the repository configures the session
  * (`--setting-sources=` empty, `--strict-mcp-config`); the tool set becomes
  * the tools that exist (`--tools=`), the rules that grant them
@@ -17,6 +20,7 @@ import { withMcpStartCheck, type McpStartFailure } from "../../mcp/mcp-start-che
 import type { ToolCall } from "../agent-adapter.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "../stream-json.ts";
 import { anchorGlob, expandBraces } from "../tool-globs.ts";
+import { claudeTraits } from "../../pipeline/presets/claude.ts";
 import type { AgentPreset } from "./agent-preset.ts";
 
 export interface ClaudePermissions {
@@ -62,28 +66,7 @@ export const CLAUDE_ENV: Readonly<Record<string, string>> = {
 };
 
 export const claude: AgentPreset = {
-  name: "claude",
-  program: "claude",
-  versionArgv: ["claude", "--version"],
-  installHint: "install Claude Code (npm install -g @anthropic-ai/claude-code), or change the preset",
-  outputFormat: "claude-stream-json",
-  sessions: true,
-  mcp: true,
-  answerBesideText: true,
-  sandbox: {
-    hosts: ["api.anthropic.com"],
-    baseUrlVars: ["ANTHROPIC_BASE_URL"],
-    state: [".claude", ".claude.json", ".cache/claude"],
-    stateVars: ["CLAUDE_CONFIG_DIR"],
-    stateConfig: ["settings.json", "settings.local.json", "commands", "agents", "hooks", "plugins", "CLAUDE.md", "output-styles"],
-    // the preset's own API host among them: refused only where the pipeline moved the API elsewhere
-    // (a gateway), and then only the CLI's own side traffic goes there
-    housekeeping: ["api.anthropic.com", "statsig.anthropic.com", "statsig.com", "sentry.io", "o1158394.ingest.sentry.io"],
-    projectConfig: [".claude"],
-    // on Vertex AI: CLAUDE_CODE_USE_VERTEX, CLOUD_ML_REGION, VERTEX_REGION_*; on Bedrock it reads the AWS credentials (fence-env.ts)
-    envPrefixes: ["ANTHROPIC_", "CLAUDE_", "VERTEX_"],
-    envNames: ["CLOUD_ML_REGION"],
-  },
+  ...claudeTraits,
   invocation(input, fx) {
     const argv = ["claude", "-p", "--output-format", "stream-json", "--verbose", "--setting-sources=", "--strict-mcp-config"];
     // the phase's MCP servers and, with --strict-mcp-config, no others

@@ -1,5 +1,8 @@
 /**
- * The gemini preset. Gemini CLI: `gemini -o stream-json -p ""` reads the prompt from stdin (a
+ * The gemini preset's description: how its CLI is started and read. Its traits (program,
+ * install hint, what it supports, its sandbox needs) are pipeline/presets/gemini.ts, spread here.
+ *
+ * Gemini CLI: `gemini -o stream-json -p ""` reads the prompt from stdin (a
  * non-TTY stdin is the prompt; `-p` text is appended to it). The tool set is
  * phaseloop's own policy file, outranking every settings file
  * (`--admin-policy`, and `--policy` in place of any the settings name), with
@@ -15,6 +18,7 @@ import type { McpServer } from "../../mcp/mcp-server.ts";
 import { withMcpStartCheck, type McpStartFailure } from "../../mcp/mcp-start-check.ts";
 import type { ToolCall } from "../agent-adapter.ts";
 import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "../stream-json.ts";
+import { geminiTraits } from "../../pipeline/presets/gemini.ts";
 import type { AgentPreset } from "./agent-preset.ts";
 
 /**
@@ -116,24 +120,7 @@ function toml(v: string | number | string[]): string {
 }
 
 export const gemini: AgentPreset = {
-  name: "gemini",
-  program: "gemini",
-  versionArgv: ["gemini", "--version"],
-  installHint: "install Gemini CLI (npm install -g @google/gemini-cli), or change the preset",
-  outputFormat: "gemini-stream-json",
-  sessions: true,
-  mcp: true,
-  sandbox: {
-    hosts: ["generativelanguage.googleapis.com", "oauth2.googleapis.com"],
-    baseUrlVars: ["GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"],
-    state: [".gemini", ".cache/gemini"],
-    stateVars: ["GEMINI_CLI_HOME"],
-    stateConfig: ["settings.json", "GEMINI.md", "commands", "extensions", "policies"],
-    housekeeping: ["generativelanguage.googleapis.com", "play.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"],
-    projectConfig: [".gemini"],
-    envPrefixes: ["GEMINI_", "GOOGLE_GENAI_"],
-    envNames: ["GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GEMINI_BASE_URL"],
-  },
+  ...geminiTraits,
   invocation(input, fx) {
     const config = geminiConfig(input.tools, input.mcp);
     const policy = fx.configFile("gemini-policy", "toml", config.policy);

@@ -5,10 +5,11 @@
  * nothing to install and no argv; its tool set is phaseloop's own function
  * tools, enforced as each call is made. It needs the model to ask for
  * (`model:`, required by the schema), and its API host is its `base_url`.
+ * Traits only: it has no description in agents/presets/ (no argv, no parser).
  */
-import type { AgentPreset } from "./agent-preset.ts";
+import type { PresetTraits } from "./preset-traits.ts";
 
-export const openai: AgentPreset = {
+export const openaiTraits: PresetTraits = {
   name: "openai",
   builtin: true,
   needsModel: true,

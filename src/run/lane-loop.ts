@@ -1,0 +1,127 @@
+/**
+ * One lane's loop: the run's machine over the queue of its one task, driven by
+ * a Runner of its own in the lane's worktree, with its own checkpoint, event
+ * log and phase logs under the run's `lanes/TASK/`. Its events reach the run
+ * through `onEvent` (the lane runner numbers them into the run's log and shows
+ * them with the task's id).
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { initialSnapshot } from "../machine/initial-snapshot.ts";
+import type { Machine, Snapshot, TaskItem, TaskState } from "../machine/types.ts";
+import type { SandboxMode } from "../pipeline/spec.ts";
+import { RunStore } from "../runtime/run-store.ts";
+import type { Checkpoint } from "./checkpoint.ts";
+import type { ProcessEnv } from "./run-context.ts";
+import type { RunEvent } from "./run-events.ts";
+import type { RunInfo } from "./run-info.ts";
+import { runChild, type RunResult } from "./run-pipeline.ts";
+import { laneName } from "../lanes/lane-runner.ts";
+import { laneLimits, laneMachine } from "../lanes/schedule-lanes.ts";
+
+export interface LaneSetup {
+  machine: Machine;
+  /** The run's directory (the lane's is `lanes/NAME` inside it). */
+  runDir: string;
+  info: RunInfo;
+  env: ProcessEnv;
+  sandbox?: SandboxMode;
+  /** The run's snapshot: its params, limits and facts. */
+  run: Snapshot;
+  task: TaskState;
+  /** Every task of the run (the lane's queue holds its task's dependencies, done). */
+  tasks: readonly TaskState[];
+  worktree: string;
+  onEvent(event: RunEvent): void;
+}
+
+export class LaneLoop {
+  readonly task: string;
+  readonly store: RunStore;
+  readonly controller = new AbortController();
+  private readonly o: LaneSetup;
+  private readonly machine: Machine;
+
+  constructor(o: LaneSetup) {
+    this.o = o;
+    this.task = o.task.id;
+    this.machine = laneMachine(o.machine);
+    const dir = join(o.runDir, "lanes", laneName(o.task.id));
+    mkdirSync(join(dir, "phases"), { recursive: true });
+    for (const name of ["events.jsonl", "iterations.jsonl"]) if (!existsSync(join(dir, name))) writeFileSync(join(dir, name), "");
+    this.store = new RunStore(o.worktree, o.info.run_id, dir);
+  }
+
+  /** The lane's checkpoint, if it wrote one. */
+  checkpoint(): Checkpoint | undefined {
+    const cp = this.store.readState<Checkpoint>();
+    return cp && typeof cp === "object" && cp.snapshot && typeof cp.snapshot === "object" ? cp : undefined;
+  }
+
+  /** Run the lane from its start, or on from its checkpoint. */
+  run(): Promise<RunResult> {
+    const cp = this.checkpoint();
+    if (!cp) return this.drive(this.firstSnapshot(), 0, false);
+    this.repair(cp);
+    const s = cp.snapshot;
+    if (s.status === "done") return Promise.resolve({ exitCode: 0, outcome: s.outcome?.outcome ?? "failed", snapshot: s });
+    return this.drive(s, Math.max(cp.seq, this.store.lastEventSeq()), true);
+  }
+
+  /**
+   * Run `phase` again after the lane was rebased onto its target: the task's
+   * last iteration is open again at that phase, so its rules decide anew.
+   */
+  verifyAgain(phase: string): Promise<RunResult> {
+    const cp = this.checkpoint()!;
+    const s = cp.snapshot;
+    const t = s.tasks?.find((x) => x.id === this.task);
+    if (t) {
+      t.status = "pending";
+      t.reason = null;
+    }
+    s.outcome = null;
+    s.currentTask = this.task;
+    s.iterationOpen = true;
+    s.gateRunning = false;
+    s.awaiting = { kind: "phase", phase, attempt: 1, seq: s.phaseSeq };
+    return this.drive(s, Math.max(cp.seq, this.store.lastEventSeq()), true);
+  }
+
+  private firstSnapshot(): Snapshot {
+    const r = this.o.run;
+    const s = initialSnapshot(this.machine, { runId: r.runId, params: r.params, env: r.info.env, pipeline: r.info.pipeline, workdir: this.o.worktree });
+    s.limits = laneLimits(r.limits);
+    return s;
+  }
+
+  private drive(snapshot: Snapshot, seq: number, resumed: boolean): Promise<RunResult> {
+    const t = this.o.task;
+    // the lane's queue: its task, after the tasks it depends on (merged, so done)
+    const item = (x: TaskState, done: boolean): TaskItem => ({ id: x.id, title: x.title, body: x.body, priority: x.priority, depends_on: x.depends_on, done, blocked: false, attempts: x.attempts, notes: x.notes });
+    const byId = new Map(this.o.tasks.map((x) => [x.id, x]));
+    const deps = new Set<string>();
+    const add = (id: string) => {
+      for (const d of byId.get(id)?.depends_on ?? []) if (!deps.has(d) && byId.has(d)) deps.add(d), add(d);
+    };
+    add(t.id);
+    const queue = [...this.o.tasks.filter((x) => deps.has(x.id)).map((x) => item(x, true)), item(t, false)];
+    const reporter = { onEvent: (e: RunEvent) => this.o.onEvent(e), close: async () => undefined };
+    const info: RunInfo = { ...this.o.info, workdir: this.o.worktree };
+    // the lane's loop is a child snapshot of the run, as a sub-pipeline is
+    return runChild({ machine: this.machine, store: this.store, info, reporter, env: this.o.env, tasks: queue, signal: this.controller.signal, sandbox: this.o.sandbox, recordedIterations: this.store.recordedIterations() }, snapshot, seq, resumed);
+  }
+
+  /** What a crash lost of the lane's log is put back from its checkpoint (by seq: never twice). */
+  private repair(cp: Checkpoint): void {
+    this.store.sealTornLines();
+    const last = this.store.lastEventSeq();
+    this.store.events.appendMany((cp.pending ?? []).filter((e) => e.seq > last));
+    const recorded = this.store.recordedIterations();
+    this.store.iterations.appendMany((cp.pending_iterations ?? []).filter((r) => !recorded.has(r.iteration)));
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
