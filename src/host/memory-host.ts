@@ -11,8 +11,7 @@
  * gives a fresh host over the frozen files, as a new process would find them.
  */
 import { basename, dirname, posix } from "node:path";
-import type { ProcessResult, ProcessSpec } from "../runtime/run-process.ts";
-import { fsError, type FileHandle, type FileInfo, type GitResult, type Host, type HostClock, type HostFiles, type OpenOptions, type SourceRead } from "./host.ts";
+import { fsError, type FileHandle, type FileInfo, type GitResult, type Host, type HostClock, type HostFiles, type OpenOptions, type ProcessResult, type ProcessSpec, type SourceRead } from "./host.ts";
 
 type Node = { kind: "file"; data: string; mode: number; mtimeMs: number } | { kind: "dir"; mode: number; mtimeMs: number } | { kind: "link"; target: string; mode: number; mtimeMs: number };
 

@@ -5,7 +5,7 @@
  */
 import { appendFileSync, closeSync, constants, existsSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import process from "node:process";
-import { readSourceFile } from "../runtime/read-source-file.ts";
+import { readSourceFile } from "./read-source-file.ts";
 import type { FileHandle, HostFiles, OpenOptions } from "./host.ts";
 
 function fdHandle(fd: number): FileHandle {
