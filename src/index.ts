@@ -12,8 +12,8 @@
  *
  * Everything not exported here is internal and may change.
  */
-import { readFile } from "node:fs/promises";
-import process from "node:process";
+import { readHostOf } from "./host/host.ts";
+import { nodeHost } from "./host/node-host.ts";
 import type { ReadHost } from "./pipeline/load-pipeline.ts";
 
 // ── the format ───────────────────────────────────────────────────────────────
@@ -27,18 +27,7 @@ export { DIAGNOSTIC_CODES, hasErrors, type Diagnostic, type DiagnosticCode, type
 export { formatDiagnostic, toJsonDiagnostic, sortDiagnostics, SourceMap, type Colorizer, type JsonDiagnostic } from "./diagnostics/format-diagnostic.ts";
 
 /** Reads files from disk for `loadPipeline` (undefined when a file does not exist). */
-export const nodeReadHost: ReadHost = {
-  get cwd() {
-    return process.cwd();
-  },
-  async readFile(path: string) {
-    try {
-      return await readFile(path, "utf8");
-    } catch {
-      return undefined;
-    }
-  },
-};
+export const nodeReadHost: ReadHost = readHostOf(nodeHost);
 
 // ── the expression language ──────────────────────────────────────────────────
 export { parseExpression, evaluateExpression, parseTemplate, renderTemplate, shellQuote, FUNCTIONS, type Expr, type Template, type EvalResult } from "./expr/index.ts";

@@ -1,3 +1,5 @@
+import type { Host } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 import type { CommandIo } from "../reporters/command-io.ts";
 
 /** What a command gets from the CLI shell: writers, the terminal facts, env and cwd. */
@@ -10,6 +12,13 @@ export interface CliIo extends CommandIo {
   color: boolean;
   env: Record<string, string | undefined>;
   cwd: string;
+  /** Files, processes and the clock: the machine phaseloop runs on, unless given (a host in memory, in tests). */
+  host?: Host;
+}
+
+/** The host a command works on. */
+export function hostOf(io: CliIo): Host {
+  return io.host ?? nodeHost;
 }
 
 /** A command: parses its own argv, returns the exit code. */

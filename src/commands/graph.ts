@@ -4,9 +4,9 @@ import { formatDot, formatMermaid } from "../machine/format-graph.ts";
 import type { Expansion } from "../machine/expand-graph.ts";
 import type { Machine } from "../machine/types.ts";
 import { loadPipeline, sourceTexts } from "../pipeline/load-pipeline.ts";
-import { parseCommandArgs, type CliIo } from "./cli-io.ts";
+import { hostOf, parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
-import { fsReadHost } from "./validate.ts";
+import { readHostOf } from "../host/host.ts";
 
 const USAGE = `Usage: phaseloop graph PIPELINE [options]
 
@@ -36,7 +36,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`phaseloop graph: unknown format "${format}"; use mermaid or dot\n`);
     return 2;
   }
-  const loaded = await loadPipeline(parsed.args.positionals[0]!, fsReadHost);
+  const loaded = await loadPipeline(parsed.args.positionals[0]!, readHostOf(hostOf(io)));
   await printDiagnostics(io, loaded.diagnostics, sourceTexts(loaded));
   if (hasErrors(loaded.diagnostics) || !loaded.doc) return 2;
   const compiled = compileLoaded(loaded);

@@ -1,11 +1,10 @@
-import { writeFile } from "node:fs/promises";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { loadPipeline, sourceTexts } from "../pipeline/load-pipeline.ts";
 import { migratePipelineText } from "../pipeline/migrate-pipeline.ts";
 import type { PipelineDoc } from "../pipeline/spec.ts";
-import { parseCommandArgs, type CliIo } from "./cli-io.ts";
+import { readHostOf } from "../host/host.ts";
+import { hostOf, parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
-import { fsReadHost } from "./validate.ts";
 
 const USAGE = `Usage: phaseloop migrate PIPELINE [options]
 
@@ -39,7 +38,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   const file = parsed.args.positionals[0]!;
-  const loaded = await loadPipeline(file, fsReadHost);
+  const host = hostOf(io);
+  const loaded = await loadPipeline(file, readHostOf(host));
   if (hasErrors(loaded.diagnostics) || !loaded.doc) {
     // what migrate cannot fix is reported as validate reports it
     await printDiagnostics(io, loaded.diagnostics.filter((d) => d.severity === "error"), sourceTexts(loaded));
@@ -56,7 +56,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   for (const c of migrated.changes) io.stderr(`${file}: ${c.message}\n`);
   if (write) {
-    await writeFile(file, migrated.text);
+    host.files.writeText(file, migrated.text);
     io.stderr(`${file}: ${migrated.changes.length} change${migrated.changes.length === 1 ? "" : "s"} written\n`);
   } else {
     io.stdout(migrated.text);

@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { resumeInForeground } from "../control/run-in-foreground.ts";
-import { parseCommandArgs, type CliIo } from "./cli-io.ts";
+import { hostOf, parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { askerFor, finish, interruptSignal, isSandboxMode, parseReporter, reporterFactory } from "./run-common.ts";
 import { optimizeHotCodeOnly } from "../runtime/hot-code-only.ts";
 import { keepHeapSteady } from "../runtime/steady-heap.ts";
@@ -59,7 +58,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let answer = answerText;
   if (answerFile !== undefined) {
     try {
-      answer = readFileSync(resolve(io.cwd, answerFile), "utf8").replace(/\r?\n$/, "");
+      answer = hostOf(io).files.readText(resolve(io.cwd, answerFile)).replace(/\r?\n$/, "");
     } catch (error) {
       io.stderr(`phaseloop resume: cannot read --answer-file ${answerFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
       return 2;

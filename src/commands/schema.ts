@@ -1,5 +1,5 @@
-import { readFile } from "node:fs/promises";
-import type { CliIo } from "./cli-io.ts";
+import { fileURLToPath } from "node:url";
+import { hostOf, type CliIo } from "./cli-io.ts";
 
 /** `phaseloop schema`: the published JSON Schema, for editors and tools. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
@@ -12,6 +12,6 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   // src/commands/ and dist/commands/ both sit two levels under the package root
-  io.stdout(await readFile(new URL("../../schemas/pipeline.schema.json", import.meta.url), "utf8"));
+  io.stdout(hostOf(io).files.readText(fileURLToPath(new URL("../../schemas/pipeline.schema.json", import.meta.url))));
   return 0;
 }

@@ -1,11 +1,10 @@
-import process from "node:process";
 import { documentSandboxModes } from "../machine/sandbox-plan.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { SourceMap, sortDiagnostics, toJsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
 import { loadPipeline, sourceTexts, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
-import { parseCommandArgs, type CliIo } from "./cli-io.ts";
+import { hostOf, parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { printDiagnostics } from "./print-diagnostics.ts";
-import { readSourceFile } from "../runtime/read-source-file.ts";
+import { readHostOf } from "../host/host.ts";
 
 const USAGE = `Usage: phaseloop validate PIPELINE... [options]
 
@@ -25,9 +24,6 @@ Options:
 Exit: 0 when all are valid (warnings allowed), 2 when any has an error.
 `;
 
-export const fsReadHost = { readFile: async (path: string) => readSourceFile(path), get cwd() {
-    return process.cwd();
-  } };
 
 /** `phaseloop validate PIPELINE...` */
 export async function main(argv: string[], io: CliIo): Promise<number> {
@@ -46,7 +42,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   const results: LoadedPipeline[] = [];
-  for (const file of files) results.push(await loadPipeline(file, fsReadHost));
+  const host = readHostOf(hostOf(io));
+  for (const file of files) results.push(await loadPipeline(file, host));
   const failed = results.some((r) => hasErrors(r.diagnostics));
   if (parsed.args.flags.has("--json")) {
     const out = results.map((r) => {

@@ -8,12 +8,12 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { isPromptPath } from "../pipeline/paths.ts";
 import { resolveSpecifier } from "../pipeline/resolve-specifier.ts";
-import { readSourceFile } from "../runtime/read-source-file.ts";
+import { readHostOf } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 
 /** The root of the phaseloop package that is running. */
 export const PACKAGE_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -175,7 +175,7 @@ export function relativeFilesOf(file: string, root = dirname(file), seen = new S
 
 /** The `extends:` value that names a recipe from a file at `file`: its package path when that resolves to it, else a relative path. */
 export async function extendsSpecifier(recipe: PackageRecipe, file: string): Promise<string> {
-  const host = { cwd: process.cwd(), readFile: async (p: string) => readSourceFile(p) };
+  const host = readHostOf(nodeHost);
   for (const spec of [`${recipe.package}/${recipe.name}.yaml`, `${recipe.id}`]) {
     const r = await resolveSpecifier(spec, resolve(file), host);
     if (r.ok && resolve(r.file) === resolve(recipe.file)) return spec;

@@ -3,8 +3,9 @@
  * through the same readers as `phaseloop runs --json` and `status --json`,
  * so every face of phaseloop says the same about a run.
  */
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
 import { listRuns as listRunEntries, type RunListEntry } from "../records/list-runs.ts";
 import { runDir } from "../records/run-log.ts";
 import { readRunStatus, UnreadableLogError, type RunStatus } from "../records/run-status.ts";
@@ -45,9 +46,9 @@ export async function getRun(workdir: string, runId: string | undefined): Promis
 }
 
 /** Who started a run, as its run.json records it; null for a run from before that was recorded. */
-export async function readStartedVia(workdir: string, runId: string): Promise<StartedVia | null> {
+export async function readStartedVia(workdir: string, runId: string, files: HostFiles = nodeFiles): Promise<StartedVia | null> {
   try {
-    const info = JSON.parse(await readFile(join(runDir(workdir, runId), "run.json"), "utf8")) as { started_via?: unknown };
+    const info = JSON.parse(files.readText(join(runDir(workdir, runId), "run.json"))) as { started_via?: unknown };
     return (STARTED_VIA as readonly unknown[]).includes(info.started_via) ? (info.started_via as StartedVia) : null;
   } catch {
     return null;

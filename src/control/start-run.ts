@@ -10,10 +10,12 @@
  * exactly the fence its pipeline gives it. Params reach the run as
  * `--param k=v` do, through the same typing, templates and quoting.
  */
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { hasErrors, type Diagnostic } from "../diagnostics/diagnostic.ts";
+import type { Host, HostClock } from "../host/host.ts";
+import { nodeClock } from "../host/node-clock.ts";
+import { nodeHost } from "../host/node-host.ts";
 import { SourceMap, sortDiagnostics, toJsonDiagnostic, type JsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
 import { resolveParams } from "../machine/resolve-params.ts";
 import { sourceTexts, type LoadedPipeline } from "../pipeline/load-pipeline.ts";
@@ -48,6 +50,8 @@ export interface StartRunOptions {
   command?: string[];
   /** How long to wait for the run's folder to appear (default 60 s). */
   startTimeoutMs?: number;
+  /** Files and the clock: the machine phaseloop runs on, unless given. */
+  host?: Host;
 }
 
 export interface StartedRun {
@@ -62,24 +66,25 @@ export interface StartedRun {
 }
 
 export async function startRun(o: StartRunOptions): Promise<StartedRun> {
-  const workdir = resolveWorkdir(o.workdir);
+  const host = o.host ?? nodeHost;
+  const workdir = resolveWorkdir(o.workdir, undefined, host.files);
   if ((o.pipeline === undefined) === (o.recipe === undefined)) throw new ControlError("BAD_ARGUMENT", "give a pipeline (a path in the workdir) or a recipe, one of them");
-  const file = o.pipeline !== undefined ? resolveInWorkdir(workdir, o.pipeline, "pipeline") : await findRecipe(o.recipe!, workdir);
+  const file = o.pipeline !== undefined ? resolveInWorkdir(workdir, o.pipeline, "pipeline", host.files) : await findRecipe(o.recipe!, workdir);
   const params = paramArgs(o.params ?? {});
   if (o.maxIterations !== undefined && (!Number.isInteger(o.maxIterations) || o.maxIterations < 1)) throw new ControlError("BAD_ARGUMENT", `max_iterations must be a whole number of at least 1, got ${String(o.maxIterations)}`);
 
   // what the run would refuse, refused here with its diagnostics
-  const compiled = await compileFile(file);
+  const compiled = await compileFile(file, host);
   if (!compiled.machine) throw invalidPipeline(file, compiled.diagnostics, compiled.loaded);
   const resolved = resolveParams(compiled.machine, Object.fromEntries(params.map((p) => [p.name, p.text])));
   if (resolved.diagnostics.length) throw invalidPipeline(file, resolved.diagnostics.map((d) => ({ ...d, file: compiled.loaded.file })), compiled.loaded);
   await refuseBusy(workdir);
 
-  const runId = newRunId(new Date(), Math.random);
+  const runId = newRunId(new Date(host.clock.now()), Math.random);
   const args = ["run", file, "--workdir", workdir, CONTROL_FLAGS.runId, runId, CONTROL_FLAGS.startedVia, o.via, "--reporter", "plain", ...params.map((p) => `--param=${p.name}=${p.text}`)];
   if (o.maxIterations !== undefined) args.push("--max-iterations", String(o.maxIterations));
   const launched = launchDetached({ args, workdir, runId, env: o.env ?? process.env, ...(o.command ? { command: o.command } : {}) });
-  await untilStarted(launched, () => existsSync(join(runPath(workdir, runId), "run.json")), o.startTimeoutMs ?? 60_000, `run ${runId}`).catch(busyInstead);
+  await untilStarted(launched, () => host.files.exists(join(runPath(workdir, runId), "run.json")), o.startTimeoutMs ?? 60_000, `run ${runId}`, host.clock).catch(busyInstead);
   return { runId, pid: launched.pid, pipeline: file, workdir, output: outputLogPath(workdir, runId) };
 }
 
@@ -125,8 +130,8 @@ export async function refuseBusy(workdir: string, exceptRun?: string): Promise<v
  * first (then what it printed says why, unless it finished its work), or the
  * time passes.
  */
-export async function untilStarted(launched: Launched, ready: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+export async function untilStarted(launched: Launched, ready: () => boolean | Promise<boolean>, timeoutMs: number, what: string, clock: HostClock = nodeClock): Promise<void> {
+  const deadline = clock.now() + timeoutMs;
   let pause = 10;
   for (;;) {
     if (await ready()) return;
@@ -135,8 +140,8 @@ export async function untilStarted(launched: Launched, ready: () => boolean | Pr
       const output = launched.output().trim();
       throw new ControlError("START_FAILED", `${what} did not start (exit ${launched.exitCode ?? "?"})${output ? `: ${firstLines(output)}` : ""}`, { output });
     }
-    if (Date.now() > deadline) throw new ControlError("START_FAILED", `${what} did not start within ${Math.round(timeoutMs / 1000)} s; its process (pid ${launched.pid}) is left running`, { output: launched.output() });
-    await Promise.race([launched.exited, new Promise((r) => setTimeout(r, pause))]);
+    if (clock.now() > deadline) throw new ControlError("START_FAILED", `${what} did not start within ${Math.round(timeoutMs / 1000)} s; its process (pid ${launched.pid}) is left running`, { output: launched.output() });
+    await Promise.race([launched.exited, clock.sleep(pause)]);
     pause = Math.min(pause * 2, 100);
   }
 }

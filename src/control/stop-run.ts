@@ -4,7 +4,8 @@
  * started by the control layer does). The run saves its checkpoint, stops its
  * phase's processes and exits 130; it can be resumed.
  */
-import { readFileSync } from "node:fs";
+import type { Host, HostFiles } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 import process from "node:process";
 import { isRunLive, readLock } from "../records/run-log.ts";
 import type { RunStatus } from "../records/run-status.ts";
@@ -23,10 +24,13 @@ export interface StopResult {
 export interface StopOptions {
   /** How long to wait for the run to save and end (default 30 s). */
   waitMs?: number;
+  /** Files and the clock: the machine phaseloop runs on, unless given. */
+  host?: Host;
 }
 
 export async function stopRun(workdir: string, runId: string, options: StopOptions = {}): Promise<StopResult> {
-  const dir = resolveWorkdir(workdir);
+  const on = options.host ?? nodeHost;
+  const dir = resolveWorkdir(workdir, undefined, on.files);
   const id = await findRun(dir, runId);
   const lock = await readLock(dir);
   const host = machineName();
@@ -37,28 +41,28 @@ export async function stopRun(workdir: string, runId: string, options: StopOptio
   if (lock.hostname !== null && lock.hostname !== host) throw new ControlError("RUN_NOT_RUNNING", `run ${id} runs on host ${lock.hostname}; stop it there`);
   const pid = lock.pid;
   // the lock is a file in the workdir: signal only a process that is a phaseloop run
-  if (!isPhaseloopRun(pid)) throw new ControlError("RUN_NOT_RUNNING", `the lock of run ${id} names pid ${pid}, which is not a phaseloop run; nothing was signalled`);
+  if (!isPhaseloopRun(on.files, pid)) throw new ControlError("RUN_NOT_RUNNING", `the lock of run ${id} names pid ${pid}, which is not a phaseloop run; nothing was signalled`);
   try {
-    process.kill(leadsGroup(pid) ? -pid : pid, "SIGINT");
+    process.kill(leadsGroup(on.files, pid) ? -pid : pid, "SIGINT");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
   }
-  const deadline = Date.now() + (options.waitMs ?? 30_000);
+  const deadline = on.clock.now() + (options.waitMs ?? 30_000);
   let stopped = false;
-  while (Date.now() < deadline) {
+  while (on.clock.now() < deadline) {
     if (!isProcessAlive(pid) || !(await isRunLive(dir, id, host))) {
       stopped = true;
       break;
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await on.clock.sleep(50);
   }
   return { run: id, stopped, status: await getRun(dir, id) };
 }
 
 /** /proc/PID/stat's fields after the command name. */
-function statFields(pid: number): string[] | undefined {
+function statFields(files: HostFiles, pid: number): string[] | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = files.readText(`/proc/${pid}/stat`);
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
@@ -66,16 +70,16 @@ function statFields(pid: number): string[] | undefined {
 }
 
 /** Whether the process leads its own process group (a run started detached does). */
-function leadsGroup(pid: number): boolean {
-  const fields = statFields(pid);
+function leadsGroup(files: HostFiles, pid: number): boolean {
+  const fields = statFields(files, pid);
   return fields !== undefined && Number(fields[2]) === pid;
 }
 
 /** Whether the process runs phaseloop's `run` or `resume` (where /proc says; elsewhere, trusted). */
-function isPhaseloopRun(pid: number): boolean {
+function isPhaseloopRun(files: HostFiles, pid: number): boolean {
   let argv: string[];
   try {
-    argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    argv = files.readText(`/proc/${pid}/cmdline`).split("\0");
   } catch {
     return process.platform !== "linux";
   }

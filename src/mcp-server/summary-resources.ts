@@ -1,7 +1,7 @@
 /** Runs' summary.md files as MCP resources: phaseloop://runs/RUN_ID/summary. */
-import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
 import { findRun } from "../control/read-runs.ts";
 import { runDir } from "../records/run-log.ts";
 import { listRunIds } from "../runtime/run-store.ts";
@@ -22,20 +22,20 @@ export interface SummaryResource {
 }
 
 /** The runs that have a summary, newest first. */
-export async function listSummaries(workdir: string): Promise<SummaryResource[]> {
+export async function listSummaries(workdir: string, files: HostFiles = nodeFiles): Promise<SummaryResource[]> {
   const ids = (await listRunIds(workdir)).reverse();
   return ids
-    .filter((id) => existsSync(join(runDir(workdir, id), "summary.md")))
+    .filter((id) => files.exists(join(runDir(workdir, id), "summary.md")))
     .map((id) => ({ uri: summaryUri(id), name: `run-${id}-summary`, title: `Summary of run ${id}`, description: `summary.md of phaseloop run ${id}: its outcome, iterations, phases, changes and questions`, mimeType: "text/markdown" as const }));
 }
 
 /** A summary's text by its URI. */
-export async function readSummary(workdir: string, uri: string): Promise<{ uri: string; mimeType: "text/markdown"; text: string }> {
+export async function readSummary(workdir: string, uri: string, files: HostFiles = nodeFiles): Promise<{ uri: string; mimeType: "text/markdown"; text: string }> {
   const m = /^phaseloop:\/\/runs\/([^/]+)\/summary$/.exec(uri);
   if (!m) throw new ControlError("BAD_ARGUMENT", `"${uri}" is not a resource of phaseloop (phaseloop://runs/RUN_ID/summary)`);
   const id = await findRun(workdir, decodeURIComponent(m[1]!));
   try {
-    return { uri: summaryUri(id), mimeType: "text/markdown", text: await readFile(join(runDir(workdir, id), "summary.md"), "utf8") };
+    return { uri: summaryUri(id), mimeType: "text/markdown", text: files.readText(join(runDir(workdir, id), "summary.md")) };
   } catch {
     throw new ControlError("RUN_STATE_INVALID", `run ${id} has no summary yet`, { hint: "a run writes summary.md when it ends, stops or waits for an answer; wait_for_run waits for that" });
   }

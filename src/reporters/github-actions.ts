@@ -11,7 +11,8 @@
  * where the reporter's own lines go, except for `--reporter json`, whose
  * stdout stays pure NDJSON: there they go to stderr.
  */
-import { appendFileSync, readFileSync } from "node:fs";
+import type { HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { SourceMap } from "../diagnostics/format-diagnostic.ts";
@@ -54,18 +55,18 @@ export function formatOutput(name: string, value: string, multiline = false): st
 }
 
 /** Appends outputs to $GITHUB_OUTPUT and markdown to $GITHUB_STEP_SUMMARY; a file that cannot be written is reported, not thrown. */
-export function publishToGithub(env: Record<string, string | undefined>, what: { outputs?: Record<string, string>; summary?: string; multiline?: readonly string[] }): string[] {
+export function publishToGithub(env: Record<string, string | undefined>, what: { outputs?: Record<string, string>; summary?: string; multiline?: readonly string[] }, files: HostFiles = nodeFiles): string[] {
   const problems: string[] = [];
   if (what.summary !== undefined && env.GITHUB_STEP_SUMMARY) {
     try {
-      appendFileSync(env.GITHUB_STEP_SUMMARY, what.summary.endsWith("\n") ? what.summary : `${what.summary}\n`);
+      files.appendText(env.GITHUB_STEP_SUMMARY, what.summary.endsWith("\n") ? what.summary : `${what.summary}\n`);
     } catch (error) {
       problems.push(`cannot append to GITHUB_STEP_SUMMARY: ${(error as Error).message}`);
     }
   }
   if (what.outputs && env.GITHUB_OUTPUT) {
     try {
-      appendFileSync(env.GITHUB_OUTPUT, Object.entries(what.outputs).map(([k, v]) => formatOutput(k, v, what.multiline?.includes(k))).join(""));
+      files.appendText(env.GITHUB_OUTPUT, Object.entries(what.outputs).map(([k, v]) => formatOutput(k, v, what.multiline?.includes(k))).join(""));
     } catch (error) {
       problems.push(`cannot append to GITHUB_OUTPUT: ${(error as Error).message}`);
     }
@@ -79,7 +80,7 @@ export function answerCommand(runId: string): string {
 }
 
 /** Wraps a reporter: GitHub Actions commands go to `commands`, in order with the reporter's own lines when it is the same sink. */
-export function withGithubActions(reporter: Reporter, commands: TextSink, env: Record<string, string | undefined>): Reporter {
+export function withGithubActions(reporter: Reporter, commands: TextSink, env: Record<string, string | undefined>, files: HostFiles = nodeFiles): Reporter {
   let groupOpen = false;
   let runId = "";
   let workdir: string | null = null;
@@ -165,7 +166,7 @@ export function withGithubActions(reporter: Reporter, commands: TextSink, env: R
       }
       if (runDir) {
         try {
-          summary += readFileSync(join(runDir, "summary.md"), "utf8");
+          summary += files.readText(join(runDir, "summary.md"));
         } catch {
           // no summary.md (the run could not write it): the outputs still say how it ended
         }
@@ -179,7 +180,7 @@ export function withGithubActions(reporter: Reporter, commands: TextSink, env: R
           // a convenience: the run's outcome and summary stand without it
         }
       }
-      for (const problem of publishToGithub(env, { outputs, summary: summary === "" ? undefined : `${summary.trimEnd()}\n\n`, multiline: ["question"] })) write(workflowCommand("warning", { title: "phaseloop" }, problem));
+      for (const problem of publishToGithub(env, { outputs, summary: summary === "" ? undefined : `${summary.trimEnd()}\n\n`, multiline: ["question"] }, files)) write(workflowCommand("warning", { title: "phaseloop" }, problem));
     },
   };
 }

@@ -6,6 +6,7 @@
  * its own list once the previous one has ended (tty-list.ts), fed from the
  * model in tty-iteration.ts.
  */
+import { nodeClock } from "../host/node-clock.ts";
 import type { Reporter, RunEvent } from "../run/run-events.ts";
 import { formatDelay, formatDuration, formatEventText, formatList, formatOutcome, formatUsage, paintFor, plural } from "../run/format-event-line.ts";
 import type { Paint } from "../run/format-event-line.ts";
@@ -22,7 +23,7 @@ export interface TtyReporterOptions {
   maxSteps?: number;
   /** How often the timers in titles are refreshed, in ms (default 1000). */
   tickMs?: number;
-  /** The clock for live timers (default Date.now). */
+  /** The clock for live timers (default the host's). */
   now?: () => number;
   /**
    * How long an iteration runs before it is drawn live, in ms (default 100).
@@ -57,7 +58,7 @@ function settledWithin(promise: Promise<void>, ms: number): Promise<void> {
 export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = {}): Reporter {
   const maxSteps = Math.max(2, options.maxSteps ?? 500);
   const tickMs = options.tickMs ?? 1000;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? nodeClock.now;
   const revealMs = options.revealMs ?? 100;
   const paint: Paint = paintFor(io.color);
 
@@ -136,9 +137,9 @@ export function createTtyReporter(io: ReporterIo, options: TtyReporterOptions = 
     resumedIteration = null;
     const ended = deferred();
     whenEnded.set(view, ended.resolve);
-    const revealAt = Date.now() + revealMs;
+    const revealAt = nodeClock.now() + revealMs;
     enqueue(async () => {
-      if (!view.ended) await settledWithin(ended.promise, revealAt - Date.now());
+      if (!view.ended) await settledWithin(ended.promise, revealAt - nodeClock.now());
       whenEnded.delete(view);
       if (view.ended) {
         writeLines(endedIterationLines(view, iterationTitle(view), paint, maxSteps));

@@ -31,7 +31,7 @@ export async function askQuestion(e: QuestionEffect, ctx: RunContext, source: An
     ctx.emit({ type: "question.asked", iteration: e.iteration, phase: e.phase, question: e.question });
     const answer = await source.ask({ phase: e.phase, question: e.question, timeoutMs: e.timeoutMs }, ctx.signal);
     if (answer === undefined || ctx.interrupted()) return undefined;
-    if (answer === null) return { type: "answer.given", at: Date.now(), phase: e.phase, answer: null };
+    if (answer === null) return { type: "answer.given", at: ctx.host.clock.now(), phase: e.phase, answer: null };
     return answered(e, ctx, answer);
   }
   // the run waits; under GitHub Actions the reporter puts the question in the step summary and the job outputs
@@ -41,5 +41,5 @@ export async function askQuestion(e: QuestionEffect, ctx: RunContext, source: An
 
 function answered(e: QuestionEffect, ctx: RunContext, answer: string): MachineEvent {
   ctx.emit({ type: "question.answered", iteration: e.iteration, phase: e.phase, question: e.question, answer });
-  return { type: "answer.given", at: Date.now(), phase: e.phase, answer };
+  return { type: "answer.given", at: ctx.host.clock.now(), phase: e.phase, answer };
 }

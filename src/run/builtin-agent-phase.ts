@@ -4,10 +4,9 @@
  * and the commands it runs are processes in the workdir.
  */
 import { randomUUID } from "node:crypto";
-import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runOpenAiAgent, type ChatMessage } from "../agents/openai/openai-agent.ts";
-import { writeFileAtomic } from "../runtime/run-store.ts";
+import type { HostFiles } from "../host/host.ts";
 import type { McpToolbox } from "../agents/openai/mcp-client-tools.ts";
 import type { CompiledPhase } from "../machine/types.ts";
 import { runProcess } from "../runtime/run-process.ts";
@@ -21,7 +20,7 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
   const { default: picomatch } = await import("picomatch");
   const stdoutLog = join(dir, "stdout.log");
   const workdir = ctx.info.workdir;
-  const live = new LiveOutput(ctx.emit, e.phase);
+  const live = new LiveOutput(ctx.emit, e.phase, ctx.host.clock);
   let mcp: McpToolbox | undefined;
   if (builtin.mcp.length > 0) {
     // the phase's MCP servers, started in its sandbox; they end with the phase (the SDK loads only for them)
@@ -32,14 +31,14 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
       return { argv: fenced.argv, env: Object.fromEntries(merged), done: (stderr) => void fenced.done(stderr) };
     } : undefined });
     if (!connected.ok) {
-      appendFileSync(stdoutLog, `error: ${connected.message}\n`);
+      ctx.host.files.appendText(stdoutLog, `error: ${connected.message}\n`);
       live.push("stdout", `error: ${connected.message}`);
       live.end();
       return mcpFailure(connected.message);
     }
     mcp = connected.toolbox;
   }
-  const session = builtin.session !== undefined ? loadSession(ctx.store.dir, builtin.session) : undefined;
+  const session = builtin.session !== undefined ? loadSession(ctx.host.files, ctx.store.dir, builtin.session) : undefined;
   const done = await runOpenAiAgent({
     agent: builtin.agent,
     prompt: e.prompt ?? "",
@@ -52,7 +51,7 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
     timeoutMs: phase.timeoutMs,
     idleTimeoutMs: phase.idleTimeoutMs ?? undefined,
     onLine: (line) => {
-      appendFileSync(stdoutLog, `${line}\n`);
+      ctx.host.files.appendText(stdoutLog, `${line}\n`);
       live.push("stdout", line);
     },
     mcp,
@@ -79,25 +78,25 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
   await mcp?.close();
   live.end();
   // the session is its messages, kept in the run folder under a new id (the one continued stays as it was)
-  if (done.process.exitCode === 0 || done.messages.length > 2) done.report.sessionId = saveSession(ctx.store.dir, done.messages);
+  if (done.process.exitCode === 0 || done.messages.length > 2) done.report.sessionId = saveSession(ctx.host.files, ctx.store.dir, done.messages);
   return done;
 }
 
 /** The messages of a kept session; undefined when there is none by that id (a fresh session then). */
-function loadSession(runDir: string, id: string): ChatMessage[] | undefined {
+function loadSession(files: HostFiles, runDir: string, id: string): ChatMessage[] | undefined {
   if (!/^[\w-]+$/.test(id)) return undefined;
   try {
-    const messages = JSON.parse(readFileSync(join(runDir, "sessions", `${id}.json`), "utf8")) as unknown;
+    const messages = JSON.parse(files.readText(join(runDir, "sessions", `${id}.json`))) as unknown;
     return Array.isArray(messages) ? (messages as ChatMessage[]) : undefined;
   } catch {
     return undefined;
   }
 }
 
-function saveSession(runDir: string, messages: ChatMessage[]): string {
+function saveSession(files: HostFiles, runDir: string, messages: ChatMessage[]): string {
   const id = randomUUID();
-  mkdirSync(join(runDir, "sessions"), { recursive: true });
-  writeFileAtomic(join(runDir, "sessions", `${id}.json`), JSON.stringify(messages));
+  files.mkdir(join(runDir, "sessions"));
+  files.writeAtomic(join(runDir, "sessions", `${id}.json`), JSON.stringify(messages));
   return id;
 }
 

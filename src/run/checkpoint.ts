@@ -24,7 +24,7 @@ export interface Checkpoint {
 /** The JSON of each history entry, made once: an entry never changes once recorded, and is shared by every later snapshot. */
 const entryJson = new WeakMap<object, string>();
 /** Stands for the history while the rest is made; random, so that no value of the run can be mistaken for it. */
-const HOLE = `history-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`;
+const HOLE = `history-${Math.random().toString(36).slice(2)}-${Math.random().toString(36).slice(2)}`;
 
 /**
  * state.json's text: `JSON.stringify(cp)`, made at every transition. The
@@ -68,7 +68,7 @@ export function saveIterationBaseline(store: RunStore, iteration: number, baseli
 /** The baseline saved for `iteration`, if that is the one on disk. */
 export function loadIterationBaseline(store: RunStore, iteration: number): Baseline | undefined {
   try {
-    const saved = JSON.parse(readCheckpointFile(join(store.dir, "baseline.json")) ?? "") as { iteration: number; baseline: Baseline };
+    const saved = JSON.parse(readCheckpointFile(join(store.dir, "baseline.json"), store.files) ?? "") as { iteration: number; baseline: Baseline };
     return saved?.iteration === iteration ? saved.baseline : undefined;
   } catch {
     return undefined;

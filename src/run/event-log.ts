@@ -6,6 +6,8 @@
  * reporting them and replacing state.json can wait until the next phase is
  * running (resume re-appends what a crash lost).
  */
+import { isoNow, type HostClock } from "../host/host.ts";
+import { nodeClock } from "../host/node-clock.ts";
 import type { Snapshot } from "../machine/types.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import { checkpointJson, type Checkpoint, type IterationRecord } from "./checkpoint.ts";
@@ -29,8 +31,11 @@ export class EventLog {
 
   /** Iterations iterations.jsonl already holds: a record is appended once, whatever a crash made run again. */
   private readonly recorded: Set<number>;
+  /** Stamps the events and schedules the flush. */
+  private readonly clock: HostClock;
 
-  constructor(store: RunStore, reporter: Reporter, runId: string, seq: number, recorded: Set<number> = new Set()) {
+  constructor(store: RunStore, reporter: Reporter, runId: string, seq: number, recorded: Set<number> = new Set(), clock: HostClock = nodeClock) {
+    this.clock = clock;
     this.store = store;
     this.reporter = reporter;
     this.runId = runId;
@@ -44,7 +49,7 @@ export class EventLog {
    */
   emit(partial: EventInput, log: RunEvent[]): void {
     const transient = TRANSIENT_EVENT_TYPES.has(partial.type);
-    const event = { v: 1, seq: transient ? 0 : ++this.seq, at: new Date().toISOString(), run: this.runId, ...partial } as RunEvent;
+    const event = { v: 1, seq: transient ? 0 : ++this.seq, at: isoNow(this.clock), run: this.runId, ...partial } as RunEvent;
     if (!transient) log.push(event);
     this.reports.push(event);
     this.scheduleFlush();
@@ -58,7 +63,7 @@ export class EventLog {
   checkpoint(snapshot: Snapshot, pending: RunEvent[], iterations: IterationRecord[] = []): void {
     this.done = snapshot.status === "done";
     this.flushEvents();
-    const cp: Checkpoint = { snapshot, seq: this.seq, pending, updated_at: new Date().toISOString() };
+    const cp: Checkpoint = { snapshot, seq: this.seq, pending, updated_at: isoNow(this.clock) };
     if (iterations.length > 0) cp.pending_iterations = iterations;
     this.store.recordStateText(checkpointJson(cp));
     for (const e of pending) this.unlogged.push(e);
@@ -83,7 +88,7 @@ export class EventLog {
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    setImmediate(() => this.flush());
+    this.clock.defer(() => this.flush());
   }
 
   private flushEvents(): void {

@@ -7,6 +7,8 @@
  * `dropped` saying how many were left out before them. The phase's log files
  * keep every line.
  */
+import type { HostClock } from "../host/host.ts";
+import { nodeClock } from "../host/node-clock.ts";
 import type { EventInput } from "./event-log.ts";
 
 const LINES = 1_000;
@@ -25,29 +27,31 @@ export class LiveOutput {
   private dropped = 0;
   /** The last lines past the budget, reported when the window ends. */
   private held: { stream: Stream; line: string }[] = [];
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timer: unknown;
+  private readonly clock: HostClock;
 
-  constructor(emit: (event: EventInput) => void, phase: string) {
+  constructor(emit: (event: EventInput) => void, phase: string, clock: HostClock = nodeClock) {
+    this.clock = clock;
     this.emit = emit;
     this.phase = phase;
   }
 
   push(stream: Stream, line: string): void {
     if (this.timer === undefined) {
-      if (this.passed === 0) this.windowStart = Date.now();
+      if (this.passed === 0) this.windowStart = this.clock.monotonic();
       if (this.passed < LINES) {
         this.passed += 1;
         this.send(stream, line);
         return;
       }
-      const left = this.windowStart + WINDOW_MS - Date.now();
+      const left = this.windowStart + WINDOW_MS - this.clock.monotonic();
       if (left <= 0) {
         this.passed = 1;
-        this.windowStart = Date.now();
+        this.windowStart = this.clock.monotonic();
         this.send(stream, line);
         return;
       }
-      this.timer = setTimeout(() => this.release(), left);
+      this.timer = this.clock.setTimer(() => this.release(), left);
     }
     this.held.push({ stream, line });
     if (this.held.length > HELD) {
@@ -62,7 +66,7 @@ export class LiveOutput {
   }
 
   private release(): void {
-    clearTimeout(this.timer);
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
     this.timer = undefined;
     this.passed = 0;
     const held = this.held;

@@ -3,14 +3,14 @@
  * pointer to an array. Reading goes through node:fs; parsing is pure and
  * exported for tests.
  */
-import { readFileSync } from "node:fs";
 import { PATH_MAX_DEPTH, readInside } from "../runtime/open-inside.ts";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { JsonValue } from "../pipeline/spec.ts";
 import type { CompiledTasks, TaskItem } from "../machine/types.ts";
 import { resolvePointer } from "../runtime/extract-output.ts";
-import { writeFileAtomic } from "../runtime/run-store.ts";
+import type { HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
 
 export class TaskSourceError extends Error {}
 
@@ -143,10 +143,10 @@ export async function loadTasks(spec: CompiledTasks, workdir: string): Promise<T
 }
 
 /** Write a task's state back into its JSON source (write_back: true). */
-export function writeBackTask(spec: CompiledTasks, workdir: string, update: { task: string; status: string; attempts: number; reason: string | null }): void {
+export function writeBackTask(spec: CompiledTasks, workdir: string, update: { task: string; status: string; attempts: number; reason: string | null }, files: HostFiles = nodeFiles): void {
   if (spec.source.kind !== "json" || !spec.source.writeBack) return;
   const path = join(workdir, spec.source.file);
-  const doc = JSON.parse(readFileSync(path, "utf8")) as JsonValue;
+  const doc = JSON.parse(files.readText(path)) as JsonValue;
   const list = resolvePointer(doc, spec.source.pointer);
   if (!Array.isArray(list)) return;
   const f = spec.source.fields;
@@ -160,5 +160,5 @@ export function writeBackTask(spec: CompiledTasks, workdir: string, update: { ta
     const notes = item[f.notes];
     item[f.notes] = Array.isArray(notes) ? [...notes, note] : typeof notes === "string" && notes ? `${notes}\n${note}` : note;
   }
-  writeFileAtomic(path, JSON.stringify(doc, null, 2) + "\n");
+  files.writeAtomic(path, JSON.stringify(doc, null, 2) + "\n");
 }

@@ -263,7 +263,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
   runTemp ??= mkdtempSync(join(tmpdir(), "phaseloop-run-"));
   // phases of the same name run at once in parallel lanes: each has a dir of its own
   const tempDir = mkdtempSync(join(runTemp, `${phase.name}-`));
-  const compiled = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command, ensureArtifacts(ctx.info.workdir, ctx.info.run_id));
+  const compiled = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command, ensureArtifacts(ctx.info.workdir, ctx.info.run_id, ctx.host.files));
   if (offer.noProxy && compiled.allowedHosts.length > 0) {
     // hosts preflight could not foresee (the agent is only known from the command it runs)
     rmSync(tempDir, { recursive: true, force: true });

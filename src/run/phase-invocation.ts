@@ -3,8 +3,8 @@
  * invocation built by its adapter (prompt file, rendered command elements,
  * parser), with the PHASELOOP_* variables in its environment.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import type { HostFiles } from "../host/host.ts";
 import type { StreamParser } from "../agents/agent-adapter.ts";
 import { parserFor } from "../agents/command-agent.ts";
 import { getAdapter } from "../agents/get-adapter.ts";
@@ -67,16 +67,19 @@ export interface InvocationFiles {
   write(path: string, text: string): void;
 }
 
-const writtenFiles: InvocationFiles = {
-  artifacts: ensureArtifacts,
-  write(path, text) {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, text);
-  },
-};
+/** The invocation's files written on the host. */
+function writtenFiles(files: HostFiles): InvocationFiles {
+  return {
+    artifacts: (workdir, runId) => ensureArtifacts(workdir, runId, files),
+    write(path, text) {
+      files.mkdir(dirname(path));
+      files.writeText(path, text);
+    },
+  };
+}
 
 /** Prepare a phase's invocation; `dir` is its artifact directory (phases/NNNN-PHASE/). */
-export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: string, ctx: RunContext, files: InvocationFiles = writtenFiles): PreparedPhase {
+export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: string, ctx: RunContext, files: InvocationFiles = writtenFiles(ctx.host.files)): PreparedPhase {
   const { machine, info } = ctx;
   let command: string | string[];
   let stdin: string | undefined;

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { AgentRunReport } from "../agents/agent-adapter.ts";
 import type { CompiledPhase } from "../machine/types.ts";
 import { killPhaseProcesses } from "../runtime/orphans.ts";
-import { runProcess, type ProcessResult } from "../runtime/run-process.ts";
+import type { ProcessResult } from "../runtime/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
 import type { PhaseFence } from "./phase-fence.ts";
 import type { PhaseInvocation, PhaseRunEffect } from "./phase-invocation.ts";
@@ -29,11 +29,11 @@ export const RESULT_GRACE_MS = 2000;
 export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, inv: PhaseInvocation, dir: string, ctx: RunContext, fence?: PhaseFence): Promise<PhaseExecution> {
   const { parser } = inv;
   const fenced = fence ? await fence.wrap(inv.command, inv.env) : undefined;
-  const live = new LiveOutput(ctx.emit, e.phase);
+  const live = new LiveOutput(ctx.emit, e.phase, ctx.host.clock);
   const runId = inv.env.PHASELOOP_RUN_ID;
   const phaseDir = inv.env.PHASELOOP_PHASE_DIR;
-  const started = Date.now();
-  const r = await runProcess({
+  const started = ctx.host.clock.now();
+  const r = await ctx.host.processes.run({
     command: fenced?.argv ?? inv.command,
     cwd: ctx.info.workdir,
     env: fenced ? Object.assign(Object.create(inv.env) as typeof inv.env, fenced.env) : inv.env,

@@ -6,8 +6,8 @@
  * builtin-agent-phase for the in-process agent), what it changed
  * (phase-changes); this one classifies the outcome and reads the outputs.
  */
-import { lstatSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import type { HostFiles } from "../host/host.ts";
 import type { PhaseResult } from "../machine/types.ts";
 import type { AgentRunReport } from "../agents/agent-adapter.ts";
 import { checkToolCalls, type GlobMatcher } from "../agents/tool-check.ts";
@@ -49,8 +49,8 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
     const abs = resolveInside(workdir, rel);
     if (!abs) return failEarly("policy_violation", `output file "${rel}" is outside the workdir`);
     outputPaths[name] = abs;
-    if (lstatSync(abs, { throwIfNoEntry: false })) ctx.changes?.touched();
-    rmSync(abs, { force: true });
+    if (ctx.host.files.lstat(abs)) ctx.changes?.touched();
+    ctx.host.files.remove(abs, { force: true });
   }
 
   // a prompt with file() is rendered here, where the files can be read
@@ -93,7 +93,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   // outside the globs is undone here, before anything reads it.
   // phases sandboxed at the same time leave placeholders of protected names while they run
   // a member that staged folders wrote the workdir itself only where no other member may: a change elsewhere is another's
-  const { changes, violation, undone } = await measurePhaseChanges(e.phase, scope, ctx, sandboxesRunning() ? (p) => isPlaceholder(workdir, p) : undefined, fence?.profile.allowWrite, fence?.mine);
+  const { changes, violation, undone } = await measurePhaseChanges(e.phase, scope, ctx, sandboxesRunning() ? (p) => isPlaceholder(ctx.host.files, workdir, p) : undefined, fence?.profile.allowWrite, fence?.mine);
 
   const text = phase.kind === "agent" ? report.text : r.stdout;
   let failure: { error: ErrorClass; message: string } | null = judgeAgent(r, report, classifyProcess(r, phase.successExitCodes, phase.transient), phase.kind === "agent");
@@ -110,7 +110,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
     if ((phase.onRefusal ?? machine.onRefusal ?? "fail") === "warn") ctx.emit({ type: "note", level: "warning", message: `${e.phase}: ${said} (on_refusal: warn)` });
     else failure = failure?.error === "policy_violation" ? { error: "policy_violation", message: `${failure.message}; ${said}` } : { error: "policy_violation", message: said };
   }
-  if (report.transcript) writeTranscript(dir, report.transcript);
+  if (report.transcript) writeTranscript(ctx.host.files, dir, report.transcript);
   if (failure?.error === "policy_violation" && refused.length === 0 && (report.permissionDenials.length > 0 || outside.length > 0) && toolSet?.on_violation === "warn") {
     // the tool set asks only to hear of it
     ctx.emit({ type: "note", level: "warning", message: `${failure.message} (on_violation: warn)` });
@@ -148,7 +148,7 @@ export async function runPhase(effect: PhaseRunEffect, ctx: RunContext): Promise
   };
   // the extracted output, when there is any to keep
   if (Object.keys(phase.output).length > 0 || failure || report.tokens > 0 || phase.kind === "agent" || r.wroteLogs) {
-    writeInPhaseDir(dir, "output.json", JSON.stringify({ status: failure ? "failed" : "succeeded", error: result.error, message: result.message, exit_code: r.exitCode, output: result.output, tokens: result.tokens, cost_usd: result.cost_usd, ...agentChoices(phase, e), session_id: report.sessionId ?? null, permission_denials: report.permissionDenials }, null, 2) + "\n");
+    writeInPhaseDir(ctx.host.files, dir, "output.json", JSON.stringify({ status: failure ? "failed" : "succeeded", error: result.error, message: result.message, exit_code: r.exitCode, output: result.output, tokens: result.tokens, cost_usd: result.cost_usd, ...agentChoices(phase, e), session_id: report.sessionId ?? null, permission_denials: report.permissionDenials }, null, 2) + "\n");
   }
   ctx.emit(finishedEvent(e, result, changes));
   return result;
@@ -204,19 +204,19 @@ function lastStderrLine(tail: string): string | undefined {
 }
 
 /** Write a file of the phase's folder, made first only when it is not there (an agent phase's is, since its prompt). */
-function writeInPhaseDir(dir: string, name: string, text: string): void {
+function writeInPhaseDir(files: HostFiles, dir: string, name: string, text: string): void {
   try {
-    writeFileSync(join(dir, name), text);
+    files.writeText(join(dir, name), text);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, name), text);
+    files.mkdir(dir);
+    files.writeText(join(dir, name), text);
   }
 }
 
-function writeTranscript(dir: string, transcript: string): void {
+function writeTranscript(files: HostFiles, dir: string, transcript: string): void {
   try {
-    writeInPhaseDir(dir, "transcript.md", transcript.endsWith("\n") ? transcript : `${transcript}\n`);
+    writeInPhaseDir(files, dir, "transcript.md", transcript.endsWith("\n") ? transcript : `${transcript}\n`);
   } catch {
     // the transcript is a convenience: the stdout log has everything
   }

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { homedir } from "node:os";
 import process from "node:process";
 import { renderTemplate } from "../expr/index.ts";
+import { nodeHost } from "../host/node-host.ts";
 import { contextOf, type Draft } from "../machine/draft.ts";
 import { initialSnapshot } from "../machine/transition.ts";
 import { phaseRunEffect } from "../machine/phase-results.ts";
@@ -204,6 +205,7 @@ function planPhase(o: PlanOptions, phase: CompiledPhase, seq: number, snapshot: 
 /** The context preparePhase and the write scope read: the run's, with nothing to write to. */
 function planContext(o: PlanOptions, snapshot: Snapshot, env: ReturnType<typeof inheritedEnv>): RunContext {
   return {
+    host: nodeHost,
     machine: o.machine,
     store: undefined as never,
     info: { run_id: PLAN_RUN_ID, workdir: o.workdir } as RunContext["info"],

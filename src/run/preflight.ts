@@ -13,6 +13,7 @@
  * preflight holds what loading cannot know: the machine the run starts on.
  */
 import type { Diagnostic, DiagnosticCode } from "../diagnostics/diagnostic.ts";
+import type { Host } from "../host/host.ts";
 import type { Machine } from "../machine/types.ts";
 import { spanOfPointer, parsePipelineText } from "../pipeline/parse-pipeline-text.ts";
 import { joinPath } from "../pipeline/paths.ts";
@@ -24,6 +25,15 @@ import { agentPrograms } from "./agent-programs.ts";
 
 /** What preflight needs from the world: the host of runtime/preflight-host.ts, or one in memory. */
 export type { PreflightHost };
+
+/** What preflight needs from the host, for a run with environment `env`. */
+export function preflightHostOf(host: Host, env: Record<string, string | undefined>): PreflightHost {
+  return {
+    env,
+    findProgram: (program, cwd) => host.programs.find(program, cwd, env.PATH ?? ""),
+    readVersion: (argv, cwd) => host.programs.version(argv, cwd, env),
+  };
+}
 
 /** What the checks look at. */
 export interface PreflightInput {

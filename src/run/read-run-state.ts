@@ -4,8 +4,9 @@
  * wrong, what to do), never an exception. Reading never changes a file;
  * `repairTornTail` is the one repair, made by `resume` once it holds the lock.
  */
-import { appendFileSync, lstatSync, readFileSync, truncateSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import type { FileInfo, HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
 import type { Machine } from "../machine/types.ts";
 import type { Check } from "../runtime/check-shape.ts";
 import { journalPath, lastJournalLine } from "../runtime/checkpoint-file.ts";
@@ -39,23 +40,23 @@ export function forceHint(runId: string, what: string, file?: string): string {
 type Text = { kind: "text"; text: string } | { kind: "missing" } | { kind: "unreadable"; message: string };
 
 /** A file's text; a missing file is `missing`, anything else that is not a readable regular file is `unreadable`. */
-export function readStateText(path: string): Text {
+export function readStateText(path: string, files: HostFiles = nodeFiles): Text {
   let stat;
   try {
-    stat = lstatSync(path);
+    stat = files.lstat(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { kind: "missing" };
     return { kind: "unreadable", message: `cannot be read: ${(error as Error).message}` };
   }
+  if (!stat) return { kind: "missing" };
   if (!stat.isFile()) return { kind: "unreadable", message: `is ${kindOf(stat)}, not a file` };
   try {
-    return { kind: "text", text: readFileSync(path, "utf8") };
+    return { kind: "text", text: files.readText(path) };
   } catch (error) {
     return { kind: "unreadable", message: `cannot be read: ${(error as Error).message}` };
   }
 }
 
-function kindOf(stat: import("node:fs").Stats): string {
+function kindOf(stat: FileInfo): string {
   if (stat.isDirectory()) return "a directory";
   if (stat.isSymbolicLink()) return "a symbolic link";
   if (stat.isFIFO()) return "a named pipe";
@@ -73,10 +74,10 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; me
 }
 
 /** run.json: what the run is (pipeline file, hash, params). */
-export function readRunInfo(dir: string, runId: string): Loaded<RunInfo> {
+export function readRunInfo(dir: string, runId: string, files: HostFiles = nodeFiles): Loaded<RunInfo> {
   const file = join(dir, "run.json");
   const hint = forceHint(runId, "rebuilds it from the run.started event of events.jsonl");
-  const t = readStateText(file);
+  const t = readStateText(file, files);
   if (t.kind === "missing") return { ok: false, problem: { file, message: "is missing: the run stopped before it was set up", hint } };
   if (t.kind === "unreadable") return { ok: false, problem: { file, message: t.message, hint } };
   const parsed = parseJson(t.text);
@@ -90,14 +91,14 @@ export function readRunInfo(dir: string, runId: string): Loaded<RunInfo> {
  * A file replaced as the checkpoint is (see CheckpointFile): the file, or its complete
  * replacement `.next` when a crash came between removing the one and renaming the other.
  */
-function readReplacedText(path: string): { t: Text; file: string } {
+function readReplacedText(path: string, files: HostFiles): { t: Text; file: string } {
   // a checkpoint recorded in the journal and not yet in the file is the newest (see CheckpointFile)
   const journal = journalPath(path);
-  const recorded = lastJournalLine(journal);
+  const recorded = lastJournalLine(journal, files);
   if (recorded !== undefined) return { t: { kind: "text", text: recorded }, file: journal };
-  const t = readStateText(path);
+  const t = readStateText(path, files);
   if (t.kind !== "missing") return { t, file: path };
-  const next = readStateText(`${path}.next`);
+  const next = readStateText(`${path}.next`, files);
   return next.kind === "text" && next.text.trim() !== "" ? { t: next, file: `${path}.next` } : { t, file: path };
 }
 
@@ -108,9 +109,9 @@ export type CheckpointRead = { kind: "ok"; checkpoint: Checkpoint; file: string 
  * when a crash came between removing the one and renaming the other (see
  * CheckpointFile). With a machine, the names in it must be the pipeline's.
  */
-export function readCheckpoint(dir: string, runId: string, machine?: Machine, file?: string): CheckpointRead {
+export function readCheckpoint(dir: string, runId: string, machine?: Machine, file?: string, files: HostFiles = nodeFiles): CheckpointRead {
   const hint = forceHint(runId, "rebuilds the checkpoint from events.jsonl", file);
-  const { t, file: used } = readReplacedText(join(dir, "state.json"));
+  const { t, file: used } = readReplacedText(join(dir, "state.json"), files);
   if (t.kind === "missing") return { kind: "missing" };
   if (t.kind === "unreadable") return { kind: "invalid", problem: { file: used, message: t.message, hint } };
   const parsed = parseJson(t.text);
@@ -137,18 +138,18 @@ export interface JsonlScan {
  * its newline is whole if it passes, else a torn write. Lenient reading skips
  * bad lines instead of reporting the first.
  */
-export function scanJsonl(path: string, check: Check, accept: (value: unknown, line: number) => string | undefined, hint: string, lenient = false): Loaded<JsonlScan> {
+export function scanJsonl(path: string, check: Check, accept: (value: unknown, line: number) => string | undefined, hint: string, lenient = false, files: HostFiles = nodeFiles): Loaded<JsonlScan> {
   let stat;
   try {
-    stat = lstatSync(path);
+    stat = files.lstat(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { ok: true, value: { lines: 0, tornBytes: 0, needsNewline: false, skipped: 0 } };
     return { ok: false, problem: { file: path, message: `cannot be read: ${(error as Error).message}`, hint } };
   }
+  if (!stat) return { ok: true, value: { lines: 0, tornBytes: 0, needsNewline: false, skipped: 0 } };
   if (!stat.isFile()) return { ok: false, problem: { file: path, message: `is ${kindOf(stat)}, not a file`, hint: `move it away (the run then starts the file anew), or ${startOverHint(runIdOf(path))}` } };
-  let bytes: Buffer;
+  let bytes: Uint8Array;
   try {
-    bytes = readFileSync(path);
+    bytes = files.readBytes(path);
   } catch (error) {
     return { ok: false, problem: { file: path, message: `cannot be read: ${(error as Error).message}`, hint } };
   }
@@ -163,7 +164,8 @@ export function scanJsonl(path: string, check: Check, accept: (value: unknown, l
     }
     return check(value, "")?.replace(/^the file:/, "the line:") ?? accept(value, line);
   };
-  const text = bytes.toString("utf8", 0, end);
+  const utf8 = new TextDecoder();
+  const text = utf8.decode(bytes.subarray(0, end));
   let line = 0;
   let start = 0;
   while (start < text.length) {
@@ -177,7 +179,7 @@ export function scanJsonl(path: string, check: Check, accept: (value: unknown, l
     else if (lenient) scan.skipped += 1;
     else return { ok: false, problem: { file: path, line, message: problem, hint } };
   }
-  const tail = bytes.toString("utf8", end);
+  const tail = utf8.decode(bytes.subarray(end));
   if (tail.trim() !== "") {
     if (judge(tail, line + 1) === undefined) {
       scan.lines += 1;
@@ -193,11 +195,11 @@ function runIdOf(path: string): string {
 }
 
 /** Cuts a torn last line off (or ends a whole one with its newline), so the next record starts on a line of its own. */
-export function repairTornTail(path: string, scan: JsonlScan): void {
+export function repairTornTail(path: string, scan: JsonlScan, files: HostFiles = nodeFiles): void {
   if (scan.tornBytes > 0) {
-    const size = lstatSync(path).size;
-    truncateSync(path, size - scan.tornBytes);
-  } else if (scan.needsNewline) appendFileSync(path, "\n");
+    const size = files.lstat(path)?.size ?? 0;
+    files.truncate(path, size - scan.tornBytes);
+  } else if (scan.needsNewline) files.appendText(path, "\n");
 }
 
 export interface EventLogScan extends JsonlScan {
@@ -207,7 +209,7 @@ export interface EventLogScan extends JsonlScan {
 }
 
 /** events.jsonl: valid events with increasing seq. */
-export function scanEventLog(dir: string, runId: string, lenient = false): Loaded<EventLogScan> {
+export function scanEventLog(dir: string, runId: string, lenient = false, files: HostFiles = nodeFiles): Loaded<EventLogScan> {
   let lastSeq = 0;
   let finished = false;
   const hint = lenient ? startOverHint(runId) : `\`phaseloop resume ${runId} --force\` continues with the lines that can be read (the others are kept and skipped), or ${startOverHint(runId)}`;
@@ -223,6 +225,7 @@ export function scanEventLog(dir: string, runId: string, lenient = false): Loade
     },
     hint,
     lenient,
+    files,
   );
   return r.ok ? { ok: true, value: { ...r.value, lastSeq, finished } } : r;
 }
@@ -232,7 +235,7 @@ export interface IterationLogScan extends JsonlScan {
 }
 
 /** iterations.jsonl: one record per finished iteration. */
-export function scanIterationLog(dir: string, runId: string, lenient = false): Loaded<IterationLogScan> {
+export function scanIterationLog(dir: string, runId: string, lenient = false, files: HostFiles = nodeFiles): Loaded<IterationLogScan> {
   const iterations = new Set<number>();
   const hint = lenient ? startOverHint(runId) : `\`phaseloop resume ${runId} --force\` continues with the lines that can be read (the others are kept and skipped), or ${startOverHint(runId)}`;
   const r = scanJsonl(
@@ -244,14 +247,15 @@ export function scanIterationLog(dir: string, runId: string, lenient = false): L
     },
     hint,
     lenient,
+    files,
   );
   return r.ok ? { ok: true, value: { ...r.value, iterations } } : r;
 }
 
 /** baseline.json, the measure of the open iteration's start. Missing is fine (the iteration measures from now). */
-export function checkBaselineFile(dir: string, runId: string): StateProblem | undefined {
+export function checkBaselineFile(dir: string, runId: string, files: HostFiles = nodeFiles): StateProblem | undefined {
   const hint = `\`phaseloop resume ${runId} --force\` measures this iteration's changes from now on, or ${startOverHint(runId)}`;
-  const { t, file } = readReplacedText(join(dir, "baseline.json"));
+  const { t, file } = readReplacedText(join(dir, "baseline.json"), files);
   if (t.kind === "missing") return undefined;
   if (t.kind === "unreadable") return { file, message: t.message, hint };
   const parsed = parseJson(t.text);
@@ -266,14 +270,13 @@ export function formatStateProblem(p: StateProblem, code = "RUN_STATE_INVALID"):
 }
 
 /** phases/, where each phase run keeps its prompt and logs: a directory, or absent. */
-export function checkPhasesDir(dir: string, runId: string): StateProblem | undefined {
+export function checkPhasesDir(dir: string, runId: string, files: HostFiles = nodeFiles): StateProblem | undefined {
   const path = join(dir, "phases");
   try {
-    const stat = lstatSync(path);
-    if (stat.isDirectory()) return undefined;
+    const stat = files.lstat(path);
+    if (!stat || stat.isDirectory()) return undefined;
     return { file: path, message: `is ${stat.isFile() ? "a file" : kindOf(stat)}, not a directory`, hint: `move it away (the run then starts it anew), or ${startOverHint(runId)}` };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     return { file: path, message: `cannot be read: ${(error as Error).message}`, hint: startOverHint(runId) };
   }
 }
@@ -282,17 +285,17 @@ export function checkPhasesDir(dir: string, runId: string): StateProblem | undef
  * What `resume` would refuse in a run directory, for `status` to say before
  * anyone tries: run.json, the checkpoint's shape, iterations.jsonl and the baseline.
  */
-export function runStateProblems(dir: string, runId: string): StateProblem[] {
+export function runStateProblems(dir: string, runId: string, files: HostFiles = nodeFiles): StateProblem[] {
   const problems: StateProblem[] = [];
-  const info = readRunInfo(dir, runId);
+  const info = readRunInfo(dir, runId, files);
   if (!info.ok) problems.push(info.problem);
-  const cp = readCheckpoint(dir, runId);
+  const cp = readCheckpoint(dir, runId, undefined, undefined, files);
   if (cp.kind === "invalid") problems.push(cp.problem);
-  const iterations = scanIterationLog(dir, runId);
+  const iterations = scanIterationLog(dir, runId, false, files);
   if (!iterations.ok) problems.push(iterations.problem);
-  const baseline = checkBaselineFile(dir, runId);
+  const baseline = checkBaselineFile(dir, runId, files);
   if (baseline) problems.push(baseline);
-  const phases = checkPhasesDir(dir, runId);
+  const phases = checkPhasesDir(dir, runId, files);
   if (phases) problems.push(phases);
   return problems;
 }

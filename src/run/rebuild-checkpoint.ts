@@ -11,8 +11,10 @@
  * log does not keep (an agent's full final message) is read from the phase's
  * stdout.log where there is one, else left empty.
  */
-import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { isoNow, type Host, type HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
+import { nodeHost } from "../host/node-host.ts";
 import { initialSnapshot, transition } from "../machine/transition.ts";
 import type { Machine, MachineEvent, PhaseResult, Snapshot, TaskItem } from "../machine/types.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
@@ -25,10 +27,10 @@ import { STARTED_VIA, type RunInfo } from "./run-info.ts";
 type Logged = RunEvent & Record<string, unknown>;
 
 /** The events of events.jsonl that can be read, in order (others skipped). */
-export function readLoggedEvents(dir: string): Logged[] {
+export function readLoggedEvents(dir: string, files: HostFiles = nodeFiles): Logged[] {
   let text: string;
   try {
-    text = readFileSync(join(dir, "events.jsonl"), "utf8");
+    text = files.readText(join(dir, "events.jsonl"));
   } catch {
     return [];
   }
@@ -80,9 +82,9 @@ function pad(n: number): string {
   return String(n).padStart(4, "0");
 }
 
-function readStdout(dir: string, seq: number, phase: string): string {
+function readStdout(files: HostFiles, dir: string, seq: number, phase: string): string {
   try {
-    return readFileSync(join(dir, "phases", `${pad(seq)}-${phase}`, "stdout.log"), "utf8").slice(-100_000);
+    return files.readText(join(dir, "phases", `${pad(seq)}-${phase}`, "stdout.log")).slice(-100_000);
   } catch {
     return "";
   }
@@ -106,7 +108,7 @@ function loggedResult(machine: Machine, done: Extract<Logged, { type: "phase.fin
   };
 }
 
-export async function rebuildCheckpoint(machine: Machine, info: RunInfo, events: Logged[], dir: string, env: Record<string, string>): Promise<Rebuilt> {
+export async function rebuildCheckpoint(machine: Machine, info: RunInfo, events: Logged[], dir: string, env: Record<string, string>, host: Host = nodeHost): Promise<Rebuilt> {
   const file = resolve(info.file);
   let snapshot: Snapshot = initialSnapshot(machine, { runId: info.run_id, params: info.params, env, pipeline: { name: machine.name, file, dir: dirname(file) }, workdir: info.workdir });
   snapshot.limits.maxIterations = info.max_iterations;
@@ -148,7 +150,7 @@ export async function rebuildCheckpoint(machine: Machine, info: RunInfo, events:
           if (fx.group !== undefined) continue;
           break;
         }
-        queue.push({ seq: done.seq, event: { type: "phase.finished", at: at(done), phase: fx.phase, attempt: fx.attempt, result: loggedResult(machine, done, readStdout(dir, fx.seq, fx.phase)) } });
+        queue.push({ seq: done.seq, event: { type: "phase.finished", at: at(done), phase: fx.phase, attempt: fx.attempt, result: loggedResult(machine, done, readStdout(host.files, dir, fx.seq, fx.phase)) } });
       } else if (fx.type === "wait") {
         queue.push({ seq: 0, event: { type: "retry.fired", at: (snapshot.lastAt ?? 0) + fx.ms } });
       } else if (fx.type === "question.ask") {
@@ -173,7 +175,7 @@ export async function rebuildCheckpoint(machine: Machine, info: RunInfo, events:
   }
   const last = events[events.length - 1];
   const unmatched = [...finished.values()].reduce((n, left) => n + left.length, 0);
-  const checkpoint: Checkpoint = { snapshot, seq: last?.seq ?? 0, pending: [], updated_at: new Date().toISOString() };
+  const checkpoint: Checkpoint = { snapshot, seq: last?.seq ?? 0, pending: [], updated_at: isoNow(host.clock) };
   if (records.length > 0) checkpoint.pending_iterations = records;
   return { checkpoint, unmatched };
 }

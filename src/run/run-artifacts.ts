@@ -5,19 +5,19 @@
  * it is phaseloop's state, so change measurement and the write scope never see
  * it, and it never lands in the user's tree.
  */
-import { lstatSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
+import type { HostFiles } from "../host/host.ts";
 import type { ToolSetSpec } from "../pipeline/spec.ts";
-import { makePhaseloopDir } from "../runtime/run-store.ts";
+import { makePhaseloopDirOn } from "../runtime/run-store.ts";
 import { artifactsRel } from "../pipeline/artifacts-glob.ts";
 
 export { artifactsRel, isArtifactsGlob } from "../pipeline/artifacts-glob.ts";
 
 /** The folder, absolute (created if need be, in a `.phaseloop` that keeps itself out of git). */
-export function ensureArtifacts(workdir: string, runId: string): string {
+export function ensureArtifacts(workdir: string, runId: string, files: HostFiles): string {
   const dir = join(workdir, artifactsRel(runId));
   // every phase asks: a folder already there (not a link a phase left) is taken as it is
-  return lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() ? dir : makePhaseloopDir(workdir, "runs", runId, "artifacts");
+  return files.lstat(dir)?.isDirectory() ? dir : makePhaseloopDirOn(files, workdir, "runs", runId, "artifacts");
 }
 
 /** A tool set that may also write (and read) the run's artifacts folder. */
@@ -33,20 +33,20 @@ export interface ArtifactFile {
 }
 
 /** The files in the folder (relative paths, sorted; at most `max`). */
-export function listArtifacts(workdir: string, runId: string, max = 200): ArtifactFile[] {
+export function listArtifacts(files: HostFiles, workdir: string, runId: string, max = 200): ArtifactFile[] {
   const root = join(workdir, artifactsRel(runId));
   const out: ArtifactFile[] = [];
   const walk = (dir: string) => {
     let names: string[];
     try {
-      names = readdirSync(dir).sort();
+      names = files.readdir(dir).sort();
     } catch {
       return;
     }
     for (const name of names) {
       if (out.length >= max) return;
       const abs = join(dir, name);
-      const st = lstatSync(abs, { throwIfNoEntry: false });
+      const st = files.lstat(abs);
       if (!st) continue;
       if (st.isDirectory()) walk(abs);
       else out.push({ path: relative(root, abs), bytes: st.size });

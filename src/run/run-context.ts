@@ -3,6 +3,7 @@
  * task file) is a function of its effect and this context; it reports run
  * events through `emit` and answers with the machine event, if any.
  */
+import type { Host } from "../host/host.ts";
 import type { Machine, Snapshot } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import type { ChangeTracker } from "../changes/change-tracker.ts";
@@ -14,6 +15,8 @@ import type { RunInfo } from "./run-info.ts";
 export type ProcessEnv = Record<string, string | undefined>;
 
 export interface RunContext {
+  /** Files, processes, git, the clock and the environment: everything the effect asks of the world. */
+  readonly host: Host;
   readonly machine: Machine;
   readonly store: RunStore;
   readonly info: RunInfo;

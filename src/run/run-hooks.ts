@@ -6,12 +6,11 @@
  */
 import type { Effect, MachineEvent } from "../machine/types.ts";
 import { classifyProcess } from "../runtime/classify-failure.ts";
-import { runProcess } from "../runtime/run-process.ts";
 import { openHookFence, type PhaseFence } from "./phase-fence.ts";
 import type { RunContext } from "./run-context.ts";
 
 export async function runHook(e: Extract<Effect, { type: "hook.run" }>, ctx: RunContext): Promise<MachineEvent | undefined> {
-  const started = Date.now();
+  const started = ctx.host.clock.now();
   const env = ctx.env(e.env);
   const spec = ctx.machine.hooks[e.hook];
   let fence: PhaseFence | undefined;
@@ -31,7 +30,7 @@ export async function runHook(e: Extract<Effect, { type: "hook.run" }>, ctx: Run
     let refused: string[] = [];
     try {
       const fenced = fence ? await fence.wrap(e.command, env) : undefined;
-      const r = await runProcess({
+      const r = await ctx.host.processes.run({
         command: fenced?.argv ?? e.command,
         cwd: ctx.info.workdir,
         env: fenced ? Object.assign(Object.create(env) as typeof env, fenced.env) : env,
@@ -55,7 +54,7 @@ export async function runHook(e: Extract<Effect, { type: "hook.run" }>, ctx: Run
       }
     }
   }
-  ctx.emit({ type: "hook.finished", hook: e.hook, ok, exit_code: exitCode, duration_ms: Date.now() - started, message });
+  ctx.emit({ type: "hook.finished", hook: e.hook, ok, exit_code: exitCode, duration_ms: ctx.host.clock.now() - started, message });
   if (!e.blocking || ctx.interrupted()) return undefined;
-  return { type: "hook.finished", at: Date.now(), hook: e.hook, ok, message };
+  return { type: "hook.finished", at: ctx.host.clock.now(), hook: e.hook, ok, message };
 }

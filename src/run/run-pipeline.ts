@@ -4,6 +4,8 @@
  * run-tasks), each a function of the effect and a RunContext; writes the checkpoint after every transition, and
  * reports run events through the event log.
  */
+import { isoNow, type Host } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 import { transition } from "../machine/transition.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
 import type { Effect, Machine, MachineEvent, Snapshot, TaskItem } from "../machine/types.ts";
@@ -24,6 +26,8 @@ import { loadRunTasks, writeRunTask } from "./run-tasks.ts";
 import { writeSummary } from "./write-summary.ts";
 
 export interface RunnerOptions {
+  /** The world the run reaches through: the machine it runs on, unless given. */
+  host?: Host;
   machine: Machine;
   store: RunStore;
   info: RunInfo;
@@ -57,7 +61,8 @@ export function createRunner(o: RunnerOptions, snapshot: Snapshot, seq: number):
  */
 export function runChild(o: RunnerOptions, snapshot: Snapshot, seq: number, resumed: boolean, preface?: Record<string, unknown>[]): Promise<RunResult> {
   if (resumed) snapshot.status = "interrupted";
-  return createRunner(o, snapshot, seq).run(resumed ? { type: "resumed", at: Date.now() } : { type: "start", at: Date.now() }, preface);
+  const at = (o.host ?? nodeHost).clock.now();
+  return createRunner(o, snapshot, seq).run(resumed ? { type: "resumed", at } : { type: "start", at }, preface);
 }
 
 export class Runner {
@@ -71,13 +76,15 @@ export class Runner {
   private readonly iterationRecords: IterationRecord[] = [];
   private readonly env: (...extra: (ProcessEnv | undefined)[]) => ProcessEnv;
   private readonly answers: AnswerSource;
+  private readonly host: Host;
 
   constructor(o: RunnerOptions, snapshot: Snapshot, seq: number) {
     this.o = o;
+    this.host = o.host ?? nodeHost;
     this.env = inheritedEnv(o.env);
     this.snapshot = snapshot;
     this.answers = o.answers ?? {};
-    this.events = new EventLog(o.store, o.reporter, o.info.run_id, seq, o.recordedIterations);
+    this.events = new EventLog(o.store, o.reporter, o.info.run_id, seq, o.recordedIterations, this.host.clock);
     if (o.machine.measuresChanges) this.changes = new ChangeTracker(o.info.workdir, snapshot.iterationOpen ? loadIterationBaseline(o.store, snapshot.iteration) : undefined);
     o.signal.addEventListener("abort", () => {
       this.interrupted ??= String(o.signal.reason ?? "SIGINT");
@@ -100,7 +107,7 @@ export class Runner {
         event = settled.event;
         if (!event) {
           // a member stopped by an interrupt: the others are drained first, so none that finished is lost
-          if (this.interrupted && inflight.size === 0) event = { type: "interrupted", at: Date.now(), signal: this.interrupted };
+          if (this.interrupted && inflight.size === 0) event = { type: "interrupted", at: this.host.clock.now(), signal: this.interrupted };
           continue;
         }
       }
@@ -128,7 +135,7 @@ export class Runner {
         break;
       }
       if (this.interrupted && inflight.size === 0) {
-        event = { type: "interrupted", at: Date.now(), signal: this.interrupted };
+        event = { type: "interrupted", at: this.host.clock.now(), signal: this.interrupted };
       }
     }
     const pendingLog = log.splice(0);
@@ -159,13 +166,14 @@ export class Runner {
     // a run that measures no changes says so, rather than "no files changed"
     if (event?.type === "iteration.finished" && !this.o.machine.measuresChanges) event.measured = false;
     if (event) this.events.emit(event, log);
-    if (e.type === "iteration.end") this.iterationRecords.push({ ...e.record, at: new Date().toISOString(), tokens: s.tokens, cost_usd: s.costUsd });
+    if (e.type === "iteration.end") this.iterationRecords.push({ ...e.record, at: isoNow(this.host.clock), tokens: s.tokens, cost_usd: s.costUsd });
   }
 
   /** What an effect works with; the events it reports go to `log`. */
   private context(log: RunEvent[]): RunContext {
     const { machine, store, info, signal } = this.o;
     return {
+      host: this.host,
       machine,
       store,
       info,
@@ -192,8 +200,8 @@ export class Runner {
         writeRunTask(e, this.context(log));
         return undefined;
       case "wait":
-        await sleep(e.ms, this.o.signal);
-        return this.interrupted ? undefined : { type: "retry.fired", at: Date.now() };
+        await this.host.clock.sleep(e.ms, this.o.signal);
+        return this.interrupted ? undefined : { type: "retry.fired", at: this.host.clock.now() };
       case "hook.run":
         this.changes?.touched();
         return runHook(e, this.context(log));
@@ -203,28 +211,15 @@ export class Runner {
       case "phase.run": {
         if (e.delayMs) {
           // a group member's retry waits beside the others
-          await sleep(e.delayMs, this.o.signal);
+          await this.host.clock.sleep(e.delayMs, this.o.signal);
           if (this.interrupted) return undefined;
         }
         // a sub-pipeline is a child snapshot driven over its own store and checkpoint, with this run's options
         const result = e.kind === "pipeline" ? await runSubPipeline(e, this.context(log), (o, snapshot, seq, resumed, preface) => runChild({ ...this.o, ...o, tasks: undefined }, snapshot, seq, resumed, preface)) : await runPhase(e, this.context(log));
-        return result && { type: "phase.finished", at: Date.now(), phase: e.phase, attempt: e.attempt, result };
+        return result && { type: "phase.finished", at: this.host.clock.now(), phase: e.phase, attempt: e.attempt, result };
       }
       default:
         return undefined;
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolveSleep) => {
-    if (signal.aborted) return resolveSleep();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolveSleep();
-    }
-    signal.addEventListener("abort", done);
-  });
 }

@@ -7,17 +7,17 @@ import type { RunContext } from "./run-context.ts";
 export async function loadRunTasks(ctx: RunContext, preloaded: TaskItem[] | undefined): Promise<MachineEvent> {
   try {
     const tasks = preloaded ?? (await loadTasks(ctx.machine.tasks!, ctx.info.workdir));
-    return { type: "tasks.loaded", at: Date.now(), tasks };
+    return { type: "tasks.loaded", at: ctx.host.clock.now(), tasks };
   } catch (error) {
     ctx.emit({ type: "note", level: "warning", message: `cannot load the tasks: ${(error as Error).message}` });
-    return { type: "tasks.loaded", at: Date.now(), tasks: [] };
+    return { type: "tasks.loaded", at: ctx.host.clock.now(), tasks: [] };
   }
 }
 
 /** Carry out task.update: the task file says what the machine decided. */
 export function writeRunTask(e: Extract<Effect, { type: "task.update" }>, ctx: RunContext): void {
   try {
-    if (ctx.machine.tasks) writeBackTask(ctx.machine.tasks, ctx.info.workdir, e);
+    if (ctx.machine.tasks) writeBackTask(ctx.machine.tasks, ctx.info.workdir, e, ctx.host.files);
   } catch (error) {
     ctx.emit({ type: "note", level: "warning", message: `cannot write task ${e.task} back: ${(error as Error).message}` });
   }

@@ -6,8 +6,8 @@
  * member's measurement can see another's placeholders. They are no change of anyone's: no
  * sandboxed command can create those names, and they are gone when the sandboxes are.
  */
-import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import type { HostFiles } from "../host/host.ts";
 import { PROTECTED_NAMES } from "../sandbox/bwrap-args.ts";
 
 const PROTECTED: readonly string[] = [...PROTECTED_NAMES, ".git"];
@@ -18,12 +18,14 @@ export function protectedName(rel: string): boolean {
 }
 
 /** Whether `rel` is, right now, an empty placeholder of a sandbox at a protected name. */
-export function isPlaceholder(workdir: string, rel: string): boolean {
+export function isPlaceholder(files: HostFiles, workdir: string, rel: string): boolean {
   if (!protectedName(rel)) return false;
   try {
-    const stat = lstatSync(join(workdir, rel));
+    const stat = files.lstat(join(workdir, rel));
+    // gone already: it was one, and its sandbox removed it
+    if (!stat) return true;
     if (stat.isFile()) return stat.size === 0;
-    if (stat.isDirectory()) return readdirSync(join(workdir, rel)).length === 0;
+    if (stat.isDirectory()) return files.readdir(join(workdir, rel)).length === 0;
     return false;
   } catch {
     // gone already: it was one, and its sandbox removed it

@@ -5,8 +5,6 @@
  */
 import { inheritedSecurity } from "../pipeline/inherited-security.ts";
 import { resolveOwnPrograms } from "../runtime/own-programs.ts";
-import { existsSync, statSync } from "node:fs";
-import process from "node:process";
 import { dirname, join, resolve } from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
@@ -22,13 +20,13 @@ import { stopRunProcesses } from "../runtime/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
 import type { Asker } from "./ask-question.ts";
 import type { Reporter } from "./run-events.ts";
-import { locateProblems, runPreflight, type PreflightResult } from "./preflight.ts";
-import { createPreflightHost } from "../runtime/preflight-host.ts";
+import { locateProblems, preflightHostOf, runPreflight, type PreflightResult } from "./preflight.ts";
+import { isoNow, readHostOf, type Host } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { newRunInfo, runStartedEvent, type RunInfo, type StartedVia } from "./run-info.ts";
 import { runModels } from "./agent-choices.ts";
 import { createRunner, type RunResult } from "./run-pipeline.ts";
-import { readSourceFile } from "../runtime/read-source-file.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { closeFences } from "./phase-fence.ts";
 import { removeRunState } from "./agent-state.ts";
@@ -38,7 +36,6 @@ import { checkLanes, openTarget } from "../lanes/prepare-lanes.ts";
 import { runLanes } from "./run-lanes.ts";
 import { toTaskState } from "../machine/task-queue.ts";
 
-const readHost = { readFile: async (path: string) => readSourceFile(path), get cwd() { return process.cwd(); } };
 
 export type StartOutcome =
   | { kind: "invalid"; diagnostics: Diagnostic[]; loaded?: LoadedPipeline; message?: string }
@@ -74,10 +71,12 @@ export interface StartOptions {
   runId?: string;
   /** Recorded in run.json: who started the run. */
   startedVia?: StartedVia;
+  /** Files, processes and the clock: the machine phaseloop runs on, unless given. */
+  host?: Host;
 }
 
-export async function compileFile(path: string): Promise<{ loaded: LoadedPipeline; machine?: Machine; diagnostics: Diagnostic[] }> {
-  const loaded = await loadPipeline(path, readHost);
+export async function compileFile(path: string, host: Host = nodeHost): Promise<{ loaded: LoadedPipeline; machine?: Machine; diagnostics: Diagnostic[] }> {
+  const loaded = await loadPipeline(path, readHostOf(host));
   if (hasErrors(loaded.diagnostics) || !loaded.doc) return { loaded, diagnostics: loaded.diagnostics };
   // the pipeline with its sub-pipelines, compiled together
   const compiled = compileLoaded(loaded);
@@ -91,18 +90,19 @@ export function pickEnv(machine: Machine, env: Record<string, string | undefined
 }
 
 export async function startRun(o: StartOptions): Promise<StartOutcome> {
+  const host = o.host ?? nodeHost;
   const workdir = resolve(o.workdir);
   // phaseloop's own programs, found before any agent runs, from a PATH without the workdir
   resolveOwnPrograms(workdir);
-  if (!existsSync(workdir) || !statSync(workdir).isDirectory()) return { kind: "usage", message: `the workdir "${o.workdir}" is not a directory` };
-  const compiled = await compileFile(o.pipeline);
+  if (!host.files.stat(workdir)?.isDirectory()) return { kind: "usage", message: `the workdir "${o.workdir}" is not a directory` };
+  const compiled = await compileFile(o.pipeline, host);
   const { loaded, diagnostics } = compiled;
   if (!compiled.machine) return { kind: "invalid", diagnostics, loaded };
   let machine = compiled.machine;
   const resolved = resolveParams(machine, o.params);
   // a param's problem is located at its definition
   if (resolved.diagnostics.length) return { kind: "invalid", diagnostics: locateProblems(resolved.diagnostics, loaded.file, loaded.text), loaded };
-  const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env);
+  const preflight = await preflightRun(machine, loaded, resolved.params, workdir, o.env, host);
   const sandbox = checkSandbox(machine, loaded.text, o.sandbox, o.env, workdir);
   const found = [...preflight.diagnostics, ...sandbox.diagnostics];
   // a dry run is a check: the validator's warnings too (an output file the phase cannot write, …)
@@ -138,11 +138,11 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     return { kind: "invalid", diagnostics: [{ code: "LANES_NEED_GIT", severity: "error", message: lanesCheck.message, file: loaded.file, start: 0, end: 0, pointer }], loaded };
   }
 
-  const runId = o.runId ?? newRunId(new Date(), Math.random);
-  if (existsSync(runPath(workdir, runId))) return { kind: "usage", message: `a run "${runId}" exists already in ${join(workdir, ".phaseloop", "runs")}` };
+  const runId = o.runId ?? newRunId(new Date(host.clock.now()), Math.random);
+  if (host.files.exists(runPath(workdir, runId))) return { kind: "usage", message: `a run "${runId}" exists already in ${join(workdir, ".phaseloop", "runs")}` };
   const lockProblem = lockPathProblem(workdir);
   if (lockProblem) return { kind: "state", text: `${lockProblem}\n` };
-  const lock = acquireLock(workdir, runId, new Date());
+  const lock = acquireLock(workdir, runId, new Date(host.clock.now()));
   if (!lock.ok) return { kind: "usage", message: lock.message };
   try {
     const file = resolve(loaded.file);
@@ -160,7 +160,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       snapshot.lanes = target.lanes;
       snapshot.tasks = (tasks ?? []).map(toTaskState);
     }
-    const info: RunInfo = newRunInfo({ runId, machine, sources: loaded, file, params: resolved.params, workdir, maxIterations: snapshot.limits.maxIterations, startedAt: new Date() }, {
+    const info: RunInfo = newRunInfo({ runId, machine, sources: loaded, file, params: resolved.params, workdir, maxIterations: snapshot.limits.maxIterations, startedAt: new Date(host.clock.now()) }, {
       sandbox: sandbox.record,
       ...runModels(machine, runId),
       measure: machine.measuresChanges ? (gitRootOf(workdir) ? "git" : "files") : "off",
@@ -168,16 +168,16 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       ...(o.startedVia !== undefined ? { started_via: o.startedVia } : {}),
     });
     // the run directory appears with its run.json and first checkpoint: a run killed at once can still be resumed
-    const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
+    const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: isoNow(host.clock) };
     let store: RunStore;
     try {
-      store = RunStore.create(workdir, runId, { "run.json": JSON.stringify(info, null, 2) + "\n", "state.json": JSON.stringify(first), "events.jsonl": "", "iterations.jsonl": "" });
+      store = RunStore.create(workdir, runId, { "run.json": JSON.stringify(info, null, 2) + "\n", "state.json": JSON.stringify(first), "events.jsonl": "", "iterations.jsonl": "" }, host.files);
     } catch (error) {
       return { kind: "state", text: `${runPath(workdir, runId)}: error RUN_STATE_INVALID cannot be created: ${(error as Error).message}\n  hint: phaseloop keeps its runs under ${join(workdir, ".phaseloop", "runs")}; make that a writable directory\n` };
     }
     const versionsWritten = recordAgentVersions(store, info, preflight.versions);
     const reporter = o.reporter();
-    const runner = createRunner({ machine, store, info, reporter, env: o.env, tasks, signal: o.signal, answers: { ask: o.ask }, sandbox: o.sandbox }, snapshot, 0);
+    const runner = createRunner({ host, machine, store, info, reporter, env: o.env, tasks, signal: o.signal, answers: { ask: o.ask }, sandbox: o.sandbox }, snapshot, 0);
     const preface = [runStartedEvent(machine, info)];
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning } as never);
     if (sandbox.unfenced) preface.push({ type: "note", level: "warning", message: sandbox.unfenced } as never);
@@ -189,7 +189,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(lock.tookOver.run_id, left) } as never);
     }
     const lanes = snapshot.lanes ? { machine, store, info, reporter, env: o.env, signal: o.signal, sandbox: o.sandbox, snapshot, seq: 0 } : undefined;
-    const result = await (lanes ? runLanes(lanes, preface) : runner.run({ type: "start", at: Date.now() }, preface)).finally(closeFences);
+    const result = await (lanes ? runLanes(lanes, preface) : runner.run({ type: "start", at: host.clock.now() }, preface)).finally(closeFences);
     // the agents' copies of their state stay while the run can be resumed
     if (result.outcome !== "interrupted") removeRunState();
     await versionsWritten();
@@ -202,8 +202,8 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
 }
 
 /** Preflight on this machine: every agent's program can be found (see preflight.ts). */
-export function preflightRun(machine: Machine, loaded: LoadedPipeline, params: Record<string, import("../pipeline/spec.ts").JsonValue>, workdir: string, env: Record<string, string | undefined>): Promise<PreflightResult> {
-  const found = runPreflight({ machine, file: loaded.file, text: loaded.text, params, workdir }, createPreflightHost(env));
+export function preflightRun(machine: Machine, loaded: LoadedPipeline, params: Record<string, import("../pipeline/spec.ts").JsonValue>, workdir: string, env: Record<string, string | undefined>, host: Host = nodeHost): Promise<PreflightResult> {
+  const found = runPreflight({ machine, file: loaded.file, text: loaded.text, params, workdir }, preflightHostOf(host, env));
   // a pipeline that extends others: each problem in the file that wrote the key
   const locate = loaded.locate;
   return locate ? found.then((r) => ({ ...r, diagnostics: r.diagnostics.map((d) => (d.pointer !== undefined && d.file === loaded.file ? { ...d, ...locate(d.pointer) } : d)) })) : found;

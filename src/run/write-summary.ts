@@ -1,6 +1,6 @@
 /** summary.md, written when a run ends or is interrupted. */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { HostFiles } from "../host/host.ts";
 import type { Snapshot } from "../machine/types.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import { ignoredChangedSince } from "../changes/measure-changes.ts";
@@ -16,8 +16,8 @@ const SHOWN_LAST = 50;
 /** The events the summary reads: the rest of a long log is not parsed at all. */
 const READ = new Set(["phase.finished", "phase.retry", "policy.violation", "sandbox.refused", "phase.skipped", "iteration.started", "iteration.finished"]);
 
-function lines(path: string): string[] {
-  return readFileSync(path, "utf8").split("\n").filter(Boolean);
+function lines(files: HostFiles, path: string): string[] {
+  return files.readText(path).split("\n").filter(Boolean);
 }
 
 function parse<T>(line: string): T | undefined {
@@ -49,8 +49,8 @@ function iterationOf(line: string): number | undefined {
 }
 
 /** `shown`: the iterations whose times the table shows (all, when undefined). */
-function readEvents(path: string, shown: Set<number> | undefined): { events: RunEvent[]; lastSeq: number } {
-  const all = lines(path);
+function readEvents(files: HostFiles, path: string, shown: Set<number> | undefined): { events: RunEvent[]; lastSeq: number } {
+  const all = lines(files, path);
   const events: RunEvent[] = [];
   for (const line of all) {
     const type = typeOf(line);
@@ -67,8 +67,8 @@ function readEvents(path: string, shown: Set<number> | undefined): { events: Run
   return { events, lastSeq };
 }
 
-function readIterations(path: string): { iterations: IterationRecord[]; hidden?: { after: number; count: number } } {
-  const all = lines(path);
+function readIterations(files: HostFiles, path: string): { iterations: IterationRecord[]; hidden?: { after: number; count: number } } {
+  const all = lines(files, path);
   const keep = (some: string[]) => some.flatMap((l) => parse<IterationRecord>(l) ?? []);
   if (all.length <= SHOWN_FIRST + SHOWN_LAST) return { iterations: keep(all) };
   const first = keep(all.slice(0, SHOWN_FIRST));
@@ -77,18 +77,18 @@ function readIterations(path: string): { iterations: IterationRecord[]; hidden?:
 
 export function writeSummary(store: RunStore, info: RunInfo, snapshot: Snapshot, pending: readonly RunEvent[] = []): void {
   try {
-    const { iterations, hidden } = readIterations(join(store.dir, "iterations.jsonl"));
+    const { iterations, hidden } = readIterations(store.files, join(store.dir, "iterations.jsonl"));
     let events: RunEvent[] = [];
     let lastSeq = 0;
     try {
-      ({ events, lastSeq } = readEvents(join(store.dir, "events.jsonl"), hidden && new Set(iterations.map((it) => it.iteration))));
+      ({ events, lastSeq } = readEvents(store.files, join(store.dir, "events.jsonl"), hidden && new Set(iterations.map((it) => it.iteration))));
     } catch {
       // the path diagram is left out
     }
     for (const e of pending) if (e.seq > lastSeq) events.push(e);
     // a run that stopped for want of progress: the files it changed that git ignores say why, often
     const ignored = info.measure === "git" && snapshot.outcome?.reason.code === "no_progress" ? ignoredChangedSince(info.workdir, Date.parse(info.started_at)) : [];
-    store.writeSummary(formatSummary(info, snapshot, iterations, events, listArtifacts(info.workdir, info.run_id), hidden, ignored));
+    store.writeSummary(formatSummary(info, snapshot, iterations, events, listArtifacts(store.files, info.workdir, info.run_id), hidden, ignored));
   } catch {
     // the summary is a convenience; the logs hold the truth
   }

@@ -20,7 +20,8 @@
  * take it before the file; a line torn by a crash is not whole and is passed
  * over, as a torn `.next` is.
  */
-import { closeSync, constants, ftruncateSync, lstatSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
+import type { FileHandle, HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
 
 /** The journal that goes with a checkpoint file: `state.json` → `state.journal`. */
 export function journalPath(path: string): string {
@@ -30,13 +31,15 @@ export function journalPath(path: string): string {
 export class CheckpointFile {
   readonly path: string;
   private readonly next: string;
-  private nextFd: number | undefined;
+  private nextFd: FileHandle | undefined;
   private readonly journal: string | undefined;
-  private journalFd: number | undefined;
+  private journalFd: FileHandle | undefined;
+  private readonly files: HostFiles;
   /** The checkpoint recorded in the journal and not yet in the file. */
   private unsettled: string | undefined;
-  constructor(path: string, options: { journal?: boolean } = {}) {
+  constructor(path: string, options: { journal?: boolean; files?: HostFiles } = {}) {
     this.path = path;
+    this.files = options.files ?? nodeFiles;
     this.next = `${path}.next`;
     this.journal = options.journal ? journalPath(path) : undefined;
   }
@@ -49,18 +52,19 @@ export class CheckpointFile {
    * very first file was written) stays where it is, for the readers to judge.
    */
   recover(): void {
-    const recorded = this.journal ? lastJournalLine(this.journal) : undefined;
+    const files = this.files;
+    const recorded = this.journal ? lastJournalLine(this.journal, files) : undefined;
     if (recorded !== undefined) return this.write(recorded);
     // a journal holding only a torn line: emptied, or the next line appended would be glued to it and unreadable
-    if (this.journal && (lstatSync(this.journal, { throwIfNoEntry: false })?.size ?? 0) > 0) this.emptyJournal();
-    if (lstatSync(this.path, { throwIfNoEntry: false })) return;
+    if (this.journal && (files.lstat(this.journal)?.size ?? 0) > 0) this.emptyJournal();
+    if (files.lstat(this.path)) return;
     try {
-      if (!lstatSync(this.next).isFile()) return;
-      JSON.parse(readFileSync(this.next, "utf8"));
+      if (!files.lstat(this.next)?.isFile()) return;
+      JSON.parse(files.readText(this.next));
     } catch {
       return;
     }
-    renameSync(this.next, this.path);
+    files.rename(this.next, this.path);
   }
   /** Create the (empty) next file now, so that `write` need not. */
   prepare(): void {
@@ -76,29 +80,24 @@ export class CheckpointFile {
    * link (which could point at anything), and whatever is in its place that
    * is not a plain file (a link, a directory) is removed first.
    */
-  private openNext(): number {
-    try {
-      return openSync(this.next, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW);
-    } catch {
-      rmSync(this.next, { recursive: true, force: true });
-      return openSync(this.next, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW);
-    }
+  private openNext(): FileHandle {
+    return this.files.openWrite(this.next, { noFollow: true, replaceNonFile: true });
   }
   /** Replace the file with `data` now (and empty the journal, which it makes stale). */
   write(data: string): void {
     const fd = this.nextFd ?? this.openNext();
     this.nextFd = undefined;
     try {
-      writeSync(fd, data);
+      fd.write(data);
     } finally {
-      closeSync(fd);
+      fd.close();
     }
     try {
-      unlinkSync(this.path);
+      this.files.remove(this.path);
     } catch {
       // the first checkpoint: nothing to remove
     }
-    renameSync(this.next, this.path);
+    this.files.rename(this.next, this.path);
     this.unsettled = undefined;
     this.emptyJournal();
   }
@@ -109,8 +108,8 @@ export class CheckpointFile {
    */
   record(data: string): void {
     if (this.journal === undefined) return this.write(data);
-    this.journalFd ??= openJournal(this.journal);
-    writeSync(this.journalFd, `${data}\n`);
+    this.journalFd ??= openJournal(this.journal, this.files);
+    this.journalFd.write(`${data}\n`);
     this.unsettled = data;
   }
   /** Bring the file up to the last recorded checkpoint. */
@@ -119,21 +118,21 @@ export class CheckpointFile {
   }
   private emptyJournal(): void {
     if (this.journal === undefined) return;
-    this.journalFd ??= openJournal(this.journal);
-    ftruncateSync(this.journalFd, 0);
+    this.journalFd ??= openJournal(this.journal, this.files);
+    this.journalFd.truncate(0);
   }
   /** Settle what was recorded, and remove a prepared, unused next file. */
   close(): void {
     this.settle();
     if (this.journalFd !== undefined) {
-      closeSync(this.journalFd);
+      this.journalFd.close();
       this.journalFd = undefined;
     }
     if (this.nextFd === undefined) return;
-    closeSync(this.nextFd);
+    this.nextFd.close();
     this.nextFd = undefined;
     try {
-      unlinkSync(this.next);
+      this.files.remove(this.next);
     } catch {
       // already gone
     }
@@ -141,22 +140,16 @@ export class CheckpointFile {
 }
 
 /** The journal opened for appending, made if missing. Never through a link: whatever is in its place that is not a plain file is removed first. */
-function openJournal(path: string): number {
-  const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
-  try {
-    return openSync(path, flags);
-  } catch {
-    rmSync(path, { recursive: true, force: true });
-    return openSync(path, flags);
-  }
+function openJournal(path: string, files: HostFiles): FileHandle {
+  return files.openAppend(path, { noFollow: true, replaceNonFile: true });
 }
 
 /** The last whole line of a journal (ended by its newline, and JSON), or undefined. */
-export function lastJournalLine(path: string): string | undefined {
+export function lastJournalLine(path: string, files: HostFiles = nodeFiles): string | undefined {
   let text: string;
   try {
-    if (!lstatSync(path).isFile()) return undefined;
-    text = readFileSync(path, "utf8");
+    if (!files.lstat(path)?.isFile()) return undefined;
+    text = files.readText(path);
   } catch {
     return undefined;
   }
@@ -179,13 +172,13 @@ export function lastJournalLine(path: string): string | undefined {
  * The newest checkpoint text there is for `path`, and the file it came from:
  * the journal's last whole line, else the file, else its complete `.next`.
  */
-export function readCheckpointSource(path: string): { text: string; file: string } | undefined {
+export function readCheckpointSource(path: string, files: HostFiles = nodeFiles): { text: string; file: string } | undefined {
   const journal = journalPath(path);
-  const recorded = lastJournalLine(journal);
+  const recorded = lastJournalLine(journal, files);
   if (recorded !== undefined) return { text: recorded, file: journal };
   for (const p of [path, `${path}.next`]) {
     try {
-      return { text: readFileSync(p, "utf8"), file: p };
+      return { text: files.readText(p), file: p };
     } catch {
       // try the next
     }
@@ -193,6 +186,6 @@ export function readCheckpointSource(path: string): { text: string; file: string
   return undefined;
 }
 
-export function readCheckpointFile(path: string): string | undefined {
-  return readCheckpointSource(path)?.text;
+export function readCheckpointFile(path: string, files: HostFiles = nodeFiles): string | undefined {
+  return readCheckpointSource(path, files)?.text;
 }

@@ -5,54 +5,9 @@ import { LEFTOVER_MARK, liveRoots } from "./orphans.ts";
 import { OWN_PROGRAMS, ownProgram } from "./own-programs.ts";
 import { StringDecoder } from "node:string_decoder";
 import process from "node:process";
+import type { ProcessResult, ProcessSpec } from "../host/host.ts";
 
-export interface ProcessSpec {
-  /** argv (no shell), or a string run by `sh -c`. */
-  command: string[] | string;
-  cwd: string;
-  env: Record<string, string | undefined>;
-  /** Text written to stdin, then closed. Without it stdin is closed from the start. */
-  stdin?: string;
-  timeoutMs?: number;
-  /** Kill when neither stdout nor stderr printed anything for this long. */
-  idleTimeoutMs?: number;
-  signal?: AbortSignal;
-  stdoutFile?: string;
-  stderrFile?: string;
-  /** Each line; returning "result" says the program printed its terminal result: it gets `resultGraceMs`, then it is ended. */
-  onLine?: (stream: "stdout" | "stderr", line: string) => unknown;
-  /** Grace period between SIGTERM and SIGKILL. Default 2 s. */
-  killGraceMs?: number;
-  /** How long a program that printed its terminal result may go on. Default 2 s. */
-  resultGraceMs?: number;
-  /**
-   * Ends the processes that left the group: called with the program's pid
-   * when it is stopped (`ended` false) and when it has ended (`ended` true:
-   * it has exited and been reaped, so its pid is no longer its own).
-   */
-  sweep?: (pid: number | undefined, ended: boolean) => void;
-}
-
-/** A finished process, whatever happened: failures are results, not exceptions. */
-export interface ProcessResult {
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  idleTimedOut: boolean;
-  aborted: boolean;
-  /** The program was ended after the grace that followed its terminal result. */
-  endedAfterResult?: boolean;
-  /** The program could not be started ("command not found: x"). */
-  spawnError?: string;
-  durationMs: number;
-  /** stdout, capped (the beginning is kept up to STDOUT_CAP, then the tail). */
-  stdout: string;
-  stdoutTail: string;
-  stderrTail: string;
-  /** Whether anything was written to stdoutFile or stderrFile (they are created on first output). */
-  wroteLogs: boolean;
-  pid?: number;
-}
+export type { ProcessResult, ProcessSpec };
 
 const STDOUT_CAP = 4 * 1024 * 1024;
 const TAIL_CAP = 64 * 1024;

@@ -3,9 +3,9 @@
  * run.json, state.json (replaced atomically; its journal state.journal), append-only events.jsonl and
  * iterations.jsonl, phases/NNNN-PHASE/ artifacts, summary.md.
  */
-import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
-import { readdir } from "node:fs/promises";
 import { join } from "node:path";
+import type { FileHandle, HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
 import { CheckpointFile, readCheckpointFile } from "./checkpoint-file.ts";
 
 export function phaseloopDir(workdir: string): string {
@@ -18,12 +18,17 @@ export function phaseloopDir(workdir: string): string {
  * writing into the user's own `.gitignore` or `.git/info/exclude`.
  */
 export function makePhaseloopDir(workdir: string, ...sub: string[]): string {
+  return makePhaseloopDirOn(nodeFiles, workdir, ...sub);
+}
+
+/** `makePhaseloopDir` on the host's files. */
+export function makePhaseloopDirOn(files: HostFiles, workdir: string, ...sub: string[]): string {
   const dir = phaseloopDir(workdir);
-  mkdirSync(join(dir, ...sub), { recursive: true });
+  files.mkdir(join(dir, ...sub));
   const ignore = join(dir, ".gitignore");
-  if (!existsSync(ignore)) {
+  if (!files.exists(ignore)) {
     try {
-      writeFileSync(ignore, "*\n", { flag: "wx" });
+      files.writeText(ignore, "*\n", { exclusive: true });
     } catch {
       // written by someone else meanwhile, or not writable: the measurement excludes the folder anyway
     }
@@ -36,16 +41,16 @@ export function runPath(workdir: string, runId: string): string {
 }
 
 /** Run ids, oldest first: ids start with their time stamp, so they sort by name. */
-export async function listRunIds(workdir: string): Promise<string[]> {
-  let entries;
+export async function listRunIds(workdir: string, files: HostFiles = nodeFiles): Promise<string[]> {
+  const runs = join(workdir, ".phaseloop", "runs");
+  let names: string[];
   try {
-    entries = await readdir(join(workdir, ".phaseloop", "runs"), { withFileTypes: true });
+    names = files.readdir(runs);
   } catch {
     return [];
   }
-  return entries
-    .filter((e) => e.isDirectory() && !e.name.startsWith("."))
-    .map((e) => e.name)
+  return names
+    .filter((name) => !name.startsWith(".") && files.lstat(join(runs, name))?.isDirectory() === true)
     .sort();
 }
 
@@ -63,44 +68,26 @@ export function newRunId(now: Date, random: () => number): string {
  * fsync (slower; protects against power loss, not just a killed process).
  */
 export function writeFileAtomic(path: string, data: string, durable = false): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeTmp(tmp, data, durable);
-  renameSync(tmp, path);
-}
-
-function writeTmp(tmp: string, data: string, durable: boolean): void {
-  if (durable) {
-    const fd = openSync(tmp, "w");
-    try {
-      writeSync(fd, data);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } else writeFileSync(tmp, data);
+  nodeFiles.writeAtomic(path, data, durable);
 }
 
 /** An append-only JSON-lines file; each record is one write of one line. */
 export class JsonlWriter {
-  private fd: number;
+  private fd: FileHandle;
   readonly path: string;
-  constructor(path: string) {
+  constructor(path: string, files: HostFiles = nodeFiles) {
     this.path = path;
-    this.fd = openSync(path, "a");
+    this.fd = files.openAppend(path);
   }
   append(record: unknown): void {
-    writeSync(this.fd, JSON.stringify(record) + "\n");
+    this.fd.write(JSON.stringify(record) + "\n");
   }
   appendMany(records: readonly unknown[]): void {
     if (records.length === 0) return;
-    writeSync(this.fd, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    this.fd.write(records.map((r) => JSON.stringify(r)).join("\n") + "\n");
   }
   close(): void {
-    try {
-      closeSync(this.fd);
-    } catch {
-      // already closed
-    }
+    this.fd.close();
   }
 }
 
@@ -113,16 +100,19 @@ export class RunStore {
   readonly baseline: CheckpointFile;
   readonly workdir: string;
   readonly runId: string;
+  /** The host's files the run is kept on. */
+  readonly files: HostFiles;
   /** `dir`: elsewhere than the run's own directory (a lane's, inside it). */
-  constructor(workdir: string, runId: string, dir: string = runPath(workdir, runId)) {
+  constructor(workdir: string, runId: string, dir: string = runPath(workdir, runId), files: HostFiles = nodeFiles) {
     this.workdir = workdir;
     this.runId = runId;
     this.dir = dir;
-    mkdirSync(join(this.dir, "phases"), { recursive: true });
-    this.events = new JsonlWriter(join(this.dir, "events.jsonl"));
-    this.iterations = new JsonlWriter(join(this.dir, "iterations.jsonl"));
-    this.state = new CheckpointFile(join(this.dir, "state.json"), { journal: true });
-    this.baseline = new CheckpointFile(join(this.dir, "baseline.json"));
+    this.files = files;
+    files.mkdir(join(this.dir, "phases"));
+    this.events = new JsonlWriter(join(this.dir, "events.jsonl"), files);
+    this.iterations = new JsonlWriter(join(this.dir, "iterations.jsonl"), files);
+    this.state = new CheckpointFile(join(this.dir, "state.json"), { journal: true, files });
+    this.baseline = new CheckpointFile(join(this.dir, "baseline.json"), { files });
     this.state.recover();
     this.baseline.recover();
   }
@@ -131,7 +121,7 @@ export class RunStore {
     const out = new Set<number>();
     let text: string;
     try {
-      text = readFileSync(join(this.dir, "iterations.jsonl"), "utf8");
+      text = this.files.readText(join(this.dir, "iterations.jsonl"));
     } catch {
       return out;
     }
@@ -152,18 +142,22 @@ export class RunStore {
    * crash before the rename leaves no run (only `.new-RUN_ID`, which run
    * listings skip), never a run without its run.json or first checkpoint.
    */
-  static create(workdir: string, runId: string, files: Record<string, string>): RunStore {
-    const tmp = makePhaseloopDir(workdir, "runs", `.new-${runId}`);
-    mkdirSync(join(tmp, "phases"), { recursive: true });
-    for (const [name, text] of Object.entries(files)) writeFileSync(join(tmp, name), text);
-    renameSync(tmp, runPath(workdir, runId));
-    return new RunStore(workdir, runId);
+  static create(workdir: string, runId: string, contents: Record<string, string>, files: HostFiles = nodeFiles): RunStore {
+    const tmp = makePhaseloopDirOn(files, workdir, "runs", `.new-${runId}`);
+    files.mkdir(join(tmp, "phases"));
+    for (const [name, text] of Object.entries(contents)) files.writeText(join(tmp, name), text);
+    files.rename(tmp, runPath(workdir, runId));
+    return new RunStore(workdir, runId, undefined, files);
   }
   writeRunInfo(info: unknown): void {
-    writeFileAtomic(join(this.dir, "run.json"), JSON.stringify(info, null, 2) + "\n");
+    this.files.writeAtomic(join(this.dir, "run.json"), JSON.stringify(info, null, 2) + "\n");
   }
   readRunInfo<T>(): T | undefined {
-    return readJson<T>(join(this.dir, "run.json"));
+    try {
+      return JSON.parse(this.files.readText(join(this.dir, "run.json"))) as T;
+    } catch {
+      return undefined;
+    }
   }
   writeState(state: unknown): void {
     this.state.write(JSON.stringify(state));
@@ -173,7 +167,7 @@ export class RunStore {
     this.state.record(json);
   }
   readState<T>(): T | undefined {
-    const text = readCheckpointFile(join(this.dir, "state.json"));
+    const text = readCheckpointFile(join(this.dir, "state.json"), this.files);
     if (text === undefined) return undefined;
     try {
       return JSON.parse(text) as T;
@@ -186,13 +180,13 @@ export class RunStore {
     return join(this.dir, "phases", `${String(seq).padStart(4, "0")}-${phase}`);
   }
   writeSummary(markdown: string): void {
-    writeFileAtomic(join(this.dir, "summary.md"), markdown);
+    this.files.writeAtomic(join(this.dir, "summary.md"), markdown);
   }
   /** The last complete event's seq (a torn last line from a crash is ignored). */
   lastEventSeq(): number {
     const path = join(this.dir, "events.jsonl");
-    if (!existsSync(path)) return 0;
-    const text = readFileSync(path, "utf8");
+    if (!this.files.exists(path)) return 0;
+    const text = this.files.readText(path);
     const lines = text.split("\n");
     for (let i = lines.length - 1; i >= 0; i--) {
       const line = lines[i]!.trim();
@@ -210,9 +204,9 @@ export class RunStore {
   sealTornLines(): void {
     for (const name of ["events.jsonl", "iterations.jsonl"]) {
       const path = join(this.dir, name);
-      if (!existsSync(path)) continue;
-      const text = readFileSync(path, "utf8");
-      if (text.length > 0 && !text.endsWith("\n")) appendFileSync(path, "\n");
+      if (!this.files.exists(path)) continue;
+      const text = this.files.readText(path);
+      if (text.length > 0 && !text.endsWith("\n")) this.files.appendText(path, "\n");
     }
   }
   close(): void {
@@ -223,10 +217,3 @@ export class RunStore {
   }
 }
 
-function readJson<T>(path: string): T | undefined {
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as T;
-  } catch {
-    return undefined;
-  }
-}

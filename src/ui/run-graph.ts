@@ -9,7 +9,7 @@ import { hasErrors } from "../diagnostics/diagnostic.ts";
 import { compilePipeline } from "../machine/compile-pipeline.ts";
 import { machineGraph, phaseNodeId, type MachineGraph } from "../machine/machine-graph.ts";
 import { loadPipeline } from "../pipeline/load-pipeline.ts";
-import { readSourceFile } from "../runtime/read-source-file.ts";
+import { readSourceFile } from "../host/read-source-file.ts";
 
 export interface RunGraph extends MachineGraph {
   /** The loop head's phase. */

@@ -1,0 +1,75 @@
+/**
+ * The real host's files: `node:fs`, synchronous, as the shell has always
+ * written its run folders. Apart from node-host.ts so that the modules that
+ * keep a run's files can default to it without importing the processes.
+ */
+import { appendFileSync, closeSync, constants, existsSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import process from "node:process";
+import { readSourceFile } from "./read-source-file.ts";
+import type { FileHandle, HostFiles, OpenOptions } from "./host.ts";
+
+function fdHandle(fd: number): FileHandle {
+  let open = true;
+  return {
+    write: (data) => void writeSync(fd, data),
+    truncate: (length = 0) => ftruncateSync(fd, length),
+    sync: () => fsyncSync(fd),
+    close: () => {
+      if (!open) return;
+      open = false;
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed
+      }
+    },
+  };
+}
+
+function openFd(path: string, flags: number, options: OpenOptions): number {
+  const f = options.noFollow ? flags | constants.O_NOFOLLOW : flags;
+  if (!options.replaceNonFile) return openSync(path, f);
+  try {
+    return openSync(path, f);
+  } catch {
+    rmSync(path, { recursive: true, force: true });
+    return openSync(path, f);
+  }
+}
+
+export const nodeFiles: HostFiles = {
+  readText: (path) => readFileSync(path, "utf8"),
+  readBytes: (path) => readFileSync(path),
+  truncate: (path, length) => truncateSync(path, length),
+  readSource: (path) => readSourceFile(path),
+  writeText: (path, data, options = {}) => writeFileSync(path, data, { flag: options.exclusive ? "wx" : "w", mode: options.mode }),
+  writeAtomic(path, data, durable = false) {
+    const tmp = `${path}.tmp-${process.pid}`;
+    if (durable) {
+      const fd = openSync(tmp, "w");
+      try {
+        writeSync(fd, data);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    } else writeFileSync(tmp, data);
+    renameSync(tmp, path);
+  },
+  appendText: (path, data) => appendFileSync(path, data),
+  openAppend: (path, options = {}) => fdHandle(openFd(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, options)),
+  openWrite: (path, options = {}) => fdHandle(openFd(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, options)),
+  mkdir: (path, options = {}) => void mkdirSync(path, { recursive: true, mode: options.mode }),
+  mkdtemp: (prefix) => mkdtempSync(prefix),
+  stat: (path) => statSync(path, { throwIfNoEntry: false }),
+  lstat: (path) => lstatSync(path, { throwIfNoEntry: false }),
+  exists: (path) => existsSync(path),
+  readdir: (path) => readdirSync(path),
+  readlink: (path) => readlinkSync(path),
+  realpath: (path) => realpathSync(path),
+  rename: (from, to) => renameSync(from, to),
+  remove(path, options = {}) {
+    rmSync(path, { recursive: options.recursive ?? false, force: options.force ?? false });
+  },
+};
+

@@ -1,0 +1,113 @@
+/**
+ * One host: `node:fs`, `node:child_process` and the clock are reached only
+ * through src/host/ (the real host is the one place that imports them).
+ * NOT_YET_ON_HOST names the files of the shell that still reach them
+ * directly: it is the work left, not an exemption, and it only shrinks —
+ * a file that no longer needs its entry must leave the list.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+/** The browser's code (served by `phaseloop ui`): no host there, the page reads the browser's own clock. */
+const BROWSER = "src/ui-page/";
+
+const NOT_YET_ON_HOST = [
+  "src/agents/get-adapter.ts",
+  "src/agents/openai/agent-tools.ts",
+  "src/agents/openai/openai-agent.ts",
+  "src/agents/private-config.ts",
+  // change measurement: git and the file tree, read as they are
+  "src/changes/change-tracker.ts",
+  "src/changes/file-snapshot.ts",
+  "src/changes/git-internals.ts",
+  "src/changes/index-entries.ts",
+  "src/changes/kept-listing.ts",
+  "src/changes/measure-changes.ts",
+  "src/changes/own-output.ts",
+  "src/changes/private-git.ts",
+  "src/changes/snapshot-update.ts",
+  "src/changes/stat-walk.ts",
+  "src/changes/stat-watch.ts",
+  "src/changes/tree-watch.ts",
+  "src/changes/write-scope-baseline.ts",
+  "src/cli.ts",
+  "src/commands/init.ts",
+  "src/commands/ui.ts",
+  "src/control/launch.ts",
+  "src/control/package-recipes.ts",
+  "src/control/read-run-log.ts",
+  "src/control/wait-for-run.ts",
+  "src/lanes/lane-git.ts",
+  "src/lanes/lane-merge.ts",
+  "src/records/list-runs.ts",
+  "src/records/read-breakers.ts",
+  "src/records/run-log.ts",
+  "src/records/run-status.ts",
+  "src/run/agent-state.ts",
+  "src/run/fence-livable.ts",
+  "src/run/lane-loop.ts",
+  "src/run/phase-fence.ts",
+  "src/run/run-lanes.ts",
+  "src/run/sub-pipeline.ts",
+  // the safe helpers behind the real host, and what else in runtime/ still reaches the world itself
+  "src/runtime/linux-fence.ts",
+  "src/runtime/open-inside.ts",
+  "src/runtime/orphans.ts",
+  "src/runtime/own-git.ts",
+  "src/runtime/own-programs.ts",
+  "src/runtime/preflight-host.ts",
+  "src/runtime/probe-sandbox.ts",
+  "src/runtime/read-inside.ts",
+  "src/runtime/remove-inside.ts",
+  "src/runtime/run-lock.ts",
+  "src/runtime/run-process.ts",
+  "src/runtime/sandbox-session.ts",
+  "src/runtime/stage-copy.ts",
+  "src/ui/live-feed.ts",
+  "src/ui/page-html.ts",
+  "src/ui/read-runs.ts",
+  "src/ui/run-graph.ts",
+  "src/ui/watch-runs.ts",
+  "src/ui/write-report.ts",
+];
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sources(path);
+    return name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** What a file reaches directly: the modules of the host it imports, and the clock reads in its code. */
+function reaches(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const out: string[] = [];
+  for (const m of text.matchAll(/^\s*(?:import|export)\b[^;]*?from\s+"(node:(?:fs|fs\/promises|child_process))"/gm)) out.push(m[1]!);
+  for (const m of text.matchAll(/\bimport\(\s*"(node:(?:fs|fs\/promises|child_process))"\s*\)/g)) out.push(m[1]!);
+  const code = text.replace(/\/\*[\s\S]*?\*\/|(?<!:)\/\/.*$/gm, "");
+  for (const m of code.matchAll(/\bDate\.now\(\)|\bnew Date\(\)|\bperformance\.now\(\)/g)) out.push(m[0]);
+  return [...new Set(out)];
+}
+
+const shell = sources("src").filter((f) => !f.startsWith("src/host/") && !f.startsWith(BROWSER));
+
+describe("one host", () => {
+  it("node:fs, node:child_process and the clock are reached only through src/host/ (NOT_YET_ON_HOST is the work left)", () => {
+    const direct = shell.filter((f) => reaches(f).length > 0).sort();
+    const unlisted = direct.filter((f) => !NOT_YET_ON_HOST.includes(f)).map((f) => `${f}: ${reaches(f).join(", ")}`);
+    expect(unlisted, "reach the world through the host (ctx.host, or the host a command is given)").toEqual([]);
+  });
+
+  it("NOT_YET_ON_HOST only shrinks: a file that no longer reaches the world directly leaves it", () => {
+    const moved = NOT_YET_ON_HOST.filter((f) => !existsSync(f) || reaches(f).length === 0);
+    expect(moved, "on the host now (or gone): take them off the list").toEqual([]);
+  });
+
+  it("the host is where the world is reached", () => {
+    expect(reaches("src/host/node-files.ts")).toContain("node:fs");
+    expect(reaches("src/host/node-clock.ts")).toEqual(expect.arrayContaining(["Date.now()", "performance.now()"]));
+    for (const f of ["src/host/host.ts", "src/host/memory-host.ts"]) expect(reaches(f), f).toEqual([]);
+  });
+});
