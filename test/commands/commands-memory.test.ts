@@ -12,7 +12,7 @@ import { main as resume } from "../../src/commands/resume.ts";
 import { main as validate } from "../../src/commands/validate.ts";
 import { MemoryHost } from "../../src/host/memory-host.ts";
 
-const ROOT = join(import.meta.dirname, "../..");
+const ROOT = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../..");
 const CWD = "/home/user/project";
 
 function io(host: MemoryHost): CliIo & { out: () => string; err: () => string } {
