@@ -14,7 +14,7 @@
  * Elsewhere there is nothing to read, and nothing is stopped.
  */
 import { Buffer } from "node:buffer";
-import { openSync, readdirSync, readFileSync, readlinkSync, readSync } from "node:fs";
+import { openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import process from "node:process";
 import { isProcessAlive } from "./run-lock.ts";
 
@@ -60,30 +60,45 @@ function marked(pid: number): boolean {
   }
 }
 
-let ownExe: string | null | undefined;
-function exeOf(pid: number | "self"): string | null {
+/** `name` of the environment of `pid` (undefined when unreadable or unset). */
+function environOf(pid: number, name: string): string | undefined {
   try {
-    return readlinkSync(`/proc/${pid}/exe`);
+    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").find((l) => l.startsWith(`${name}=`))?.slice(name.length + 1);
   } catch {
-    return null;
+    return undefined;
+  }
+}
+
+/**
+ * Whether `top` is a phase another phaseloop process runs: its environment names its phase
+ * folder, and the lock of that folder's workdir (`.phaseloop/lock`) names `parent`, the live
+ * process that started it.
+ */
+function anotherRunsPhase(top: number, parent: number): boolean {
+  const dir = environOf(top, "PHASELOOP_PHASE_DIR");
+  const at = dir?.lastIndexOf("/.phaseloop/") ?? -1;
+  if (dir === undefined || at < 0) return false;
+  try {
+    const lock = JSON.parse(readFileSync(`${dir.slice(0, at)}/.phaseloop/lock`, "utf8")) as { pid?: unknown };
+    return lock.pid === parent;
+  } catch {
+    return false;
   }
 }
 
 /**
  * Whether a marked process is this phase's to end: not under a phase of this
- * phaseloop that still runs, nor a process another phaseloop's phase started.
- * Its parents are read from /proc, at most 64 up, to the first one without the
+ * phaseloop that still runs, nor under a phase another phaseloop runs. Its
+ * parents are read from /proc, at most 64 up, to the first one without the
  * mark (a mark cannot be taken off, so that one is where the marked tree
  * began). A tree this phaseloop started (its parent is this process) is the
  * phase's unless it is under a phase still running (`liveRoots`). A tree whose
- * unmarked parent is another live process of phaseloop's own program (node,
- * deno) that is not the system's first process is another run's phase,
- * running beside this one: its processes (an MCP server an agent CLI started
- * with an environment of its own) are that phase's. Any other marked process
- * was left by a phase (reparented to the first process or a subreaper), and
- * only a phase of this run's kind made it since the mark: it is ended. A
- * process cannot pass for another run's: it cannot make a parent without the
- * mark, and what a parent dies leaving goes to the first process.
+ * top names a phase folder in its environment, and whose unmarked parent is
+ * the live process holding that workdir's run lock, is another run's phase
+ * beside this one: its processes (an MCP server an agent CLI started with an
+ * environment of its own) are that phase's. Any other marked process was left
+ * by a phase (reparented to the first process or a subreaper) and made since
+ * the mark: it is ended.
  */
 function belongsHere(pid: number): boolean {
   let cur = pid;
@@ -92,10 +107,7 @@ function belongsHere(pid: number): boolean {
     const parent = parentOf(cur);
     if (parent === undefined) return true;
     if (parent === process.pid || parent <= 1) return true;
-    if (!marked(parent)) {
-      if (ownExe === undefined) ownExe = exeOf("self");
-      return !(ownExe !== null && exeOf(parent) === ownExe);
-    }
+    if (!marked(parent)) return !anotherRunsPhase(cur, parent);
     cur = parent;
   }
   return true;

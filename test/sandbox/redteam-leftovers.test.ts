@@ -6,7 +6,8 @@
  * their phase.
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { carriesMark, LEFTOVER_MARK } from "../../src/runtime/orphans.ts";
@@ -99,13 +100,16 @@ stop: { max_iterations: ${n} }
     const b = tempDir();
     for (const dir of [a, b]) execFileSync("git", ["init", "-q", dir]);
     // A's phase starts processes that shed its environment (as an agent CLI starts its MCP servers) and waits for each
-    write(a, { ".gitignore": "node_modules/\n", "p.yaml": pipeline("steady", "for i in $(seq 40); do env -i /bin/sleep 0.05 || exit 7; done", 2) });
-    // B's phases end one after another, each looking for its leftovers
-    write(b, { ".gitignore": "node_modules/\n", "p.yaml": pipeline("busy", "sleep 0.1", 30) });
+    write(a, { ".gitignore": "node_modules/\n", "p.yaml": pipeline("steady", "sleep 1; env -i /bin/sleep 3 && echo finished > steady.txt", 1) });
+    // B's phase ends and looks for its leftovers while A's runs
+    // (B's phase ends at 2 s, while A's process, made at 1 s, still runs)
+    write(b, { ".gitignore": "node_modules/\n", "p.yaml": pipeline("busy", "sleep 2", 1) });
     const ra = cliAsync(["run", "p.yaml", "--reporter", "plain"], a);
     const rb = cliAsync(["run", "p.yaml", "--reporter", "plain"], b);
     const [da, db] = await Promise.all([ra.done, rb.done]);
     expect(db.code, db.stdout + db.stderr).toBe(0);
     expect(da.code, da.stdout + da.stderr).toBe(0);
+    // A's process ran to its end: B's phase end left it alone
+    expect(existsSync(join(a, "steady.txt")), da.stdout).toBe(true);
   }, 120_000);
 });
