@@ -229,6 +229,9 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
   profile = { ...profile, allowWrite: bindableWrites(profile, cwd) };
   const needed = [seccomp.perl?.path ?? "", seccomp.helper?.path ?? "", proxy?.socat ?? "", proxy?.socket ? dirname(proxy.socket) : "", process.execPath, process.argv[1] ?? "", process.env.HOME ?? "", exports.HOME ?? "", ...(search ?? "").split(":"), ...seen, ...tmpPathsIn(typeof command === "string" ? command : command.join(" "))];
   if (typeof command !== "string" && command[0]?.startsWith("/")) needed.push(command[0]);
+  // a path reached through a link (a package in node_modules linked from elsewhere in /tmp): where it leads, too
+  const words = typeof command === "string" ? command.split(/[\s'"=:]+/) : command;
+  for (const path of [...needed, ...words.slice(0, 64)]) if (path.startsWith("/")) needed.push(realpath(path) ?? "");
   const keep = tmpKeep(profile, cwd, needed);
   const { args, env } = bwrapArgs({
     profile,
