@@ -11,18 +11,14 @@
  * gives a fresh host over the frozen files, as a new process would find them.
  */
 import { basename, dirname, posix } from "node:path";
-import { fsError, type FileHandle, type FileInfo, type GitResult, type Host, type HostClock, type HostFiles, type OpenOptions, type ProcessResult, type ProcessSpec, type SourceRead } from "./host.ts";
+import { fsError, type FileHandle, type FileInfo, type GitResult, type Host, type HostFiles, type OpenOptions, type ProcessResult, type ProcessSpec, type SourceRead } from "./host.ts";
+
+import { FakeClock, START } from "./fake-clock.ts";
+import { HostCrash } from "./host-crash.ts";
+
+export { FakeClock, HostCrash };
 
 type Node = { kind: "file"; data: string; mode: number; mtimeMs: number } | { kind: "dir"; mode: number; mtimeMs: number } | { kind: "link"; target: string; mode: number; mtimeMs: number };
-
-/** Thrown by the write a crash was injected at, and by every write after it. */
-export class HostCrash extends Error {
-  readonly write: number;
-  constructor(write: number) {
-    super(`crash injected at write ${write}`);
-    this.write = write;
-  }
-}
 
 /** What a scripted program does: its output and exit, and any files it writes (through `host`). */
 export interface ScriptedRun {
@@ -52,60 +48,6 @@ export interface MemoryHostOptions {
   crashAt?: number;
   /** With `crashAt`: an append or handle write at the crash lands half its data (a torn line). */
   tear?: boolean;
-}
-
-const START = Date.UTC(2026, 0, 1, 12, 0, 0);
-
-/** A fake clock: `now` moves by `advance` and by the time each `sleep` asks for; timers fire as it passes them. */
-export class FakeClock implements HostClock {
-  private t: number;
-  private mono = 0;
-  private timers = new Map<number, { at: number; fn: () => void }>();
-  private nextTimer = 1;
-  constructor(start = START) {
-    this.t = start;
-  }
-  now(): number {
-    return this.t;
-  }
-  monotonic(): number {
-    return this.mono;
-  }
-  advance(ms: number): void {
-    const until = this.mono + ms;
-    for (;;) {
-      const due = [...this.timers.entries()].filter(([, x]) => x.at <= until).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.timers.delete(due[0]);
-      this.t += due[1].at - this.mono;
-      this.mono = due[1].at;
-      due[1].fn();
-    }
-    this.t += until - this.mono;
-    this.mono = until;
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    if (!signal?.aborted) this.advance(ms);
-    return new Promise((done) => setImmediate(done));
-  }
-  setTimer(fn: () => void, ms: number): unknown {
-    const id = this.nextTimer++;
-    this.timers.set(id, { at: this.mono + ms, fn });
-    return id;
-  }
-  clearTimer(timer: unknown): void {
-    this.timers.delete(timer as number);
-  }
-  defer(fn: () => void): void {
-    setImmediate(() => {
-      try {
-        fn();
-      } catch (error) {
-        // a write after the injected crash: the process is gone, nothing more happens
-        if (!(error instanceof HostCrash)) throw error;
-      }
-    });
-  }
 }
 
 function norm(path: string): string {
