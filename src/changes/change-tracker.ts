@@ -15,8 +15,8 @@
  * state before the phase (by stat, as the write scope saw them), and counts
  * each as changed for as long as its state differs from that one.
  */
-import { lstatSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import type { Host } from "../host/host.ts";
 import { statKey } from "./file-snapshot.ts";
 import { noteOwnOutput } from "./own-output.ts";
 import { advanceBaseline, measureSince, takeBaseline, type Baseline } from "./measure-changes.ts";
@@ -37,14 +37,16 @@ export class ChangeTracker {
   private last: LastLook | undefined;
   /** Phases started and not yet measured (a group runs several at once). */
   private running = 0;
+  private readonly host: Host;
   private readonly workdir: string;
   /** Ignored files a phase's write globs named, claimed for this iteration: each with its state before (ABSENT when it did not exist). */
   private claimed = new Map<string, string>();
 
-  constructor(workdir: string, base?: Baseline) {
+  constructor(host: Host, workdir: string, base?: Baseline) {
+    this.host = host;
     this.workdir = workdir;
     this.base = base;
-    noteOwnOutput(); // before any phase runs: which processes read phaseloop's output
+    noteOwnOutput(host); // before any phase runs: which processes read phaseloop's output
   }
 
   /** The current iteration's baseline (undefined before the first, or when a resumed iteration lost it). */
@@ -61,7 +63,7 @@ export class ChangeTracker {
   beginIteration(): Baseline {
     this.claimed.clear();
     const present = this.present("iteration", true);
-    this.base = present ?? takeBaseline(this.workdir);
+    this.base = present ?? takeBaseline(this.host, this.workdir);
     const b = this.base;
     this.last = this.running > 0 ? undefined : b.kind === "snapshot" ? { files: b.files } : { tree: Object.keys(b.overlay ?? {}) };
     return b;
@@ -74,7 +76,7 @@ export class ChangeTracker {
       // an index brought up to date path by path could hold a file its new .gitignore ignores: scan then
       const changes = this.last?.tree?.length ? undefined : this.present("phase", false);
       const reuse = changes && this.last?.scope?.kind === changes.kind ? this.last.scope.present : {};
-      scope = takeScopeBaseline(this.workdir, changes && { changes, ...reuse });
+      scope = takeScopeBaseline(this.host, this.workdir, changes && { changes, ...reuse });
     }
     this.running++;
     return scope;
@@ -90,7 +92,7 @@ export class ChangeTracker {
     const base = this.base;
     if (!base) this.last = undefined;
     if (!scope) return { changes: base ? this.look(base) : [] };
-    const look = scopeChangesAndPresent(this.workdir, scope);
+    const look = scopeChangesAndPresent(this.host, this.workdir, scope);
     // a scope whose baseline is the iteration's index asked git the same question
     const same = base?.kind === "git" && scope.changes.kind === "git" && scope.changes.index === base.index;
     if (inScope && scope.changes.kind === "git") {
@@ -112,11 +114,11 @@ export class ChangeTracker {
   }
 
   private look(base: Baseline, tree?: string[]): string[] {
-    const r = measureSince(this.workdir, base, tree);
+    const r = measureSince(this.host, this.workdir, base, tree);
     this.last = this.running === 0 ? { tree: r.tree, files: r.files } : undefined;
     if (this.claimed.size === 0) return r.changes;
     const changes = new Set(r.changes);
-    for (const [p, before] of this.claimed) if (!inState(join(this.workdir, p), before)) changes.add(p);
+    for (const [p, before] of this.claimed) if (!inState(this.host, join(this.workdir, p), before)) changes.add(p);
     return [...changes].sort();
   }
 
@@ -125,7 +127,7 @@ export class ChangeTracker {
     const last = this.last;
     const base = this.base;
     if (!last || !base || this.running > 0) return undefined;
-    return advanceBaseline(this.workdir, base, last, slot, overlay);
+    return advanceBaseline(this.host, this.workdir, base, last, slot, overlay);
   }
 }
 
@@ -133,10 +135,11 @@ export class ChangeTracker {
 const ABSENT = "-";
 
 /** Whether an ignored path is still as the write scope recorded it: by stat (a link also by its target), or ABSENT. */
-function inState(full: string, before: string): boolean {
+function inState(host: Host, full: string, before: string): boolean {
   try {
-    const st = lstatSync(full);
-    return statKey(st) === before || (st.isSymbolicLink() && `link:${readlinkSync(full)}` === before);
+    const st = host.files.lstat(full);
+    if (!st) return before === ABSENT;
+    return statKey(st) === before || (st.isSymbolicLink() && `link:${host.files.readlink(full)}` === before);
   } catch {
     return before === ABSENT;
   }

@@ -4,8 +4,8 @@
  * is read again only when it changed.
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import type { Host } from "../host/host.ts";
 import { keepListing, readKeptListing, type ListedEntry } from "./kept-listing.ts";
 import { parseStat, statWalk } from "./stat-walk.ts";
 
@@ -21,12 +21,12 @@ const SETTLED_MS = 1000;
  */
 const hashCache = new Map<string, { key: string; hash: string }>();
 
-function contentHash(path: string, st: { size: number; mtimeMs: number; ctimeMs: number; ino: number }): string {
+function contentHash(host: Host, path: string, st: { size: number; mtimeMs: number; ctimeMs: number; ino: number }): string {
   const key = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
   const hit = hashCache.get(path);
   if (hit?.key === key) return hit.hash;
-  const hash = createHash("sha1").update(readFileSync(path)).digest("hex");
-  const settled = Date.now() - SETTLED_MS;
+  const hash = createHash("sha1").update(host.files.readBytes(path)).digest("hex");
+  const settled = host.clock.now() - SETTLED_MS;
   if (st.mtimeMs < settled && st.ctimeMs < settled) hashCache.set(path, { key, hash });
   else hashCache.delete(path);
   return hash;
@@ -49,13 +49,14 @@ export interface SnapshotOptions {
 }
 
 /** Files under `dir`, by path relative to `base` with `/` separators (`prefix` is prepended). */
-export function snapshotFiles(dir: string, options: SnapshotOptions, prefix = "", files: Record<string, string> = {}): Record<string, string> {
+export function snapshotFiles(host: Host, dir: string, options: SnapshotOptions, prefix = "", files: Record<string, string> = {}): Record<string, string> {
   // a whole tree is listed by find, a small one (an ignored folder) walked here
-  if (prefix === "" && listTree(dir, options, files)) return files;
+  if (prefix === "" && listTree(host, dir, options, files)) return files;
+  const fs = host.files;
   const walk = (abs: string, rel: string, byStat: boolean) => {
     let entries;
     try {
-      entries = readdirSync(abs, { withFileTypes: true });
+      entries = fs.readdirTypes(abs);
     } catch {
       return;
     }
@@ -67,8 +68,8 @@ export function snapshotFiles(dir: string, options: SnapshotOptions, prefix = ""
         continue;
       }
       try {
-        const st = lstatSync(full);
-        files[path] = entryOf(full, st, byStat, e.isSymbolicLink() ? readlinkSync(full) : undefined);
+        const st = fs.lstat(full);
+        if (st) files[path] = entryOf(host, full, st, byStat, e.isSymbolicLink() ? fs.readlink(full) : undefined);
       } catch {
         // vanished while we looked
       }
@@ -82,11 +83,12 @@ export function snapshotFiles(dir: string, options: SnapshotOptions, prefix = ""
  * One path as a snapshot would record it (a file by mode and content hash, a
  * link by its target), a directory by its stat, and `-` when nothing is there.
  */
-export function pathState(full: string): string {
+export function pathState(host: Host, full: string): string {
   try {
-    const st = lstatSync(full);
+    const st = host.files.lstat(full);
+    if (!st) return "-";
     if (st.isDirectory()) return `dir:${statKey(st)}`;
-    return entryOf(full, st, false, st.isSymbolicLink() ? readlinkSync(full) : undefined);
+    return entryOf(host, full, st, false, st.isSymbolicLink() ? host.files.readlink(full) : undefined);
   } catch {
     return "-";
   }
@@ -111,17 +113,17 @@ export function forgetListings(): void {
   listings.clear();
 }
 
-function listTree(dir: string, options: SnapshotOptions, files: Record<string, string>): boolean {
+function listTree(host: Host, dir: string, options: SnapshotOptions, files: Record<string, string>): boolean {
   const statOnly = options.statOnly ? [...options.statOnly] : [];
   const key = `${dir}\0${options.hash === false}\0${statOnly.join("/")}\0${[...options.skip].join("/")}`;
   let known = listings.get(key);
-  if (!known) listings.set(key, (known = options.keep ? readKeptListing(options.keep) : new Map()));
+  if (!known) listings.set(key, (known = options.keep ? readKeptListing(host.files, options.keep) : new Map()));
   const cache = known;
   const round = ++listingRound;
-  const settled = Date.now() - SETTLED_MS;
+  const settled = host.clock.now() - SETTLED_MS;
   let count = 0;
   let learned = 0;
-  const ok = statWalk(dir, options.skip, (stat, path, link) => {
+  const ok = statWalk(host.processes, dir, options.skip, (stat, path, link) => {
     count++;
     const hit = cache.get(path);
     if (hit !== undefined && hit.stat === stat) {
@@ -133,7 +135,7 @@ function listTree(dir: string, options: SnapshotOptions, files: Record<string, s
     const byStat = options.hash === false || statOnly.some((name) => path.startsWith(`${name}/`) || path.includes(`/${name}/`));
     let value: string;
     try {
-      value = entryOf(join(dir, path), st, byStat, link);
+      value = entryOf(host, join(dir, path), st, byStat, link);
     } catch {
       // vanished, or unreadable, as in the walk
       cache.delete(path);
@@ -147,16 +149,16 @@ function listTree(dir: string, options: SnapshotOptions, files: Record<string, s
   });
   // forget the paths gone since
   if (ok && cache.size > count + 1024) for (const [path, entry] of cache) if (entry.seen !== round) cache.delete(path);
-  if (ok && options.keep && learned >= KEEP_AFTER) keepListing(options.keep, cache);
+  if (ok && options.keep && learned >= KEEP_AFTER) keepListing(host, options.keep, cache);
   return ok;
 }
 
 /** A file as a snapshot records it: by content hash and executable bit, a link by its target, by stat when large, special or asked. */
-export function entryOf(full: string, st: { mode: number; size: number; mtimeMs: number; ctimeMs: number; ino: number }, byStat: boolean, link: string | undefined): string {
+export function entryOf(host: Host, full: string, st: { mode: number; size: number; mtimeMs: number; ctimeMs: number; ino: number }, byStat: boolean, link: string | undefined): string {
   if (link !== undefined) return `link:${link}`;
   // the mode counts: an executable bit set is a change
   if (byStat || (st.mode & 0o170000) !== 0o100000 || st.size > HASH_LIMIT) return statKey(st);
-  return ((st.mode & 0o111) !== 0 ? "x" : "") + contentHash(full, st);
+  return ((st.mode & 0o111) !== 0 ? "x" : "") + contentHash(host, full, st);
 }
 
 /**

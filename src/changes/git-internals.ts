@@ -4,8 +4,9 @@
  * that a write scope can name and undo what an agent changed there. No write
  * scope ever covers them: a hook or a config entry is code git runs later.
  */
-import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { Buffer } from "node:buffer";
 import { dirname, join, relative, sep } from "node:path";
+import type { DirEntry, HostFiles } from "../host/host.ts";
 import { statKey } from "./file-snapshot.ts";
 
 // the object stores (the repository's and its submodules'), and a daemon's sockets
@@ -38,12 +39,12 @@ function skipped(dirs: string[], dir: string, name: string): boolean {
 }
 
 /** Every file below `dirs` (each once, the skipped ones left out), with its directory entry. */
-function eachInternalFile(dirs: string[], visit: (full: string, entry: Dirent) => void): void {
+function eachInternalFile(files: HostFiles, dirs: string[], visit: (full: string, entry: DirEntry) => void): void {
   const seen = new Set<string>();
   const walk = (dir: string) => {
     let entries;
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
+      entries = files.readdirTypes(dir);
     } catch {
       return;
     }
@@ -61,17 +62,18 @@ function eachInternalFile(dirs: string[], visit: (full: string, entry: Dirent) =
 }
 
 /** The files of `dirs` now; entries of `before` whose stat is unchanged are taken over, not read again. */
-export function snapshotGitInternals(dirs: string[], before?: GitInternals): GitInternals {
+export function snapshotGitInternals(fs: HostFiles, dirs: string[], before?: GitInternals): GitInternals {
   const files: GitInternals = new Map();
-  eachInternalFile(dirs, (full, e) => {
+  eachInternalFile(fs, dirs, (full, e) => {
     try {
-      const st = lstatSync(full);
+      const st = fs.lstat(full);
+      if (!st) return; // vanished while we looked
       const key = statKey(st);
       const was = before?.get(full);
       if (was?.key === key) return void files.set(full, was);
       const entry: Entry = { key, mode: st.mode & 0o7777 };
-      if (e.isSymbolicLink()) entry.link = readlinkSync(full);
-      else if (st.size <= KEEP_LIMIT) entry.data = readFileSync(full);
+      if (e.isSymbolicLink()) entry.link = fs.readlink(full);
+      else if (st.size <= KEEP_LIMIT) entry.data = fs.readBytes(full);
       files.set(full, entry);
     } catch {
       // vanished while we looked
@@ -85,34 +87,35 @@ export function snapshotGitInternals(dirs: string[], before?: GitInternals): Git
  * call two different byte contents equal (an index whose entries are the
  * same, only refreshed by a `git status`).
  */
-export function gitInternalsChanged(before: GitInternals, dirs: string[], same?: (path: string, was: Uint8Array) => boolean): string[] {
-  const now = snapshotKeys(dirs);
+export function gitInternalsChanged(files: HostFiles, before: GitInternals, dirs: string[], same?: (path: string, was: Uint8Array) => boolean): string[] {
+  const now = snapshotKeys(files, dirs);
   const changed: string[] = [];
   for (const [p, key] of now) {
     const was = before.get(p);
     if (!was) changed.push(p);
-    else if (was.key !== key && !sameContent(p, was) && !(was.data && same?.(p, was.data))) changed.push(p);
+    else if (was.key !== key && !sameContent(files, p, was) && !(was.data && same?.(p, was.data))) changed.push(p);
   }
   for (const p of before.keys()) if (!now.has(p)) changed.push(p);
   return changed.sort();
 }
 
-function sameContent(path: string, was: Entry): boolean {
+function sameContent(files: HostFiles, path: string, was: Entry): boolean {
   try {
-    const st = lstatSync(path);
-    if ((st.mode & 0o7777) !== was.mode) return false;
-    if (was.link !== undefined) return st.isSymbolicLink() && readlinkSync(path) === was.link;
-    return was.data !== undefined && st.isFile() && Buffer.compare(readFileSync(path), was.data) === 0;
+    const st = files.lstat(path);
+    if (!st || (st.mode & 0o7777) !== was.mode) return false;
+    if (was.link !== undefined) return st.isSymbolicLink() && files.readlink(path) === was.link;
+    return was.data !== undefined && st.isFile() && Buffer.compare(files.readBytes(path), was.data) === 0;
   } catch {
     return false;
   }
 }
 
-function snapshotKeys(dirs: string[]): Map<string, string> {
+function snapshotKeys(files: HostFiles, dirs: string[]): Map<string, string> {
   const keys = new Map<string, string>();
-  eachInternalFile(dirs, (full) => {
+  eachInternalFile(files, dirs, (full) => {
     try {
-      keys.set(full, statKey(lstatSync(full)));
+      const st = files.lstat(full);
+      if (st) keys.set(full, statKey(st));
     } catch {
       // vanished
     }
@@ -121,18 +124,18 @@ function snapshotKeys(dirs: string[]): Map<string, string> {
 }
 
 /** Put the files back as the snapshot has them; created ones are removed. Returns the paths it could not restore. */
-export function restoreGitInternals(before: GitInternals, paths: string[]): string[] {
+export function restoreGitInternals(files: HostFiles, before: GitInternals, paths: string[]): string[] {
   const failed: string[] = [];
   for (const p of paths) {
     const was = before.get(p);
     try {
-      rmSync(p, { force: true, recursive: true });
+      files.remove(p, { force: true, recursive: true });
       if (!was) continue;
-      mkdirSync(dirname(p), { recursive: true });
-      if (was.link !== undefined) symlinkSync(was.link, p);
+      files.mkdir(dirname(p));
+      if (was.link !== undefined) files.symlink(was.link, p);
       else if (was.data !== undefined) {
-        writeFileSync(p, was.data, { mode: was.mode });
-        chmodSync(p, was.mode);
+        files.writeBytes(p, was.data, { mode: was.mode });
+        files.chmod(p, was.mode);
       } else failed.push(p);
     } catch {
       failed.push(p);

@@ -5,7 +5,7 @@
  * as any other), with the mode and object id the index holds.
  */
 import { createHash } from "node:crypto";
-import { statSync } from "node:fs";
+import type { HostFiles } from "../host/host.ts";
 
 export interface IndexEntries {
   /** The files of the index, relative to the workdir. */
@@ -61,11 +61,11 @@ const KEEP = 8;
  * on it) once per version of the file; undefined when the file is larger than `maxBytes` or
  * git fails.
  */
-export function indexEntries(index: string, maxBytes: number, list: () => string | undefined): IndexEntries | undefined {
+export function indexEntries(files: HostFiles, index: string, maxBytes: number, list: () => string | undefined): IndexEntries | undefined {
   let stat: string;
   try {
-    const st = statSync(index, { bigint: true });
-    if (st.size > BigInt(maxBytes)) return undefined;
+    const st = files.statExact(index);
+    if (!st || st.size > BigInt(maxBytes)) return undefined;
     stat = `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`;
   } catch {
     return undefined;

@@ -11,9 +11,8 @@
  * The file is `stat NUL path NUL entry NUL` per path after a header line,
  * written to a temporary name and renamed over the old one.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import process from "node:process";
+import type { Host, HostFiles } from "../host/host.ts";
 
 /** One path as last listed. */
 export interface ListedEntry {
@@ -26,11 +25,11 @@ export interface ListedEntry {
 const HEADER = "phaseloop listing 1\n";
 
 /** The entries kept in `file`; none when it is missing or not one of ours. */
-export function readKeptListing(file: string): Map<string, ListedEntry> {
+export function readKeptListing(files: HostFiles, file: string): Map<string, ListedEntry> {
   const out = new Map<string, ListedEntry>();
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = files.readText(file);
   } catch {
     return out;
   }
@@ -44,18 +43,18 @@ export function readKeptListing(file: string): Map<string, ListedEntry> {
 }
 
 /** Keep the entries in `file` for the next run; nothing happens when it cannot be written. */
-export function keepListing(file: string, entries: ReadonlyMap<string, ListedEntry>): void {
+export function keepListing(host: Host, file: string, entries: ReadonlyMap<string, ListedEntry>): void {
   const chunks: string[] = [HEADER];
   for (const e of entries.values()) {
     // a NUL cannot be in a path, a link's target or a stat; nothing else is needed to split them
     chunks.push(e.stat, "\0", e.path, "\0", e.value, "\0");
   }
-  const tmp = `${file}.${process.pid}.tmp`;
+  const tmp = `${file}.${host.pid}.tmp`;
   try {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(tmp, chunks.join(""));
-    renameSync(tmp, file);
+    host.files.mkdir(dirname(file));
+    host.files.writeText(tmp, chunks.join(""));
+    host.files.rename(tmp, file);
   } catch {
-    rmSync(tmp, { force: true });
+    host.files.remove(tmp, { force: true });
   }
 }

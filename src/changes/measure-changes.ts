@@ -17,8 +17,8 @@
  * measure, and none per baseline.
  */
 import { removeInside } from "../runtime/remove-inside.ts";
-import { lstatSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import type { Host } from "../host/host.ts";
 import { diffSnapshots, pathState, snapshotFiles } from "./file-snapshot.ts";
 import { WATCH_LIMIT } from "./stat-watch.ts";
 import { watchedSnapshot } from "./snapshot-update.ts";
@@ -35,8 +35,8 @@ export type Baseline =
   | { kind: "snapshot"; files: Record<string, string> };
 
 /** The repository root and the workdir's path inside it, or undefined outside git. */
-export function gitRootOf(workdir: string): { root: string; prefix: string } | undefined {
-  const repo = findRepo(workdir);
+export function gitRootOf(host: Host, workdir: string): { root: string; prefix: string } | undefined {
+  const repo = findRepo(host, workdir);
   return repo && { root: repo.root, prefix: repo.prefix };
 }
 
@@ -44,18 +44,18 @@ export function gitRootOf(workdir: string): { root: string; prefix: string } | u
  * The workdir as it is now. `slot` names the baseline's use ("iteration",
  * "phase"): a new baseline in a slot ends the previous one of that slot.
  */
-export function takeBaseline(workdir: string, slot = "iteration"): Baseline {
-  const repo = findRepo(workdir);
+export function takeBaseline(host: Host, workdir: string, slot = "iteration"): Baseline {
+  const repo = findRepo(host, workdir);
   if (repo) {
-    const index = writeSlotIndex(workdir, repo, slot);
+    const index = writeSlotIndex(host, workdir, repo, slot);
     if (index) return { kind: "git", index, ...repo };
   }
-  return { kind: "snapshot", files: plainSnapshot(workdir, false) };
+  return { kind: "snapshot", files: plainSnapshot(host, workdir, false) };
 }
 
 /** Files changed (added, modified, deleted) since the baseline, relative to the workdir, sorted. */
-export function changesSince(workdir: string, baseline: Baseline): string[] {
-  return measureSince(workdir, baseline).changes;
+export function changesSince(host: Host, workdir: string, baseline: Baseline): string[] {
+  return measureSince(host, workdir, baseline).changes;
 }
 
 /**
@@ -64,26 +64,26 @@ export function changesSince(workdir: string, baseline: Baseline): string[] {
  * the paths that differ from the baseline's index (`tree`, given when the
  * caller has already asked git).
  */
-export function measureSince(workdir: string, baseline: Baseline, tree?: string[]): { changes: string[]; tree?: string[]; files?: Record<string, string> } {
+export function measureSince(host: Host, workdir: string, baseline: Baseline, tree?: string[]): { changes: string[]; tree?: string[]; files?: Record<string, string> } {
   if (baseline.kind === "git") {
-    const differ = tree ?? worktreeChanges(workdir, baseline, baseline.index)?.changed ?? [];
+    const differ = tree ?? worktreeChanges(host, workdir, baseline, baseline.index)?.changed ?? [];
     const overlay = baseline.overlay;
     if (!overlay) return { changes: differ, tree: differ };
     const changes = new Set(differ.filter((p) => !Object.hasOwn(overlay, p)));
     const appeared: string[] = [];
     for (const [p, was] of Object.entries(overlay)) {
-      const now = pathState(join(workdir, p));
+      const now = pathState(host, join(workdir, p));
       if (now === was) continue;
       if (was === ABSENT) appeared.push(p);
       else changes.add(p);
     }
     // absent at the baseline but still in its index: a file there now is new, and counts only
     // when the ignore rules let it, as for any new file (a fresh baseline would not hold it)
-    const ignored = ignoredByRules(workdir, appeared);
+    const ignored = ignoredByRules(host, workdir, appeared);
     for (const p of appeared) if (!ignored.has(p)) changes.add(p);
     return { changes: [...changes].sort(), tree: differ };
   }
-  const files = plainSnapshot(workdir, true);
+  const files = plainSnapshot(host, workdir, true);
   return { changes: diffSnapshots(baseline.files, files), files };
 }
 
@@ -98,14 +98,14 @@ const smallTrees = new Set<string>();
  * the next look. A watch is started before the first listing (so that one
  * is kept too), and stopped if the tree is small.
  */
-function plainSnapshot(workdir: string, settled: boolean): Record<string, string> {
-  const watch = treeWatchFor(workdir);
+function plainSnapshot(host: Host, workdir: string, settled: boolean): Record<string, string> {
+  const watch = treeWatchFor(host, workdir);
   const options = { skip: SKIP_DIRS, keep: join(workdir, ".phaseloop", "measure", "listing") };
-  if (watch && settled) return watchedSnapshot(workdir, watch, options).files;
-  const tried = !watch && !mayStartTreeWatch(workdir); // a start was refused (no inotify here): never again
-  const started = watch ?? (tried || smallTrees.has(workdir) ? undefined : treeWatchFor(workdir, true, SKIP_DIRS));
+  if (watch && settled) return watchedSnapshot(host, workdir, watch, options).files;
+  const tried = !watch && !mayStartTreeWatch(host, workdir); // a start was refused (no inotify here): never again
+  const started = watch ?? (tried || smallTrees.has(workdir) ? undefined : treeWatchFor(host, workdir, true, SKIP_DIRS));
   const mark = started?.mark();
-  const files = snapshotFiles(workdir, options);
+  const files = snapshotFiles(host, workdir, options);
   if (tried || watch) {
     if (watch && mark) watch.remember("snapshot", "", files, mark);
     return files;
@@ -113,11 +113,11 @@ function plainSnapshot(workdir: string, settled: boolean): Record<string, string
   const large = Object.keys(files).length > WATCH_LIMIT;
   if (started && mark && large) started.remember("snapshot", "", files, mark);
   else if (started) {
-    stopTreeWatch(workdir);
+    stopTreeWatch(host, workdir);
     smallTrees.add(workdir);
   } else if (large) {
     smallTrees.delete(workdir);
-    treeWatchFor(workdir, true, SKIP_DIRS); // from the next listing on
+    treeWatchFor(host, workdir, true, SKIP_DIRS); // from the next listing on
   }
   return files;
 }
@@ -134,15 +134,15 @@ const OVERLAY_LIMIT = 64;
  * takes a baseline): in git, also when an ignore file changed, since the old
  * index still holds the files it now ignores, which a fresh baseline leaves out.
  */
-export function advanceBaseline(workdir: string, baseline: Baseline, look: { tree?: string[]; files?: Record<string, string> }, slot = "iteration", overlay = true): Baseline | undefined {
+export function advanceBaseline(host: Host, workdir: string, baseline: Baseline, look: { tree?: string[]; files?: Record<string, string> }, slot = "iteration", overlay = true): Baseline | undefined {
   if (baseline.kind === "snapshot") return look.files && { kind: "snapshot", files: look.files };
   if (!look.tree || look.tree.some((p) => p === ".gitignore" || p.endsWith("/.gitignore"))) return undefined;
   const { overlay: _, ...base } = baseline;
   if (look.tree.length === 0) return base;
-  if (overlay && look.tree.length <= OVERLAY_LIMIT) return { ...base, overlay: Object.fromEntries(look.tree.map((p) => [p, pathState(join(workdir, p))])) };
-  const repo = findRepo(workdir);
+  if (overlay && look.tree.length <= OVERLAY_LIMIT) return { ...base, overlay: Object.fromEntries(look.tree.map((p) => [p, pathState(host, join(workdir, p))])) };
+  const repo = findRepo(host, workdir);
   if (!repo) return undefined;
-  const index = advanceSlotIndex(workdir, repo, baseline.index, slot, look.tree);
+  const index = advanceSlotIndex(host, workdir, repo, baseline.index, slot, look.tree);
   return index ? { kind: "git", index, ...repo } : undefined;
 }
 
@@ -152,12 +152,12 @@ export function advanceBaseline(workdir: string, baseline: Baseline, look: { tre
  * the baseline holds hashes, not contents, so only files created since can be
  * undone (by removing them).
  */
-export function revertPaths(workdir: string, baseline: Baseline, paths: string[]): string[] {
+export function revertPaths(host: Host, workdir: string, baseline: Baseline, paths: string[]): string[] {
   if (baseline.kind === "git") {
     // a path of the overlay is not as the index has it
     const overlay = baseline.overlay ?? {};
     const held = paths.filter((p) => !Object.hasOwn(overlay, p));
-    return [...restoreFromIndex(workdir, baseline, baseline.index, held), ...paths.filter((p) => Object.hasOwn(overlay, p))].sort();
+    return [...restoreFromIndex(host, workdir, baseline, baseline.index, held), ...paths.filter((p) => Object.hasOwn(overlay, p))].sort();
   }
   const failed: string[] = [];
   for (const p of paths) {
@@ -182,17 +182,17 @@ const IGNORED_LOOK_LIMIT = 5000;
  * `sinceMs`: what a run changed that its measure left out, for the report.
  * Read only (`git ls-files`, which writes no index); [] outside git.
  */
-export function ignoredChangedSince(workdir: string, sinceMs: number): string[] {
-  const repo = findRepo(workdir);
+export function ignoredChangedSince(host: Host, workdir: string, sinceMs: number): string[] {
+  const repo = findRepo(host, workdir);
   if (!repo) return [];
-  const r = runGit(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", ...workdirPathspec(repo)], workdir);
+  const r = runGit(host, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", ...workdirPathspec(repo)], workdir);
   if (!r.ok) return [];
   const out: string[] = [];
   for (const entry of r.out.split("\0").slice(0, IGNORED_LOOK_LIMIT)) {
     if (!entry || entry.endsWith("/") || entry === ".phaseloop" || entry.startsWith(".phaseloop/")) continue;
     try {
-      const st = lstatSync(join(workdir, entry));
-      if (st.isFile() && st.mtimeMs >= sinceMs) out.push(entry);
+      const st = host.files.lstat(join(workdir, entry));
+      if (st?.isFile() && st.mtimeMs >= sinceMs) out.push(entry);
     } catch {
       // gone
     }

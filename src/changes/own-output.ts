@@ -21,10 +21,8 @@
  * with more than one link is never left out, so a hard link to the log made
  * inside the write scope is measured.
  */
-import { spawnSync } from "node:child_process";
-import { fstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
+import type { Host } from "../host/host.ts";
 
 /** `dev:ino` of a stat. */
 function idOf(st: { dev: number; ino: number }): string {
@@ -43,35 +41,35 @@ interface OpenFile {
 const readersOf = new Map<number, Set<string>>();
 
 /** Find the readers of phaseloop's output now: called when a run starts, before any phase runs. */
-export function noteOwnOutput(): void {
-  ownOutputFiles();
+export function noteOwnOutput(host: Host): void {
+  ownOutputFiles(host);
 }
 
 /** The files (`dev:ino`) phaseloop's own stdout and stderr land in, now. */
-export function ownOutputFiles(): Set<string> {
+export function ownOutputFiles(host: Host): Set<string> {
   const files = new Set<string>();
   for (const fd of [1, 2]) {
     let st;
     try {
-      st = fstatSync(fd);
+      st = host.files.fstat(fd);
     } catch {
       continue; // closed
     }
     if (st.isFile()) files.add(idOf(st));
-    else if (st.isFIFO()) for (const id of filesBehindPipe(st.ino)) files.add(id);
+    else if (st.isFIFO()) for (const id of filesBehindPipe(host, st.ino)) files.add(id);
   }
   return files;
 }
 
 /** Paths (relative to the workdir) that are not one of phaseloop's own output files; asks only when there are some. */
-export function withoutOwnOutput(workdir: string, paths: readonly string[]): string[] {
+export function withoutOwnOutput(host: Host, workdir: string, paths: readonly string[]): string[] {
   if (paths.length === 0) return [...paths];
-  const own = ownOutputFiles();
+  const own = ownOutputFiles(host);
   if (own.size === 0) return [...paths];
   return paths.filter((p) => {
     try {
-      const st = statSync(join(workdir, p));
-      return !(st.isFile() && st.nlink === 1 && own.has(idOf(st)));
+      const st = host.files.stat(join(workdir, p));
+      return !(st && st.isFile() && st.nlink === 1 && own.has(idOf(st)));
     } catch {
       return true;
     }
@@ -79,17 +77,17 @@ export function withoutOwnOutput(workdir: string, paths: readonly string[]): str
 }
 
 /** The regular files the readers of a pipe (by inode) hold open for writing (Linux; none elsewhere). */
-function filesBehindPipe(ino: number): string[] {
+function filesBehindPipe(host: Host, ino: number): string[] {
   const link = `pipe:[${ino}]`;
   let readers = readersOf.get(ino);
   if (!readers) {
-    const self = String(process.pid);
-    readers = new Set(openFiles(undefined, (l) => l === link).filter((f) => f.pid !== self && f.mode !== 1).map((f) => `${f.pid}/${f.fd}`));
+    const self = String(host.pid);
+    readers = new Set(openFiles(host, undefined, (l) => l === link).filter((f) => f.pid !== self && f.mode !== 1).map((f) => `${f.pid}/${f.fd}`));
     readersOf.set(ino, readers);
   }
   if (readers.size === 0) return [];
   const pids = [...new Set([...readers].map((r) => r.slice(0, r.indexOf("/"))))];
-  const table = openFiles(pids, (l) => l === link || l.startsWith("/"));
+  const table = openFiles(host, pids, (l) => l === link || l.startsWith("/"));
   const out: string[] = [];
   // a reader that no longer reads the pipe (ended; its pid may be another process's now) is dropped
   for (const r of [...readers]) if (!table.some((f) => `${f.pid}/${f.fd}` === r && f.link === link)) readers.delete(r);
@@ -97,8 +95,8 @@ function filesBehindPipe(ino: number): string[] {
   for (const f of table) {
     if (!live.has(f.pid) || (f.mode !== 1 && f.mode !== 2) || !f.link.startsWith("/")) continue;
     try {
-      const st = statSync(f.link);
-      if (st.isFile()) out.push(idOf(st));
+      const st = host.files.stat(f.link);
+      if (st?.isFile()) out.push(idOf(st));
     } catch {
       // removed, or not ours to see
     }
@@ -110,27 +108,28 @@ function filesBehindPipe(ino: number): string[] {
  * The open files of these processes (all when not given) whose link `keep`
  * accepts, from /proc, or through `sh` where /proc cannot be read directly.
  */
-function openFiles(pids: string[] | undefined, keep: (link: string) => boolean): OpenFile[] {
+function openFiles(host: Host, pids: string[] | undefined, keep: (link: string) => boolean): OpenFile[] {
+  const files = host.files;
   let list: string[];
   try {
-    list = pids ?? readdirSync("/proc").filter((n) => /^\d+$/.test(n));
+    list = pids ?? files.readdir("/proc").filter((n) => /^\d+$/.test(n));
   } catch (error) {
-    return denied(error) ? openFilesBySh(pids).filter((f) => keep(f.link)) : []; // no /proc here
+    return denied(error) ? openFilesBySh(host, pids).filter((f) => keep(f.link)) : []; // no /proc here
   }
   const out: OpenFile[] = [];
   for (const pid of list) {
     let fds: string[];
     try {
-      fds = readdirSync(`/proc/${pid}/fd`);
+      fds = files.readdir(`/proc/${pid}/fd`);
     } catch (error) {
-      if (denied(error)) return openFilesBySh(pids).filter((f) => keep(f.link));
+      if (denied(error)) return openFilesBySh(host, pids).filter((f) => keep(f.link));
       continue; // gone, or another user's
     }
     for (const fd of fds) {
       try {
-        const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        const link = files.readlink(`/proc/${pid}/fd/${fd}`);
         // the access mode only of what is kept: one more read per fd would double a full scan
-        if (keep(link)) out.push({ pid, fd, link, mode: modeOf(readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8")) });
+        if (keep(link)) out.push({ pid, fd, link, mode: modeOf(files.readText(`/proc/${pid}/fdinfo/${fd}`)) });
       } catch {
         // closed meanwhile
       }
@@ -157,13 +156,13 @@ function modeOf(fdinfo: string): number | undefined {
  */
 const FD_TABLE = `cd /proc || exit; F=; I=; for p in "$@"; do F="$F $p/fd"; I="$I $p/fdinfo/*"; done; find $F -mindepth 1 -maxdepth 1 -printf '%h %f %l\\n' 2>/dev/null; echo --; grep -H '^flags' $I 2>/dev/null`;
 
-function openFilesBySh(pids?: string[]): OpenFile[] {
+function openFilesBySh(host: Host, pids?: string[]): OpenFile[] {
   const only = pids?.filter((p) => /^\d+$/.test(p));
   if (only?.length === 0) return [];
   // every process: the pids are the names /proc lists
   const script = only ? FD_TABLE : `cd /proc && set -- [0-9]* && ${FD_TABLE}`;
-  const r = spawnSync("sh", ["-c", script, "sh", ...(only ?? [])], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], maxBuffer: 64 * 1024 * 1024 });
-  const [links = "", flags = ""] = (r.stdout ?? "").split("\n--\n");
+  const r = host.processes.runSync(["sh", "-c", script, "sh", ...(only ?? [])], { maxBuffer: 64 * 1024 * 1024 });
+  const [links = "", flags = ""] = new TextDecoder().decode(r.stdout).split("\n--\n");
   const modes = new Map<string, number>();
   for (const m of flags.matchAll(/^(\d+)\/fdinfo\/(\d+):flags:\s*([0-7]+)$/gm)) modes.set(`${m[1]}/${m[2]}`, Number.parseInt(m[3]!, 8) & 3);
   const out: OpenFile[] = [];

@@ -4,13 +4,12 @@
  * user's objects as alternates. Nothing phaseloop runs here writes into the
  * user's `.git`: not an object, not the index.
  */
-import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
+import type { Host } from "../host/host.ts";
 import { indexEntries } from "./index-entries.ts";
-import { ownGitSync } from "../runtime/own-git.ts";
 import { removeInside } from "../runtime/remove-inside.ts";
 import { comparesRawContent } from "./raw-content.ts";
-import { makePhaseloopDir } from "../runtime/run-store.ts";
+import { makePhaseloopDirOn } from "../runtime/run-store.ts";
 import { statText, WATCH_LIMIT, watchAnswer, watchedAnswer } from "./stat-watch.ts";
 import { treeWatchFor } from "./tree-watch.ts";
 
@@ -34,32 +33,38 @@ export interface GitResult {
 // (the untracked cache lives in phaseloop's index files, and spares git reading unchanged folders)
 const SAFE_CONFIG = ["-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all"];
 
-export function runGit(args: string[], cwd: string, env?: Record<string, string>): GitResult {
-  const r = ownGitSync([...SAFE_CONFIG, ...args], { cwd, env, maxBuffer: 1024 * 1024 * 1024 });
-  return { ok: r.status === 0, out: r.stdout ?? "" };
+/** phaseloop's own git (host.git) with the settings above; its output as text. */
+export function runGit(host: Host, args: string[], cwd: string, env?: Record<string, string>): GitResult {
+  const r = host.git.run([...SAFE_CONFIG, ...args], { cwd, env, maxBuffer: 1024 * 1024 * 1024 });
+  return { ok: r.status === 0, out: r.stdout };
+}
+
+/** Git with the settings above, fed `input` (NUL-separated paths) on stdin; its exit status. */
+function gitWithInput(host: Host, args: string[], cwd: string, input: string, env?: Record<string, string>): { status: number | null; stdout: string } {
+  return host.git.run([...SAFE_CONFIG, ...args], { cwd, env, input });
 }
 
 /** Which of these paths (relative to the workdir) the repository's ignore rules ignore, whether or not an index tracks them. */
-export function ignoredByRules(workdir: string, paths: string[]): Set<string> {
+export function ignoredByRules(host: Host, workdir: string, paths: string[]): Set<string> {
   if (paths.length === 0) return new Set();
-  const r = ownGitSync([...SAFE_CONFIG, "check-ignore", "--no-index", "-z", "--stdin"], { cwd: workdir, input: paths.join("\0") + "\0" });
+  const r = gitWithInput(host, ["check-ignore", "--no-index", "-z", "--stdin"], workdir, paths.join("\0") + "\0");
   // exit 1: none is ignored
-  return new Set(r.status === 0 ? (r.stdout ?? "").split("\0").filter(Boolean) : []);
+  return new Set(r.status === 0 ? r.stdout.split("\0").filter(Boolean) : []);
 }
 
 const repos = new Map<string, GitRepo>();
 
 /** The repository around `workdir`, or undefined outside git (a repository once found is remembered). */
-export function findRepo(workdir: string): GitRepo | undefined {
+export function findRepo(host: Host, workdir: string): GitRepo | undefined {
   const known = repos.get(workdir);
-  if (known && existsSync(known.gitDir)) return known;
-  const found = lookUpRepo(workdir);
+  if (known && host.files.exists(known.gitDir)) return known;
+  const found = lookUpRepo(host, workdir);
   if (found) repos.set(workdir, found);
   return found;
 }
 
-function lookUpRepo(workdir: string): GitRepo | undefined {
-  const r = runGit(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-prefix"], workdir);
+function lookUpRepo(host: Host, workdir: string): GitRepo | undefined {
+  const r = runGit(host, ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-prefix"], workdir);
   if (!r.ok) return undefined;
   const [root, gitDir, commonDir, prefix] = r.out.split("\n");
   if (!root || !gitDir || !commonDir) return undefined;
@@ -67,14 +72,14 @@ function lookUpRepo(workdir: string): GitRepo | undefined {
 }
 
 /** The private directory of the measure: index files and objects phaseloop owns. */
-export function measureDir(workdir: string): string {
+export function measureDir(host: Host, workdir: string): string {
   // git takes a missing object directory for no repository at all
-  return dirname(makePhaseloopDir(workdir, "measure", "objects"));
+  return dirname(makePhaseloopDirOn(host.files, workdir, "measure", "objects"));
 }
 
 /** The environment under which git reads the user's repository through an index of phaseloop's own. */
-export function privateEnv(workdir: string, repo: Pick<GitRepo, "commonDir">, index: string): Record<string, string> {
-  const dir = measureDir(workdir);
+export function privateEnv(host: Host, workdir: string, repo: Pick<GitRepo, "commonDir">, index: string): Record<string, string> {
+  const dir = measureDir(host, workdir);
   return {
     GIT_INDEX_FILE: index,
     GIT_OBJECT_DIRECTORY: join(dir, "objects"),
@@ -100,8 +105,8 @@ let counter = 0;
  * help there), and a repository an agent made or pointed a `.git` file at
  * would run its own filters and fsmonitor, outside any sandbox.
  */
-function withoutGitlinks(pathspec: string[], workdir: string, env: Record<string, string>): string[] {
-  const r = runGit(["ls-files", "-s", "-z"], workdir, env);
+function withoutGitlinks(host: Host, pathspec: string[], workdir: string, env: Record<string, string>): string[] {
+  const r = runGit(host, ["ls-files", "-s", "-z"], workdir, env);
   if (!r.ok) return pathspec;
   const links = r.out.split("\0").filter((e) => e.startsWith("160000 ")).map((e) => e.slice(e.indexOf("\t") + 1));
   if (links.length === 0) return pathspec;
@@ -114,26 +119,27 @@ function withoutGitlinks(pathspec: string[], workdir: string, env: Record<string
  * has (or of the user's, read only), so git re-reads only what changed since;
  * the slot's older index files are removed.
  */
-export function writeSlotIndex(workdir: string, repo: GitRepo, slot: string): string | undefined {
-  const dir = measureDir(workdir);
-  const name = slotName(slot);
+export function writeSlotIndex(host: Host, workdir: string, repo: GitRepo, slot: string): string | undefined {
+  const files = host.files;
+  const dir = measureDir(host, workdir);
+  const name = slotName(host, slot);
   const index = join(dir, name);
   const work = `${index}.new`;
   const userIndex = join(repo.gitDir, "index");
-  const seed = newestIndex(dir) ?? userIndex;
-  const env = privateEnv(workdir, repo, work);
+  const seed = newestIndex(host, dir) ?? userIndex;
+  const env = privateEnv(host, workdir, repo, work);
   try {
-    if (existsSync(seed)) copyFileSync(seed, work);
-    else runGit(["read-tree", "HEAD"], repo.root, env); // no HEAD yet: an empty index
-    const add = runGit(["add", "-A", "--ignore-errors", ...withoutGitlinks(workdirPathspec(repo), workdir, env)], workdir, env);
-    if (!add.ok && !existsSync(work)) return undefined;
-    if (seed !== userIndex) dropNowIgnored(workdir, repo, work, userIndex);
-    renameSync(work, index);
+    if (files.exists(seed)) files.copyFile(seed, work);
+    else runGit(host, ["read-tree", "HEAD"], repo.root, env); // no HEAD yet: an empty index
+    const add = runGit(host, ["add", "-A", "--ignore-errors", ...withoutGitlinks(host, workdirPathspec(repo), workdir, env)], workdir, env);
+    if (!add.ok && !files.exists(work)) return undefined;
+    if (seed !== userIndex) dropNowIgnored(host, workdir, repo, work, userIndex);
+    files.rename(work, index);
   } catch {
-    rmSync(work, { force: true });
+    files.remove(work, { force: true });
     return undefined;
   }
-  endOlder(dir, slot, name);
+  endOlder(host, dir, slot, name);
   return index;
 }
 
@@ -143,18 +149,18 @@ export function writeSlotIndex(workdir: string, repo: GitRepo, slot: string): st
  * are removed, as a scan seeded from the user's index would not have them.
  * The user's own tracked files stay, ignored or not, as git keeps them.
  */
-function dropNowIgnored(workdir: string, repo: GitRepo, index: string, userIndex: string): void {
+function dropNowIgnored(host: Host, workdir: string, repo: GitRepo, index: string, userIndex: string): void {
   const ignoredIn = (file: string, env: Record<string, string>) => {
-    const r = runGit(["ls-files", "-z", "-c", "-i", "--exclude-standard", ...workdirPathspec(repo)], workdir, { ...env, GIT_INDEX_FILE: file });
+    const r = runGit(host, ["ls-files", "-z", "-c", "-i", "--exclude-standard", ...workdirPathspec(repo)], workdir, { ...env, GIT_INDEX_FILE: file });
     return r.ok ? r.out.split("\0").filter(Boolean) : undefined;
   };
-  const ours = ignoredIn(index, privateEnv(workdir, repo, index));
+  const ours = ignoredIn(index, privateEnv(host, workdir, repo, index));
   // without the user's index there is no telling theirs from ours: nothing is dropped
-  if (!ours || ours.length === 0 || !existsSync(userIndex)) return;
+  if (!ours || ours.length === 0 || !host.files.exists(userIndex)) return;
   const theirs = new Set(ignoredIn(userIndex, {}) ?? ours);
   const drop = ours.filter((p) => !theirs.has(p));
   if (drop.length === 0) return;
-  ownGitSync([...SAFE_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], { cwd: workdir, env: privateEnv(workdir, repo, index), input: drop.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
+  gitWithInput(host, ["update-index", "--force-remove", "-z", "--stdin"], workdir, drop.join("\0") + "\0", privateEnv(host, workdir, repo, index));
 }
 
 /**
@@ -163,44 +169,45 @@ function dropNowIgnored(workdir: string, repo: GitRepo, index: string, userIndex
  * matches the work tree when `from` did except at `paths`, so no scan is
  * needed. Undefined when git cannot (the caller then scans).
  */
-export function advanceSlotIndex(workdir: string, repo: GitRepo, from: string, slot: string, paths: string[]): string | undefined {
-  const dir = measureDir(workdir);
-  const name = slotName(slot);
+export function advanceSlotIndex(host: Host, workdir: string, repo: GitRepo, from: string, slot: string, paths: string[]): string | undefined {
+  const files = host.files;
+  const dir = measureDir(host, workdir);
+  const name = slotName(host, slot);
   const index = join(dir, name);
   const work = `${index}.new`;
   try {
     // git replaces an index file (lock, then rename) and never writes into it: a link is a copy
     try {
-      linkSync(from, work);
+      files.link(from, work);
     } catch {
-      copyFileSync(from, work);
+      files.copyFile(from, work);
     }
     if (paths.length > 0) {
-      const r = ownGitSync([...SAFE_CONFIG, "update-index", "--add", "--remove", "-z", "--stdin"], { cwd: workdir, env: privateEnv(workdir, repo, work), input: paths.join("\0") + "\0", stdio: ["pipe", "ignore", "ignore"] });
+      const r = gitWithInput(host, ["update-index", "--add", "--remove", "-z", "--stdin"], workdir, paths.join("\0") + "\0", privateEnv(host, workdir, repo, work));
       if (r.status !== 0) throw new Error("update-index failed");
     }
-    renameSync(work, index);
+    files.rename(work, index);
   } catch {
-    rmSync(work, { force: true });
+    files.remove(work, { force: true });
     return undefined;
   }
-  endOlder(dir, slot, name);
+  endOlder(host, dir, slot, name);
   return index;
 }
 
-function slotName(slot: string): string {
-  return `index-${slot}-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+function slotName(host: Host, slot: string): string {
+  return `index-${slot}-${host.pid}-${host.clock.now().toString(36)}-${(counter++).toString(36)}`;
 }
 
 /** Remove the slot's index files other than `name` (a new baseline in a slot ends the previous one). */
-function endOlder(dir: string, slot: string, name: string): void {
-  for (const old of readdirSync(dir)) if (old.startsWith(`index-${slot}-`) && old !== name) rmSync(join(dir, old), { force: true });
+function endOlder(host: Host, dir: string, slot: string, name: string): void {
+  for (const old of host.files.readdir(dir)) if (old.startsWith(`index-${slot}-`) && old !== name) host.files.remove(join(dir, old), { force: true });
 }
 
-function newestIndex(dir: string): string | undefined {
+function newestIndex(host: Host, dir: string): string | undefined {
   let best: string | undefined;
   let bestTime = -1;
-  for (const name of readdirSync(dir)) {
+  for (const name of host.files.readdir(dir)) {
     if (!name.startsWith("index-") || name.endsWith(".new") || name.endsWith(".lock")) continue;
     const time = Number.parseInt(name.split("-").at(-2) ?? "", 36);
     if (time > bestTime) [best, bestTime] = [join(dir, name), time];
@@ -214,17 +221,17 @@ function newestIndex(dir: string): string | undefined {
  * ones not; `ignored` also lists the ignored ones (a directory wholly ignored
  * as `dir/`). Undefined when git fails.
  */
-export function worktreeChanges(workdir: string, repo: GitRepo, index: string, ignored = false): { changed: string[]; ignored: string[] } | undefined {
+export function worktreeChanges(host: Host, workdir: string, repo: GitRepo, index: string, ignored = false): { changed: string[]; ignored: string[] } | undefined {
   // a large tree at the top of its repository: the kernel says whether anything moved since git's answer
-  const tree = !ignored && repo.prefix === "" ? treeWatchFor(workdir) : undefined;
-  const questionOf = () => `${statText(index)}|${statText(join(repo.commonDir, "info", "exclude"))}`;
+  const tree = !ignored && repo.prefix === "" ? treeWatchFor(host, workdir) : undefined;
+  const questionOf = () => `${statText(host.files, index)}|${statText(host.files, join(repo.commonDir, "info", "exclude"))}`;
   if (!ignored) {
-    const known = watchedAnswer(workdir, index) ?? tree?.answerFor<string[]>(index, questionOf())?.slice();
+    const known = watchedAnswer(host, workdir, index) ?? tree?.answerFor<string[]>(index, questionOf())?.slice();
     if (known) return { changed: known, ignored: [] };
   }
   const mark = tree?.mark();
   const args = ["status", "--porcelain=v2", "-z", "-uall", "--no-renames", ...(ignored ? ["--ignored=traditional"] : []), ...workdirPathspec(repo)];
-  const r = runGit(args, workdir, privateEnv(workdir, repo, index));
+  const r = runGit(host, args, workdir, privateEnv(host, workdir, repo, index));
   if (!r.ok) return undefined;
   const changed: string[] = [];
   const ignoredPaths: string[] = [];
@@ -251,9 +258,9 @@ export function worktreeChanges(workdir: string, repo: GitRepo, index: string, i
   }
   changed.sort();
   if (!ignored) {
-    if (watchGitAnswer(workdir, repo, index, changed)) return { changed, ignored: [] };
+    if (watchGitAnswer(host, workdir, repo, index, changed)) return { changed, ignored: [] };
     if (tree && mark) tree.remember(index, questionOf(), [...changed], mark); // the index as git left it
-    else if (repo.prefix === "") treeWatchFor(workdir, true); // too large for the stat watch: from the next look on
+    else if (repo.prefix === "") treeWatchFor(host, workdir, true); // too large for the stat watch: from the next look on
   }
   return { changed, ignored: ignoredPaths.sort() };
 }
@@ -262,20 +269,20 @@ export function worktreeChanges(workdir: string, repo: GitRepo, index: string, i
 const WATCH_INDEX_BYTES = WATCH_LIMIT * 100;
 
 /** Watch git's answer for this index (a small tree), so that a later look that finds little changed starts no process. */
-function watchGitAnswer(workdir: string, repo: GitRepo, index: string, changed: string[]): boolean {
-  const env = privateEnv(workdir, repo, index);
-  const listed = indexEntries(index, WATCH_INDEX_BYTES, () => {
-    const r = runGit(["ls-files", "-s", "-v", "-z", ...workdirPathspec(repo)], workdir, env);
+function watchGitAnswer(host: Host, workdir: string, repo: GitRepo, index: string, changed: string[]): boolean {
+  const env = privateEnv(host, workdir, repo, index);
+  const listed = indexEntries(host.files, index, WATCH_INDEX_BYTES, () => {
+    const r = runGit(host, ["ls-files", "-s", "-v", "-z", ...workdirPathspec(repo)], workdir, env);
     return r.ok ? r.out : undefined;
   });
   if (!listed) return false;
-  const rules = comparesRawContent(repo, workdir, () => {
-    const r = runGit(["config", "-l", "-z", "--show-origin"], workdir);
+  const rules = comparesRawContent(host, repo, workdir, () => {
+    const r = runGit(host, ["config", "-l", "-z", "--show-origin"], workdir);
     return r.ok ? r.out : undefined;
   });
   // the ignore files of the folders above the workdir rule it too (the watch walks only the workdir)
   const above = repo.prefix.split("/").slice(0, -1).map((_, i, parts) => join(repo.root, ...parts.slice(0, i), ".gitignore"));
-  watchAnswer(workdir, index, changed, listed.files, [join(repo.commonDir, "info", "exclude"), ...above, ...rules.sources], { entries: listed.entries, raw: rules.raw });
+  watchAnswer(host, workdir, index, changed, listed.files, [join(repo.commonDir, "info", "exclude"), ...above, ...rules.sources], { entries: listed.entries, raw: rules.raw });
   return true;
 }
 
@@ -283,10 +290,10 @@ function watchGitAnswer(workdir: string, repo: GitRepo, index: string, changed: 
  * Put paths back as the index has them (content and mode); paths the index
  * does not hold are removed. Returns the paths it could not restore.
  */
-export function restoreFromIndex(workdir: string, repo: GitRepo, index: string, paths: string[]): string[] {
+export function restoreFromIndex(host: Host, workdir: string, repo: GitRepo, index: string, paths: string[]): string[] {
   if (paths.length === 0) return [];
-  const env = privateEnv(workdir, repo, index);
-  const listed = runGit(["ls-files", "-z", "--", ...paths.map((p) => `:(literal)${p}`)], workdir, env);
+  const env = privateEnv(host, workdir, repo, index);
+  const listed = runGit(host, ["ls-files", "-z", "--", ...paths.map((p) => `:(literal)${p}`)], workdir, env);
   if (!listed.ok) return paths;
   const held = new Set(listed.out.split("\0").filter(Boolean));
   const failed: string[] = [];
@@ -304,8 +311,8 @@ export function restoreFromIndex(workdir: string, repo: GitRepo, index: string, 
     if (held.has(p)) back.push(p);
   }
   if (back.length > 0) {
-    const r = ownGitSync([...SAFE_CONFIG, "checkout-index", "-f", "-z", "--stdin"], { cwd: workdir, env, input: back.join("\0") + "\0" });
-    if (r.status !== 0) failed.push(...back.filter((p) => !existsSync(join(workdir, p))));
+    const r = gitWithInput(host, ["checkout-index", "-f", "-z", "--stdin"], workdir, back.join("\0") + "\0", env);
+    if (r.status !== 0) failed.push(...back.filter((p) => !host.files.exists(join(workdir, p))));
   }
   return failed.sort();
 }

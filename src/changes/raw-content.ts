@@ -8,7 +8,7 @@
  */
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import process from "node:process";
+import type { Host } from "../host/host.ts";
 import { statText } from "./stat-watch.ts";
 
 export interface RawContent {
@@ -36,7 +36,7 @@ const isFalse = (v: string) => ["false", "no", "off", "0"].includes(v.toLowerCas
  * Whether git compares raw content under this `git config -l -z --show-origin` listing (run
  * in `cwd`); pure apart from resolving origins against `cwd`. Returns the files it was read from.
  */
-export function parseRawContent(listing: string, cwd: string): RawContent {
+export function parseRawContent(listing: string, cwd: string, env: Readonly<Record<string, string | undefined>> = {}): RawContent {
   let raw = true;
   const sources = new Set<string>();
   const fields = listing.split("\0");
@@ -53,24 +53,24 @@ export function parseRawContent(listing: string, cwd: string): RawContent {
     const rule = NOT_RAW[key];
     if (rule?.(value)) raw = false;
     // the user's own ignore rules: a change there changes what git lists
-    if (key === "core.excludesfile" && value) sources.add(value.startsWith("~/") ? join(homeDir(), value.slice(2)) : resolve(cwd, value));
+    if (key === "core.excludesfile" && value) sources.add(value.startsWith("~/") ? join(homeDir(env), value.slice(2)) : resolve(cwd, value));
   }
   return { raw, sources: [...sources] };
 }
 
-const homeDir = () => process.env.HOME ?? homedir();
+const homeDir = (env: Readonly<Record<string, string | undefined>>) => env.HOME ?? homedir();
 
 /** The configuration, ignore and attributes files git may read for this repository, whether or not they exist. */
-function candidateFiles(gitDir: string, commonDir: string): string[] {
-  const home = homeDir();
-  const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
+function candidateFiles(env: Readonly<Record<string, string | undefined>>, gitDir: string, commonDir: string): string[] {
+  const home = homeDir(env);
+  const xdg = env.XDG_CONFIG_HOME || join(home, ".config");
   return [
     join(xdg, "git", "ignore"),
     join(commonDir, "config"),
     join(gitDir, "config.worktree"),
-    process.env.GIT_CONFIG_GLOBAL ?? join(home, ".gitconfig"),
+    env.GIT_CONFIG_GLOBAL ?? join(home, ".gitconfig"),
     join(xdg, "git", "config"),
-    process.env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig",
+    env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig",
     // attributes files outside the work tree: any of them present, and git may convert
     join(commonDir, "info", "attributes"),
     join(xdg, "git", "attributes"),
@@ -87,18 +87,18 @@ const known = new Map<string, { stats: string; answer: RawContent }>();
  * `listConfig` runs `git config -l -z --show-origin` in `cwd`, only when one of those files
  * changed since the last answer.
  */
-export function comparesRawContent(repo: { gitDir: string; commonDir: string }, cwd: string, listConfig: () => string | undefined): RawContent {
-  const candidates = candidateFiles(repo.gitDir, repo.commonDir);
+export function comparesRawContent(host: Host, repo: { gitDir: string; commonDir: string }, cwd: string, listConfig: () => string | undefined): RawContent {
+  const candidates = candidateFiles(host.env, repo.gitDir, repo.commonDir);
   const key = `${repo.gitDir}\0${cwd}`;
   const was = known.get(key);
-  const statsOf = (files: string[]) => files.map(statText).join("|");
+  const statsOf = (files: string[]) => files.map((f) => statText(host.files, f)).join("|");
   if (was && statsOf(was.answer.sources) === was.stats) return was.answer;
   const before = statsOf(candidates);
   const listing = listConfig();
   if (listing === undefined) return { raw: false, sources: [] };
-  const parsed = parseRawContent(listing, cwd);
+  const parsed = parseRawContent(listing, cwd, host.env);
   const sources = [...new Set([...candidates, ...parsed.sources])];
-  const attributes = candidates.slice(-ATTRIBUTES_FILES).some((f) => statText(f) !== "absent");
+  const attributes = candidates.slice(-ATTRIBUTES_FILES).some((f) => statText(host.files, f) !== "absent");
   const answer = { raw: parsed.raw && !attributes, sources };
   // config read from the command line or the environment is the same for the whole process;
   // a file that changed while git read it leaves the answer unkept

@@ -9,8 +9,8 @@
  * tell (it saw too much, or lost track), or there is more to read again than
  * a listing would cost, the whole tree is listed as before.
  */
-import { lstatSync, readdirSync, readlinkSync, type Dirent } from "node:fs";
 import { join } from "node:path";
+import type { DirEntry, Host, HostFiles } from "../host/host.ts";
 import { entryOf, noteDerived, snapshotFiles, type SnapshotOptions } from "./file-snapshot.ts";
 import type { FolderEvents, TreeWatch } from "./tree-watch.ts";
 
@@ -28,14 +28,14 @@ export type SnapshotLook = "reused" | "updated" | "listed";
  * The snapshot of `workdir` now, from the watch's last one where it can be.
  * Every write made before the call must have been settled (`settle()`).
  */
-export function watchedSnapshot(workdir: string, watch: TreeWatch, options: SnapshotOptions): { files: Record<string, string>; look: SnapshotLook } {
+export function watchedSnapshot(host: Host, workdir: string, watch: TreeWatch, options: SnapshotOptions): { files: Record<string, string>; look: SnapshotLook } {
   const mark = watch.mark();
   const last = watch.lastAnswer<Record<string, string>>("snapshot", "");
   const folders = last && watch.changedSince(last.at);
   if (last && folders?.size === 0) return { files: last.answer, look: "reused" };
-  let files = last && folders ? updateSnapshot(workdir, last.answer, folders, last.at.generation, options.skip) : undefined;
+  let files = last && folders ? updateSnapshot(host, workdir, last.answer, folders, last.at.generation, options.skip) : undefined;
   const look = files ? "updated" : "listed";
-  files ??= snapshotFiles(workdir, options);
+  files ??= snapshotFiles(host, workdir, options);
   watch.remember("snapshot", "", files, mark);
   return { files, look };
 }
@@ -47,7 +47,7 @@ interface Folder {
   /** The entries named by events after the mark. */
   names: string[];
   /** Its entries now; undefined when it cannot be read. */
-  listed: Dirent[] | undefined;
+  listed: DirEntry[] | undefined;
 }
 
 /**
@@ -55,14 +55,15 @@ interface Folder {
  * had events since read again; undefined when it cannot be done soundly or
  * cheaply.
  */
-export function updateSnapshot(workdir: string, before: Record<string, string>, events: ReadonlyMap<string, FolderEvents>, since: number, skip: ReadonlySet<string>): Record<string, string> | undefined {
+export function updateSnapshot(host: Host, workdir: string, before: Record<string, string>, events: ReadonlyMap<string, FolderEvents>, since: number, skip: ReadonlySet<string>): Record<string, string> | undefined {
+  const fs = host.files;
   if (events.size > MAX_FOLDERS) return undefined;
   const folders: Folder[] = [];
   /** Prefixes whose files are dropped (folders that were there), and folders listed whole (there now, newly or again). */
   const dropped: string[] = [];
   const walked: string[] = [];
   let entries = 0;
-  const real = realFolders(workdir);
+  const real = realFolders(fs, workdir);
   for (const [abs, e] of events) {
     const rel = abs === workdir ? "" : abs.startsWith(`${workdir}/`) ? `${abs.slice(workdir.length + 1)}/` : undefined;
     if (rel === undefined) return undefined; // not a folder of this tree
@@ -75,9 +76,9 @@ export function updateSnapshot(workdir: string, before: Record<string, string>, 
     for (const [name, generation] of e.folders) if (generation > since) dropped.push(`${rel}${name}/`);
     entries += names.length;
     if (entries > MAX_ENTRIES) return undefined;
-    let listed: Dirent[] | undefined;
+    let listed: DirEntry[] | undefined;
     try {
-      listed = readdirSync(abs, { withFileTypes: true });
+      listed = fs.readdirTypes(abs);
     } catch {
       listed = undefined;
     }
@@ -115,8 +116,9 @@ export function updateSnapshot(workdir: string, before: Record<string, string>, 
       paths.push(path);
       const full = join(f.abs, d.name);
       try {
-        const st = lstatSync(full);
-        files[path] = entryOf(full, st, false, st.isSymbolicLink() ? readlinkSync(full) : undefined);
+        const st = fs.lstat(full);
+        if (st) files[path] = entryOf(host, full, st, false, st.isSymbolicLink() ? fs.readlink(full) : undefined);
+        else delete files[path]; // vanished while we looked, as in a listing
       } catch {
         delete files[path]; // vanished while we looked, as in a listing
       }
@@ -128,7 +130,7 @@ export function updateSnapshot(workdir: string, before: Record<string, string>, 
     }
   }
   for (const rel of walk) {
-    const found = snapshotFiles(join(workdir, rel), { skip }, rel, {});
+    const found = snapshotFiles(host, join(workdir, rel), { skip }, rel, {});
     for (const p in found) {
       files[p] = found[p]!;
       paths.push(p);
@@ -139,7 +141,7 @@ export function updateSnapshot(workdir: string, before: Record<string, string>, 
 }
 
 /** Whether a folder path ("a/b/", "" for the workdir) is one in the tree: each folder on the way one, not a link to one. */
-function realFolders(workdir: string): (rel: string) => boolean {
+function realFolders(files: HostFiles, workdir: string): (rel: string) => boolean {
   const known = new Map<string, boolean>([["", true]]);
   const real = (rel: string): boolean => {
     let is = known.get(rel);
@@ -147,7 +149,7 @@ function realFolders(workdir: string): (rel: string) => boolean {
     const parent = rel.slice(0, rel.lastIndexOf("/", rel.length - 2) + 1);
     try {
       // without the trailing slash, which would follow a link
-      is = real(parent) && (lstatSync(join(workdir, rel.slice(0, -1)), { throwIfNoEntry: false })?.isDirectory() ?? false);
+      is = real(parent) && (files.lstat(join(workdir, rel.slice(0, -1)))?.isDirectory() ?? false);
     } catch {
       is = false;
     }

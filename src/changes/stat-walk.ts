@@ -7,7 +7,8 @@
  * before parsing anything. Undefined where `find` has no `-printf` (BSD,
  * Windows): the caller walks in JavaScript instead.
  */
-import { spawnSync } from "node:child_process";
+import { Buffer } from "node:buffer";
+import type { HostProcesses } from "../host/host.ts";
 import { ownProgram } from "../runtime/own-programs.ts";
 
 export interface WalkStat {
@@ -24,21 +25,22 @@ export type WalkVisit = (stat: string, path: string, link: string | undefined) =
 
 const TYPE_BITS: Record<string, number> = { f: 0o100000, l: 0o120000, d: 0o040000, p: 0o010000, s: 0o140000, c: 0o020000, b: 0o060000 };
 
-let unavailable = false;
+/** The hosts where find cannot list (none, or one without -printf): never asked again. */
+const unavailable = new WeakSet<HostProcesses>();
 
 /** Visit the entries other than directories under `dir`, directories named in `skip` not entered; false where find cannot. */
-export function statWalk(dir: string, skip: ReadonlySet<string>, visit: WalkVisit): boolean {
-  if (unavailable) return false;
+export function statWalk(processes: HostProcesses, dir: string, skip: ReadonlySet<string>, visit: WalkVisit): boolean {
+  if (unavailable.has(processes)) return false;
   const prune: string[] = [];
   for (const name of skip) prune.push(...(prune.length ? ["-o"] : []), "-name", name);
   const args = [".", "-mindepth", "1", ...(prune.length ? ["-type", "d", "(", ...prune, ")", "-prune", "-o"] : []), "-printf", "%y %m %s %T@ %C@ %i\\0%P\\0%l\\0"];
-  const r = spawnSync(ownProgram("find"), args, { cwd: dir, maxBuffer: 1024 * 1024 * 1024, stdio: ["ignore", "pipe", "ignore"] });
-  if (r.error || (r.status !== 0 && !r.stdout?.length)) {
+  const r = processes.runSync([ownProgram("find"), ...args], { cwd: dir, maxBuffer: 1024 * 1024 * 1024 });
+  if (r.error || (r.status !== 0 && !r.stdout.length)) {
     // no find, or one without -printf (an unreadable directory inside still lists the rest)
-    unavailable = true;
+    unavailable.add(processes);
     return false;
   }
-  const out = r.stdout;
+  const out = Buffer.isBuffer(r.stdout) ? r.stdout : Buffer.from(r.stdout.buffer, r.stdout.byteOffset, r.stdout.byteLength);
   let at = 0;
   while (at < out.length) {
     const statEnd = out.indexOf(0, at);

@@ -19,8 +19,8 @@
  * JavaScript costs more than git.
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { basename, join } from "node:path";
+import type { Host, HostFiles } from "../host/host.ts";
 import { blobId } from "./index-entries.ts";
 
 /** Beyond this many files, git is faster than stat'ing them here. */
@@ -62,19 +62,19 @@ const watched = new Map<string, Watched>();
 const KEEP = 8;
 
 /** A file's stat as text (mode, size, times, inode), or "absent". */
-export function statText(path: string): string {
+export function statText(files: HostFiles, path: string): string {
   try {
-    const st = lstatSync(path, { bigint: true });
-    return `${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`;
+    const st = files.lstatExact(path);
+    return st ? `${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}` : "absent";
   } catch {
     return "absent";
   }
 }
 
 /** A file's bytes as git reads them: a symlink's target text, a file's content. */
-function contentOf(path: string, symlink: boolean): Uint8Array | undefined {
+function contentOf(files: HostFiles, path: string, symlink: boolean): Uint8Array | undefined {
   try {
-    return symlink ? readlinkSync(path, { encoding: "buffer" }) : readFileSync(path);
+    return symlink ? files.readlinkBytes(path) : files.readBytes(path);
   } catch {
     return undefined;
   }
@@ -89,7 +89,7 @@ function hashOf(content: Uint8Array | undefined): string {
   return content ? createHash("sha1").update(content).digest("hex") : "unreadable";
 }
 
-const contentHash = (path: string, stat: string) => hashOf(contentOf(path, (modeOf(stat) & S_IFMT) === S_IFLNK));
+const contentHash = (files: HostFiles, path: string, stat: string) => hashOf(contentOf(files, path, (modeOf(stat) & S_IFMT) === S_IFLNK));
 
 /** Whole seconds: a file system that keeps no finer times (FAT, some network mounts). */
 const COARSE_RACY_MS = 2100;
@@ -105,22 +105,23 @@ function isRacy(stat: string, now: number): boolean {
 }
 
 /** What a path is now, hashed as well when racy (`content` when already read). */
-function seenNow(path: string, stat: string, now: number, rel?: string, content?: Uint8Array): Seen {
+function seenNow(files: HostFiles, path: string, stat: string, now: number, rel?: string, content?: Uint8Array): Seen {
   if (!isRacy(stat, now)) return { stat, rel };
-  return { stat, hash: content ? hashOf(content) : contentHash(path, stat), rel };
+  return { stat, hash: content ? hashOf(content) : contentHash(files, path, stat), rel };
 }
 
 /**
  * The answer git would give for this index, when nothing it depends on has changed since its
  * last answer or only files that can be judged here; undefined when git must be asked.
  */
-export function watchedAnswer(workdir: string, index: string): string[] | undefined {
+export function watchedAnswer(host: Host, workdir: string, index: string): string[] | undefined {
+  const files = host.files;
   const w = watched.get(index);
-  if (!w || w.workdir !== workdir || statText(index) !== w.indexStat) return undefined;
+  if (!w || w.workdir !== workdir || statText(files, index) !== w.indexStat) return undefined;
   const moved: [string, Seen][] = [];
   for (const [path, was] of w.seen) {
-    const stat = statText(path);
-    if (stat === was.stat && (was.hash === undefined || contentHash(path, stat) === was.hash)) continue;
+    const stat = statText(files, path);
+    if (stat === was.stat && (was.hash === undefined || contentHash(files, path, stat) === was.hash)) continue;
     // a folder, an ignore file, a configuration file: git's to answer
     if (!w.entries || was.rel === undefined) return undefined;
     moved.push([path, was]);
@@ -128,28 +129,28 @@ export function watchedAnswer(workdir: string, index: string): string[] | undefi
   if (moved.length === 0) return [...w.answer];
   const entries = w.entries!;
   const answer = new Set(w.answer);
-  const now = Date.now();
+  const now = host.clock.now();
   const seen: [string, Seen][] = [];
   for (const [path, was] of moved) {
     const rel = was.rel!;
-    const stat = statText(path);
+    const stat = statText(files, path);
     const type = modeOf(stat) & S_IFMT;
     if (type !== S_IFREG && type !== S_IFLNK) return undefined;
     const entry = entries.get(rel);
     if (entry === undefined) {
       // untracked when git answered, and still there as a file: untracked still, whatever it holds
       if (!answer.has(rel)) return undefined;
-      seen.push([path, seenNow(path, stat, now, rel)]);
+      seen.push([path, seenNow(files, path, stat, now, rel)]);
       continue;
     }
     if (entry === null) return undefined;
-    const content = contentOf(path, type === S_IFLNK);
+    const content = contentOf(files, path, type === S_IFLNK);
     if (!content) return undefined;
     const mode = type === S_IFLNK ? "120000" : modeOf(stat) & 0o100 ? "100755" : "100644";
     const oid = entry.slice(entry.indexOf(" ") + 1);
     if (`${mode} ${blobId(content, oid)}` === entry) answer.delete(rel);
     else answer.add(rel);
-    seen.push([path, seenNow(path, stat, now, rel, content)]);
+    seen.push([path, seenNow(files, path, stat, now, rel, content)]);
   }
   for (const [path, s] of seen) w.seen.set(path, s);
   w.answer = [...answer].sort();
@@ -162,33 +163,34 @@ export function watchedAnswer(workdir: string, index: string): string[] | undefi
  * changes the answer, such as .git/info/exclude). With `view`, a later look may judge changed
  * files itself. Trees beyond WATCH_LIMIT are not watched.
  */
-export function watchAnswer(workdir: string, index: string, answer: readonly string[], files: readonly string[], extra: readonly string[] = [], view?: IndexView): void {
+export function watchAnswer(host: Host, workdir: string, index: string, answer: readonly string[], files: readonly string[], extra: readonly string[] = [], view?: IndexView): void {
   watched.delete(index);
   if (files.length > WATCH_LIMIT) return;
+  const fs = host.files;
   // every folder, not only those holding the files: an empty one, or one of ignored files
   // only, can be given a file git would list
-  const tree = walk(workdir);
+  const tree = walk(fs, workdir);
   if (tree === undefined) return;
-  const now = Date.now();
+  const now = host.clock.now();
   const seen = new Map<string, Seen>();
   for (const rel of [...files, ...answer]) {
     const path = join(workdir, rel);
     // a changed ignore file changes what else git lists
-    seen.set(path, seenNow(path, statText(path), now, basename(rel) === ".gitignore" ? undefined : rel));
+    seen.set(path, seenNow(fs, path, statText(fs, path), now, basename(rel) === ".gitignore" ? undefined : rel));
   }
   for (const dir of tree.dirs) {
-    const stat = statText(dir);
+    const stat = statText(fs, dir);
     // a directory changed within the granularity could gain an entry unseen: then no watch
     if (isRacy(stat, now)) return;
     seen.set(dir, { stat });
   }
   // ignore files git does not list (an ignored one still rules its folder)
   for (const path of [...tree.ignoreFiles, ...extra]) {
-    const stat = statText(path);
-    seen.set(path, isRacy(stat, now) ? { stat, hash: contentHash(path, stat) } : { stat });
+    const stat = statText(fs, path);
+    seen.set(path, isRacy(stat, now) ? { stat, hash: contentHash(fs, path, stat) } : { stat });
   }
   const judge = view?.raw && !tree.attributes;
-  watched.set(index, { workdir, indexStat: statText(index), answer: [...answer].sort(), seen, entries: judge ? view.entries : undefined });
+  watched.set(index, { workdir, indexStat: statText(fs, index), answer: [...answer].sort(), seen, entries: judge ? view.entries : undefined });
   while (watched.size > KEEP) watched.delete(watched.keys().next().value!);
 }
 
@@ -196,14 +198,14 @@ export function watchAnswer(workdir: string, index: string, answer: readonly str
  * The workdir and every folder under it (`.git` and phaseloop's own left out), the ignore
  * files among them, and whether any attributes file is there; undefined past DIR_LIMIT.
  */
-function walk(workdir: string): { dirs: string[]; ignoreFiles: string[]; attributes: boolean } | undefined {
+function walk(files: HostFiles, workdir: string): { dirs: string[]; ignoreFiles: string[]; attributes: boolean } | undefined {
   const dirs = [workdir];
   const ignoreFiles: string[] = [];
   let attributes = false;
   for (let i = 0; i < dirs.length; i++) {
     let entries;
     try {
-      entries = readdirSync(dirs[i]!, { withFileTypes: true });
+      entries = files.readdirTypes(dirs[i]!);
     } catch {
       continue;
     }

@@ -25,9 +25,8 @@
  * Node on Linux only: elsewhere `fs.watch` does not report a folder's entries
  * this way (macOS) or costs a descriptor per folder.
  */
-import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
+import type { FolderWatch, Host, HostFiles } from "../host/host.ts";
 
 /** Trees with more folders than this are not watched (an ignored node_modules, say). */
 const MAX_DIRS = 20_000;
@@ -73,7 +72,7 @@ const MAX_NAMES = 1024;
 let eventLimit: number | undefined;
 
 export class TreeWatch {
-  private readonly watchers = new Map<string, FSWatcher>();
+  private readonly watchers = new Map<string, FolderWatch>();
   private generation = 0;
   private settles = 0;
   private broken = false;
@@ -86,22 +85,24 @@ export class TreeWatch {
   private sentinelCount = 0;
   private waiting: { name: string; done: () => void } | undefined;
 
+  private readonly host: Host;
   private readonly workdir: string;
   /** Folder names not watched anywhere (what the measurement never looks into). */
   private readonly skip: ReadonlySet<string>;
 
-  private constructor(workdir: string, skip: ReadonlySet<string>) {
+  private constructor(host: Host, workdir: string, skip: ReadonlySet<string>) {
+    this.host = host;
     this.workdir = workdir;
     this.skip = skip;
     this.sentinelDir = join(workdir, ".phaseloop", "watch");
   }
 
-  /** A watch on every folder of the tree (not `.git`, not `.phaseloop`), or undefined where it cannot be had. */
-  static start(workdir: string, skip: ReadonlySet<string> = new Set()): TreeWatch | undefined {
-    if (process.platform !== "linux" || "Deno" in globalThis || !isFolder(workdir)) return undefined;
-    const w = new TreeWatch(workdir, skip);
+  /** A watch on every folder of the tree (not `.git`, not `.phaseloop`), or undefined where it cannot be had (a host that cannot watch folders). */
+  static start(host: Host, workdir: string, skip: ReadonlySet<string> = new Set()): TreeWatch | undefined {
+    if (!host.files.watch || !isFolder(host.files, workdir)) return undefined;
+    const w = new TreeWatch(host, workdir, skip);
     try {
-      mkdirSync(w.sentinelDir, { recursive: true });
+      host.files.mkdir(w.sentinelDir);
       w.add(w.sentinelDir, true);
       if (!w.addTree(workdir)) {
         w.close();
@@ -139,7 +140,7 @@ export class TreeWatch {
    * Undefined when it cannot be told.
    */
   changedSince(at: WatchMark): Map<string, FolderEvents> | undefined {
-    if (this.broken || this.settles <= at.settles || at.generation < this.floor || this.generation - at.generation > (eventLimit ??= Math.min(8192, Math.floor(queuedEventLimit() / 2)))) return undefined;
+    if (this.broken || this.settles <= at.settles || at.generation < this.floor || this.generation - at.generation > (eventLimit ??= Math.min(8192, Math.floor(queuedEventLimit(this.host.files) / 2)))) return undefined;
     const out = new Map<string, FolderEvents>();
     if (this.generation === at.generation) return out;
     for (const [dir, e] of this.events) if (e.generation > at.generation) out.set(dir, e);
@@ -160,21 +161,22 @@ export class TreeWatch {
   /** Every event of a write made before this call has been counted once it resolves. */
   async settle(): Promise<void> {
     if (this.broken) return;
-    const name = `settle-${process.pid}-${++this.sentinelCount}`;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    const { files, clock } = this.host;
+    const name = `settle-${this.host.pid}-${++this.sentinelCount}`;
+    let timer: unknown;
     const arrived = new Promise<boolean>((resolve) => {
       this.waiting = { name, done: () => resolve(true) };
-      timer = setTimeout(() => resolve(false), SETTLE_MS);
+      timer = clock.setTimer(() => resolve(false), SETTLE_MS);
     });
     try {
-      writeFileSync(join(this.sentinelDir, name), "");
+      files.writeText(join(this.sentinelDir, name), "");
     } catch {
       this.giveUp();
     }
     const ok = this.broken ? false : await arrived;
-    clearTimeout(timer);
+    clock.clearTimer(timer);
     this.waiting = undefined;
-    rmSync(join(this.sentinelDir, name), { force: true });
+    files.remove(join(this.sentinelDir, name), { force: true });
     if (ok) this.settles++;
     else this.giveUp();
   }
@@ -197,11 +199,11 @@ export class TreeWatch {
       const d = queue[i]!;
       if (this.watchers.has(d)) continue;
       if (this.watchers.size >= MAX_DIRS) return false;
-      if (!isFolder(d)) continue; // gone meanwhile: its parent's watch reported it
+      if (!isFolder(this.host.files, d)) continue; // gone meanwhile: its parent's watch reported it
       this.add(d, false);
       let entries;
       try {
-        entries = readdirSync(d, { withFileTypes: true });
+        entries = this.host.files.readdirTypes(d);
       } catch {
         continue;
       }
@@ -232,7 +234,7 @@ export class TreeWatch {
    */
   private entryChanged(path: string): void {
     this.drop(path);
-    if (!isFolder(path)) return;
+    if (!isFolder(this.host.files, path)) return;
     try {
       if (!this.addTree(path)) this.giveUp();
     } catch {
@@ -262,27 +264,27 @@ export class TreeWatch {
   }
 
   private add(dir: string, sentinel: boolean): void {
-    const w = watch(dir, { persistent: false }, (_kind, name) => {
+    const onEvent = (name: string | null) => {
       if (sentinel) {
         // phaseloop's own folder: only the awaited settle file counts
-        if (this.waiting && String(name) === this.waiting.name) this.waiting.done();
+        if (this.waiting && name === this.waiting.name) this.waiting.done();
         return;
       }
-      if (dir === this.workdir && String(name) === ".phaseloop") return;
+      if (dir === this.workdir && name === ".phaseloop") return;
       this.generation++;
-      if (name === null || name === undefined) {
+      if (name === null) {
         this.floor = this.generation; // an event that names nothing: which folders changed is not known
         return;
       }
-      this.record(dir, String(name));
-      if (String(name) === ".git" || this.skip.has(String(name))) return;
+      this.record(dir, name);
+      if (name === ".git" || this.skip.has(name)) return;
       try {
-        this.entryChanged(join(dir, String(name)));
+        this.entryChanged(join(dir, name));
       } catch {
         this.giveUp(); // never a crash of the run: git answers from now on
       }
-    });
-    w.on("error", () => {
+    };
+    const w: FolderWatch = this.host.files.watch!(dir, onEvent, () => {
       // the folder went away (its parent's watch told of it), or the kernel gave up on it
       if (this.watchers.get(dir) === w) this.drop(dir);
       this.generation++;
@@ -294,47 +296,55 @@ export class TreeWatch {
 }
 
 /** Whether the path is a folder (not a link to one); false when it cannot be looked at. */
-function isFolder(path: string): boolean {
+function isFolder(files: HostFiles, path: string): boolean {
   try {
-    return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
+    return files.lstat(path)?.isDirectory() ?? false;
   } catch {
     return false;
   }
 }
 
 /** The kernel's queue length per inotify instance (16,384 unless set). */
-function queuedEventLimit(): number {
+function queuedEventLimit(files: HostFiles): number {
   try {
-    return Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8")) || 16_384;
+    return Number(files.readText("/proc/sys/fs/inotify/max_queued_events")) || 16_384;
   } catch {
     return 16_384;
   }
 }
 
-/** The watches by workdir (null: tried, cannot be had). */
-const watches = new Map<string, TreeWatch | null>();
+/** The watches by host (its files) and workdir (null: tried, cannot be had). */
+const watchesByHost = new WeakMap<HostFiles, Map<string, TreeWatch | null>>();
+
+function watchesOf(host: Host): Map<string, TreeWatch | null> {
+  let watches = watchesByHost.get(host.files);
+  if (!watches) watchesByHost.set(host.files, (watches = new Map()));
+  return watches;
+}
 
 /** Whether a watch of the workdir may still be started (none was tried yet). */
-export function mayStartTreeWatch(workdir: string): boolean {
-  return !watches.has(workdir);
+export function mayStartTreeWatch(host: Host, workdir: string): boolean {
+  return !watchesOf(host).has(workdir);
 }
 
 /** The tree watch of a workdir; started on first use when `start` says so. */
-export function treeWatchFor(workdir: string, start = false, skip?: ReadonlySet<string>): TreeWatch | undefined {
+export function treeWatchFor(host: Host, workdir: string, start = false, skip?: ReadonlySet<string>): TreeWatch | undefined {
+  const watches = watchesOf(host);
   const known = watches.get(workdir);
   if (known !== undefined || !start) return known ?? undefined;
-  const w = TreeWatch.start(workdir, skip) ?? null;
+  const w = TreeWatch.start(host, workdir, skip) ?? null;
   watches.set(workdir, w);
   return w ?? undefined;
 }
 
-/** End the workdir's watch; a later `treeWatchFor(workdir, true)` may start one again. */
-export function stopTreeWatch(workdir: string): void {
+/** End the workdir's watch; a later `treeWatchFor(host, workdir, true)` may start one again. */
+export function stopTreeWatch(host: Host, workdir: string): void {
+  const watches = watchesOf(host);
   watches.get(workdir)?.close();
   watches.delete(workdir);
 }
 
 /** Let every write made so far in the workdir be counted (nothing to do without a watch). */
-export async function settleTreeWatch(workdir: string): Promise<void> {
-  await watches.get(workdir)?.settle();
+export async function settleTreeWatch(host: Host, workdir: string): Promise<void> {
+  await watchesOf(host).get(workdir)?.settle();
 }

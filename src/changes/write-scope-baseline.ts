@@ -6,8 +6,8 @@
  * index). Those are never inside a write scope.
  */
 import { removeInside } from "../runtime/remove-inside.ts";
-import { lstatSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Host } from "../host/host.ts";
 import { diffSnapshots, snapshotFiles, statKey } from "./file-snapshot.ts";
 import { gitInternalsChanged, restoreGitInternals, snapshotGitInternals, workdirPath, type GitInternals } from "./git-internals.ts";
 import { changesSince, revertPaths, takeBaseline, type Baseline } from "./measure-changes.ts";
@@ -40,17 +40,17 @@ export interface ScopeReuse {
   internals?: { dirs: string[]; files: GitInternals };
 }
 
-export function takeScopeBaseline(workdir: string, reuse?: ScopeReuse): ScopeBaseline {
-  const changes = reuse?.changes ?? takeBaseline(workdir, "phase");
-  if (changes.kind !== "git") return { changes, ignored: reuse?.ignored ?? plainSnapshot(workdir) };
+export function takeScopeBaseline(host: Host, workdir: string, reuse?: ScopeReuse): ScopeBaseline {
+  const changes = reuse?.changes ?? takeBaseline(host, workdir, "phase");
+  if (changes.kind !== "git") return { changes, ignored: reuse?.ignored ?? plainSnapshot(host, workdir) };
   const dirs = [changes.gitDir, changes.commonDir];
-  const internals = reuse?.internals ?? { dirs, files: snapshotGitInternals(dirs) };
-  const ignored = reuse?.ignored ?? ignoredFiles(workdir, worktreeChanges(workdir, changes, changes.index, true)?.ignored ?? []);
+  const internals = reuse?.internals ?? { dirs, files: snapshotGitInternals(host.files, dirs) };
+  const ignored = reuse?.ignored ?? ignoredFiles(host, workdir, worktreeChanges(host, workdir, changes, changes.index, true)?.ignored ?? []);
   return { changes, ignored, internals };
 }
 
-export function scopeChangesSince(workdir: string, base: ScopeBaseline): ScopeChanges {
-  return scopeChangesAndPresent(workdir, base).changes;
+export function scopeChangesSince(host: Host, workdir: string, base: ScopeBaseline): ScopeChanges {
+  return scopeChangesAndPresent(host, workdir, base).changes;
 }
 
 /**
@@ -59,26 +59,26 @@ export function scopeChangesSince(workdir: string, base: ScopeBaseline): ScopeCh
  * baseline (ignored ones not), and the present's ignored files and
  * repository files.
  */
-export function scopeChangesAndPresent(workdir: string, base: ScopeBaseline): { changes: ScopeChanges; tree?: string[]; present: Omit<ScopeReuse, "changes"> } {
+export function scopeChangesAndPresent(host: Host, workdir: string, base: ScopeBaseline): { changes: ScopeChanges; tree?: string[]; present: Omit<ScopeReuse, "changes"> } {
   if (base.changes.kind !== "git") {
-    const now = plainSnapshot(workdir);
+    const now = plainSnapshot(host, workdir);
     const paths = diffSnapshots(base.ignored, now);
     // a repository an agent created is as much git's as any other
     return { changes: { paths: paths.filter((p) => !isGitPath(p)), internals: paths.filter(isGitPath) }, present: { ignored: now } };
   }
   const repo = base.changes;
-  const status = worktreeChanges(workdir, repo, repo.index, true);
-  const ignoredNow = ignoredFiles(workdir, status?.ignored ?? []);
-  const paths = new Set([...(status?.changed ?? changesSince(workdir, repo)), ...diffSnapshots(base.ignored, ignoredNow)]);
-  const internals = base.internals ? gitInternalsChanged(base.internals.files, base.internals.dirs, (path, was) => sameIndex(workdir, repo, path, was)).map((p) => workdirPath(workdir, p)) : [];
+  const status = worktreeChanges(host, workdir, repo, repo.index, true);
+  const ignoredNow = ignoredFiles(host, workdir, status?.ignored ?? []);
+  const paths = new Set([...(status?.changed ?? changesSince(host, workdir, repo)), ...diffSnapshots(base.ignored, ignoredNow)]);
+  const internals = base.internals ? gitInternalsChanged(host.files, base.internals.files, base.internals.dirs, (path, was) => sameIndex(host, workdir, repo, path, was)).map((p) => workdirPath(workdir, p)) : [];
   for (const p of internals) paths.delete(p);
   const changes = { paths: [...paths].filter((p) => !isGitPath(p)).sort(), internals: [...new Set([...internals, ...[...paths].filter(isGitPath)])].sort() };
-  const present = { ignored: ignoredNow, internals: base.internals && { dirs: base.internals.dirs, files: snapshotGitInternals(base.internals.dirs, base.internals.files) } };
+  const present = { ignored: ignoredNow, internals: base.internals && { dirs: base.internals.dirs, files: snapshotGitInternals(host.files, base.internals.dirs, base.internals.files) } };
   return { changes, tree: status?.changed, present };
 }
 
-function plainSnapshot(workdir: string): Record<string, string> {
-  return snapshotFiles(workdir, { skip: PLAIN_SKIP, statOnly: STAT_ONLY });
+function plainSnapshot(host: Host, workdir: string): Record<string, string> {
+  return snapshotFiles(host, workdir, { skip: PLAIN_SKIP, statOnly: STAT_ONLY });
 }
 
 /**
@@ -86,9 +86,9 @@ function plainSnapshot(workdir: string): Record<string, string> {
  * the ones it could not: an ignored file that was changed or removed (only
  * its stat was kept) or, outside git, any file that existed before.
  */
-export function revertScope(workdir: string, base: ScopeBaseline, paths: string[]): string[] {
+export function revertScope(host: Host, workdir: string, base: ScopeBaseline, paths: string[]): string[] {
   const internals = base.internals;
-  const inGit = new Map(internals ? [...internals.files.keys(), ...gitInternalsChanged(internals.files, internals.dirs)].map((abs) => [workdirPath(workdir, abs), abs] as const) : []);
+  const inGit = new Map(internals ? [...internals.files.keys(), ...gitInternalsChanged(host.files, internals.files, internals.dirs)].map((abs) => [workdirPath(workdir, abs), abs] as const) : []);
   const stuck: string[] = [];
   const git: string[] = [];
   const tree: string[] = [];
@@ -99,8 +99,8 @@ export function revertScope(workdir: string, base: ScopeBaseline, paths: string[
     else if (isGitPath(p) || base.changes.kind !== "git") removeCreated(workdir, p, stuck);
     else tree.push(p);
   }
-  if (internals) stuck.push(...restoreGitInternals(internals.files, git).map((abs) => workdirPath(workdir, abs)));
-  stuck.push(...revertPaths(workdir, base.changes, tree));
+  if (internals) stuck.push(...restoreGitInternals(host.files, internals.files, git).map((abs) => workdirPath(workdir, abs)));
+  stuck.push(...revertPaths(host, workdir, base.changes, tree));
   return stuck.sort();
 }
 
@@ -117,13 +117,14 @@ function isGitPath(p: string): boolean {
 }
 
 /** The files under ignored entries (`dir/` for a wholly ignored directory), by stat. */
-function ignoredFiles(workdir: string, entries: string[]): Record<string, string> {
+function ignoredFiles(host: Host, workdir: string, entries: string[]): Record<string, string> {
   const files: Record<string, string> = {};
   for (const entry of entries) {
-    if (entry.endsWith("/")) snapshotFiles(join(workdir, entry), { skip: PLAIN_SKIP, hash: false }, entry, files);
+    if (entry.endsWith("/")) snapshotFiles(host, join(workdir, entry), { skip: PLAIN_SKIP, hash: false }, entry, files);
     else {
       try {
-        files[entry] = statKey(lstatSync(join(workdir, entry)));
+        const st = host.files.lstat(join(workdir, entry));
+        if (st) files[entry] = statKey(st);
       } catch {
         // vanished
       }
@@ -133,22 +134,22 @@ function ignoredFiles(workdir: string, entries: string[]): Record<string, string
 }
 
 /** Two index contents with the same entries (a `git status` refreshes the stat data it keeps). */
-function sameIndex(workdir: string, repo: GitRepo, path: string, was: Uint8Array): boolean {
+function sameIndex(host: Host, workdir: string, repo: GitRepo, path: string, was: Uint8Array): boolean {
   if (path !== join(repo.gitDir, "index")) return false;
-  const copy = join(measureDir(workdir), "index-compare");
-  return entriesOf(workdir, repo, path) === entriesFromBytes(workdir, repo, copy, was);
+  const copy = join(measureDir(host, workdir), "index-compare");
+  return entriesOf(host, workdir, repo, path) === entriesFromBytes(host, workdir, repo, copy, was);
 }
 
-function entriesOf(workdir: string, repo: GitRepo, index: string): string | undefined {
-  const r = runGit(["ls-files", "-s", "-z"], repo.root, privateEnv(workdir, repo, index));
+function entriesOf(host: Host, workdir: string, repo: GitRepo, index: string): string | undefined {
+  const r = runGit(host, ["ls-files", "-s", "-z"], repo.root, privateEnv(host, workdir, repo, index));
   return r.ok ? r.out : undefined;
 }
 
-function entriesFromBytes(workdir: string, repo: GitRepo, copy: string, data: Uint8Array): string | undefined {
+function entriesFromBytes(host: Host, workdir: string, repo: GitRepo, copy: string, data: Uint8Array): string | undefined {
   try {
-    writeFileSync(copy, data);
-    return entriesOf(workdir, repo, copy) ?? "\0unreadable";
+    host.files.writeBytes(copy, data);
+    return entriesOf(host, workdir, repo, copy) ?? "\0unreadable";
   } finally {
-    rmSync(copy, { force: true });
+    host.files.remove(copy, { force: true });
   }
 }

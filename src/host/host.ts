@@ -72,6 +72,34 @@ export interface FileInfo {
   size: number;
   mode: number;
   mtimeMs: number;
+  // what change measurement and its caches compare: a file's identity and its last change
+  ctimeMs: number;
+  ino: number;
+  dev: number;
+  nlink: number;
+}
+
+/** A directory's entry with its type, as listed (no stat of each). */
+export interface DirEntry {
+  name: string;
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+}
+
+/** A stat to the nanosecond (what `git status` itself compares). */
+export interface ExactFileInfo {
+  mode: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+  ino: bigint;
+  isDirectory(): boolean;
+}
+
+/** A folder watched for changes of its entries; `close` ends it. */
+export interface FolderWatch {
+  close(): void;
 }
 
 /** An open file, written in order; `sync` makes what was written durable. */
@@ -128,11 +156,44 @@ export interface HostFiles {
   rename(from: string, to: string): void;
   /** Remove a file (or, `recursive`, a directory and what it holds); `force`: no error when missing. */
   remove(path: string, options?: { recursive?: boolean; force?: boolean }): void;
+  // what change measurement reads and restores
+  /** A directory's entries with their types. */
+  readdirTypes(path: string): DirEntry[];
+  /** `lstat` to the nanosecond; undefined when missing. */
+  lstatExact(path: string): ExactFileInfo | undefined;
+  /** `stat` to the nanosecond; undefined when missing. */
+  statExact(path: string): ExactFileInfo | undefined;
+  /** A symbolic link's target as bytes. */
+  readlinkBytes(path: string): Uint8Array;
+  /** Create or replace the file with these bytes. */
+  writeBytes(path: string, data: Uint8Array, options?: { mode?: number }): void;
+  symlink(target: string, path: string): void;
+  /** A hard link `path` to `existing`. */
+  link(existing: string, path: string): void;
+  copyFile(from: string, to: string): void;
+  chmod(path: string, mode: number): void;
+  /** What an open descriptor of phaseloop's own (1: stdout, 2: stderr) is; throws when it is closed. */
+  fstat(fd: number): FileInfo;
+  /**
+   * Watch a folder's entries (created, removed, moved, written, mode changed):
+   * `onEvent` with the entry's name (null when the event names none), `onError`
+   * when the watch is lost. Absent where a folder cannot be watched this way.
+   */
+  watch?(dir: string, onEvent: (name: string | null) => void, onError: () => void): FolderWatch;
 }
 
 export interface HostProcesses {
   /** Run a program to its end (argv, or a string run by `sh -c`): failures are results, not exceptions. */
   run(spec: ProcessSpec): Promise<ProcessResult>;
+  /** Run a short program and wait for it (stdin closed, stderr dropped): its stdout's bytes; `error` when it could not run or printed past `maxBuffer`. */
+  runSync(argv: readonly string[], options?: { cwd?: string; maxBuffer?: number }): SyncRun;
+}
+
+/** A program run by `runSync`. */
+export interface SyncRun {
+  status: number | null;
+  stdout: Uint8Array;
+  error?: Error;
 }
 
 /** Finding programs as a spawn would, and asking them their version (what preflight needs). */
@@ -151,7 +212,7 @@ export interface GitResult {
 
 export interface HostGit {
   /** phaseloop's own git (hardened, its own PATH: see own-git.ts), run to its end. */
-  run(args: string[], options: { cwd: string; input?: string; env?: Record<string, string | undefined> }): GitResult;
+  run(args: string[], options: { cwd: string; input?: string; env?: Record<string, string | undefined>; maxBuffer?: number }): GitResult;
 }
 
 export interface HostClock {

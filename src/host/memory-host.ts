@@ -11,7 +11,7 @@
  * gives a fresh host over the frozen files, as a new process would find them.
  */
 import { basename, dirname, posix } from "node:path";
-import { fsError, type FileHandle, type FileInfo, type GitResult, type Host, type HostFiles, type OpenOptions, type ProcessResult, type ProcessSpec, type SourceRead } from "./host.ts";
+import { fsError, type DirEntry, type ExactFileInfo, type FileHandle, type FileInfo, type GitResult, type Host, type HostFiles, type OpenOptions, type ProcessResult, type ProcessSpec, type SourceRead, type SyncRun } from "./host.ts";
 
 import { FakeClock, START } from "./fake-clock.ts";
 import { HostCrash } from "./host-crash.ts";
@@ -48,6 +48,8 @@ export interface MemoryHostOptions {
   crashAt?: number;
   /** With `crashAt`: an append or handle write at the crash lands half its data (a torn line). */
   tear?: boolean;
+  /** What `processes.runSync` answers (default: the program is not found). */
+  runSync?: (argv: readonly string[], cwd: string | undefined) => { status: number | null; stdout: string };
 }
 
 function norm(path: string): string {
@@ -65,6 +67,33 @@ function info(node: Node): FileInfo {
     size: node.kind === "file" ? new TextEncoder().encode(node.data).length : 0,
     mode: node.mode,
     mtimeMs: node.mtimeMs,
+    ctimeMs: node.mtimeMs,
+    ino: inodeOf(node),
+    dev: 1,
+    nlink: 1,
+  };
+}
+
+/** Inode numbers, one per node and never reused in the process (caches keyed by path and stat cannot mix two hosts' files). */
+const inodes = new WeakMap<Node, number>();
+let lastInode = 0;
+function inodeOf(node: Node): number {
+  let ino = inodes.get(node);
+  if (ino === undefined) inodes.set(node, (ino = ++lastInode));
+  return ino;
+}
+
+const TYPE_BITS = { file: 0o100000, dir: 0o040000, link: 0o120000 } as const;
+
+function exactInfo(node: Node): ExactFileInfo {
+  const ns = BigInt(Math.round(node.mtimeMs * 1e6));
+  return {
+    mode: BigInt(TYPE_BITS[node.kind] | (node.mode & 0o7777)),
+    size: BigInt(node.kind === "file" ? new TextEncoder().encode(node.data).length : 0),
+    mtimeNs: ns,
+    ctimeNs: ns,
+    ino: BigInt(inodeOf(node)),
+    isDirectory: () => node.kind === "dir",
   };
 }
 
@@ -100,6 +129,11 @@ export class MemoryHost implements Host {
     this.files = this.makeFiles();
     const script = options.processes;
     this.processes = {
+      runSync: (argv, o = {}): SyncRun => {
+        const r = options.runSync?.(argv, o.cwd);
+        if (!r) return { status: null, stdout: new Uint8Array(), error: fsError("ENOENT", `spawnSync ${argv[0]}`, argv[0]!) };
+        return { status: r.status, stdout: new TextEncoder().encode(r.stdout) };
+      },
       run: async (spec) => {
         if (!script) return this.runScripted(spec, { spawnError: `command not found: ${Array.isArray(spec.command) ? spec.command[0] : "sh"}` });
         let run: ScriptedRun;
@@ -367,6 +401,55 @@ export class MemoryHost implements Host {
         self.write();
         self.nodes.delete(p);
         for (const k of inside) self.nodes.delete(k);
+      },
+      readdirTypes(path): DirEntry[] {
+        const dir = self.resolveLinks(path, true);
+        return this.readdir(path).map((name) => {
+          const kind = self.nodes.get(`${dir === "/" ? "" : dir}/${name}`)?.kind;
+          return { name, isFile: () => kind === "file", isDirectory: () => kind === "dir", isSymbolicLink: () => kind === "link" };
+        });
+      },
+      lstatExact: (path) => {
+        const node = self.get(path, false);
+        return node && exactInfo(node);
+      },
+      statExact: (path) => {
+        const node = self.get(path);
+        return node && exactInfo(node);
+      },
+      readlinkBytes(path) {
+        return new TextEncoder().encode(this.readlink(path));
+      },
+      writeBytes(path, data, options = {}) {
+        this.writeText(path, new TextDecoder().decode(data), options);
+      },
+      symlink(target, path) {
+        const p = self.parentDir(path, "symlink");
+        if (self.nodes.has(p)) throw fsError("EEXIST", "symlink", path);
+        self.write();
+        self.nodes.set(p, { kind: "link", target, mode: 0o777, mtimeMs: self.clock.now() });
+      },
+      link(existing, path) {
+        const node = self.get(existing, false);
+        if (!node) throw fsError("ENOENT", "link", existing);
+        if (node.kind === "dir") throw fsError("EPERM", "link", existing);
+        const p = self.parentDir(path, "link");
+        if (self.nodes.has(p)) throw fsError("EEXIST", "link", path);
+        self.write();
+        self.nodes.set(p, node); // the same file under two names
+      },
+      copyFile(from, to) {
+        this.writeText(to, this.readText(from));
+      },
+      chmod(path, mode) {
+        const node = self.get(path);
+        if (!node) throw fsError("ENOENT", "chmod", path);
+        self.write();
+        node.mode = mode & 0o7777;
+      },
+      fstat(fd) {
+        // phaseloop's own stdout and stderr lead nowhere in memory
+        throw fsError("EBADF", "fstat", String(fd));
       },
     };
   }

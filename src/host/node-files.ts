@@ -3,7 +3,7 @@
  * written its run folders. Apart from node-host.ts so that the modules that
  * keep a run's files can default to it without importing the processes.
  */
-import { appendFileSync, closeSync, constants, existsSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, chmodSync, closeSync, constants, copyFileSync, existsSync, fstatSync, fsyncSync, ftruncateSync, linkSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, watch, writeFileSync, writeSync } from "node:fs";
 import process from "node:process";
 import { readSourceFile } from "./read-source-file.ts";
 import type { FileHandle, HostFiles, OpenOptions } from "./host.ts";
@@ -71,5 +71,25 @@ export const nodeFiles: HostFiles = {
   remove(path, options = {}) {
     rmSync(path, { recursive: options.recursive ?? false, force: options.force ?? false });
   },
+  readdirTypes: (path) => readdirSync(path, { withFileTypes: true }),
+  lstatExact: (path) => lstatSync(path, { bigint: true, throwIfNoEntry: false }),
+  statExact: (path) => statSync(path, { bigint: true, throwIfNoEntry: false }),
+  readlinkBytes: (path) => readlinkSync(path, { encoding: "buffer" }),
+  writeBytes: (path, data, options = {}) => writeFileSync(path, data, { mode: options.mode }),
+  symlink: (target, path) => symlinkSync(target, path),
+  link: (existing, path) => linkSync(existing, path),
+  copyFile: (from, to) => copyFileSync(from, to),
+  chmod: (path, mode) => chmodSync(path, mode),
+  fstat: (fd) => fstatSync(fd),
+  // inotify through fs.watch reports a folder's entries: Node on Linux only (see changes/tree-watch.ts)
+  ...(process.platform === "linux" && !("Deno" in globalThis)
+    ? {
+        watch(dir: string, onEvent: (name: string | null) => void, onError: () => void) {
+          const w = watch(dir, { persistent: false }, (_kind, name) => onEvent(name === null || name === undefined ? null : String(name)));
+          w.on("error", onError);
+          return w;
+        },
+      }
+    : {}),
 };
 

@@ -4,6 +4,7 @@
  * import `node:fs` or read the clock; the safe helpers (read-source-file,
  * run-process, own-git, preflight-host) stay the implementation behind it.
  */
+import { spawnSync } from "node:child_process";
 import process from "node:process";
 import { ownGitSync } from "../runtime/own-git.ts";
 import { createPreflightHost, findProgram } from "../runtime/preflight-host.ts";
@@ -15,14 +16,20 @@ import { nodeFiles } from "./node-files.ts";
 /** The machine phaseloop runs on. */
 export const nodeHost: Host = {
   files: nodeFiles,
-  processes: { run: runProcess },
+  processes: {
+    run: runProcess,
+    runSync(argv, options = {}) {
+      const r = spawnSync(argv[0]!, argv.slice(1), { cwd: options.cwd, maxBuffer: options.maxBuffer ?? 1024 * 1024, stdio: ["ignore", "pipe", "ignore"] });
+      return { status: r.status, stdout: r.stdout ?? new Uint8Array(), error: r.error };
+    },
+  },
   programs: {
     find: findProgram,
     version: (argv, cwd, env) => createPreflightHost(env).readVersion(argv, cwd),
   },
   git: {
     run(args, options) {
-      const r = ownGitSync(args, { cwd: options.cwd, input: options.input, env: options.env });
+      const r = ownGitSync(args, { cwd: options.cwd, input: options.input, env: options.env, ...(options.maxBuffer !== undefined && { maxBuffer: options.maxBuffer }) });
       return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
     },
   },

@@ -46,15 +46,15 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
   const workdir = ctx.info.workdir;
   const tracker = ctx.changes;
   if (!tracker) return { changes: [] };
-  await settleTreeWatch(workdir); // the phase's writes, all counted before anything is answered without git
+  await settleTreeWatch(ctx.host, workdir); // the phase's writes, all counted before anything is answered without git
   const allowed = scope && (await scopeMatcher(scope.globs));
   // a file the write globs name is the phase's work, even when git ignores it
   const measured = tracker.endPhase(scope?.baseline, allowed);
   // phaseloop's own output (`> run.out`, `| tee run.log`) changed because it reported, not because the phase worked
-  const mine = new Set(withoutOwnOutput(workdir, [...new Set([...measured.changes, ...(measured.scope?.paths ?? []), ...(measured.scope?.internals ?? [])])]));
+  const mine = new Set(withoutOwnOutput(ctx.host, workdir, [...new Set([...measured.changes, ...(measured.scope?.paths ?? []), ...(measured.scope?.internals ?? [])])]));
   const keep = (paths: string[]) => paths.filter((p) => mine.has(p) && !ignore?.(p));
   const keepFresh = (paths: string[]) => {
-    const still = new Set(withoutOwnOutput(workdir, paths));
+    const still = new Set(withoutOwnOutput(ctx.host, workdir, paths));
     return paths.filter((p) => still.has(p) && !ignore?.(p));
   };
   let changes = keep(measured.changes);
@@ -72,8 +72,8 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
     const inBound = outside.filter((p) => fenceWritable.some((dir) => isUnder(join(workdir, p), dir)));
     if (inBound.length > 0) {
       tracker.touched();
-      const stuck = revertScope(workdir, scope.baseline, inBound);
-      await settleTreeWatch(workdir);
+      const stuck = revertScope(ctx.host, workdir, scope.baseline, inBound);
+      await settleTreeWatch(ctx.host, workdir);
       changes = keepFresh(tracker.remeasure());
       undone = inBound.filter((p) => !stuck.includes(p));
       outside = outside.filter((p) => !undone!.includes(p));
@@ -84,8 +84,8 @@ export async function measurePhaseChanges(phaseName: string, scope: WriteScope |
   ctx.emit({ type: "policy.violation", phase: phaseName, paths: outside, action });
   if (action === "revert") {
     tracker.touched();
-    const stuck = revertScope(workdir, scope.baseline, outside);
-    await settleTreeWatch(workdir); // the revert's writes too
+    const stuck = revertScope(ctx.host, workdir, scope.baseline, outside);
+    await settleTreeWatch(ctx.host, workdir); // the revert's writes too
     changes = keepFresh(tracker.remeasure());
     return { changes, undone, violation: { error: "policy_violation", message: `changed files outside the write scope (reverted${stuck.length ? `, except ${stuck.join(", ")}` : ""}): ${outside.join(", ")}` } };
   }

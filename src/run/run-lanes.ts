@@ -25,6 +25,7 @@ import type { Reporter, RunEvent } from "./run-events.ts";
 import type { RunInfo } from "./run-info.ts";
 import { createRunner, type RunResult } from "./run-pipeline.ts";
 import { writeSummary } from "./write-summary.ts";
+import { nodeHost } from "../host/node-host.ts";
 import { writeBackTask } from "./load-tasks.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
 import { addWorktree, gitSettled, removeWorktree, revParse } from "../lanes/lane-git.ts";
@@ -353,7 +354,7 @@ class LaneRun {
     this.emit({ type: "run.interrupted", signal, iteration: s.iteration, phase: null });
     this.checkpoint();
     this.log.flush();
-    writeSummary(this.o.store, this.o.info, s);
+    writeSummary(this.o.store, this.o.info, s, nodeHost);
     return { exitCode: 130, outcome: "interrupted", snapshot: s };
   }
 
@@ -364,7 +365,7 @@ class LaneRun {
     this.checkpoint();
     this.log.flush();
     await this.tidy();
-    writeSummary(this.o.store, this.o.info, s);
+    writeSummary(this.o.store, this.o.info, s, nodeHost);
     return { exitCode: exitCodeFor("stopped"), outcome: "stopped", snapshot: s };
   }
 

@@ -85,7 +85,7 @@ export class Runner {
     this.snapshot = snapshot;
     this.answers = o.answers ?? {};
     this.events = new EventLog(o.store, o.reporter, o.info.run_id, seq, o.recordedIterations, this.host.clock);
-    if (o.machine.measuresChanges) this.changes = new ChangeTracker(o.info.workdir, snapshot.iterationOpen ? loadIterationBaseline(o.store, snapshot.iteration) : undefined);
+    if (o.machine.measuresChanges) this.changes = new ChangeTracker(this.host, o.info.workdir, snapshot.iterationOpen ? loadIterationBaseline(o.store, snapshot.iteration) : undefined);
     o.signal.addEventListener("abort", () => {
       this.interrupted ??= String(o.signal.reason ?? "SIGINT");
     });
@@ -144,12 +144,12 @@ export class Runner {
       this.events.emit({ type: "run.interrupted", signal: this.interrupted ?? "SIGINT", iteration: s.iteration, phase: s.awaiting?.kind === "phase" || s.awaiting?.kind === "retry" ? s.awaiting.phase : null }, pendingLog);
       this.events.checkpoint(s, pendingLog);
       this.events.flush();
-      writeSummary(this.o.store, this.o.info, s);
+      writeSummary(this.o.store, this.o.info, s, this.host);
       return { exitCode: 130, outcome: "interrupted", snapshot: s };
     }
     if (pendingLog.length) this.events.checkpoint(s, pendingLog);
     this.events.flush();
-    writeSummary(this.o.store, this.o.info, s);
+    writeSummary(this.o.store, this.o.info, s, this.host);
     if (s.status === "waiting" && s.awaiting?.kind === "answer") return { exitCode: 3, outcome: "awaiting", snapshot: s };
     const outcome = (s.outcome?.outcome ?? "failed") as RunOutcome;
     return { exitCode: exitCodeFor(outcome), outcome, snapshot: s };

@@ -163,7 +163,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     const info: RunInfo = newRunInfo({ runId, machine, sources: loaded, file, params: resolved.params, workdir, maxIterations: snapshot.limits.maxIterations, startedAt: new Date(host.clock.now()) }, {
       sandbox: sandbox.record,
       ...runModels(machine, runId),
-      measure: machine.measuresChanges ? (gitRootOf(workdir) ? "git" : "files") : "off",
+      measure: machine.measuresChanges ? (gitRootOf(host, workdir) ? "git" : "files") : "off",
       ...(o.task !== undefined ? { task: o.task } : {}),
       ...(o.startedVia !== undefined ? { started_via: o.startedVia } : {}),
     });

@@ -1,6 +1,6 @@
 /** summary.md, written when a run ends or is interrupted. */
 import { join } from "node:path";
-import type { HostFiles } from "../host/host.ts";
+import type { Host, HostFiles } from "../host/host.ts";
 import type { Snapshot } from "../machine/types.ts";
 import type { RunStore } from "../runtime/run-store.ts";
 import { ignoredChangedSince } from "../changes/measure-changes.ts";
@@ -75,7 +75,7 @@ function readIterations(files: HostFiles, path: string): { iterations: Iteration
   return { iterations: [...first, ...keep(all.slice(-SHOWN_LAST))], hidden: { after: first.length, count: all.length - SHOWN_FIRST - SHOWN_LAST } };
 }
 
-export function writeSummary(store: RunStore, info: RunInfo, snapshot: Snapshot, pending: readonly RunEvent[] = []): void {
+export function writeSummary(store: RunStore, info: RunInfo, snapshot: Snapshot, host: Host, pending: readonly RunEvent[] = []): void {
   try {
     const { iterations, hidden } = readIterations(store.files, join(store.dir, "iterations.jsonl"));
     let events: RunEvent[] = [];
@@ -87,7 +87,7 @@ export function writeSummary(store: RunStore, info: RunInfo, snapshot: Snapshot,
     }
     for (const e of pending) if (e.seq > lastSeq) events.push(e);
     // a run that stopped for want of progress: the files it changed that git ignores say why, often
-    const ignored = info.measure === "git" && snapshot.outcome?.reason.code === "no_progress" ? ignoredChangedSince(info.workdir, Date.parse(info.started_at)) : [];
+    const ignored = info.measure === "git" && snapshot.outcome?.reason.code === "no_progress" ? ignoredChangedSince(host, info.workdir, Date.parse(info.started_at)) : [];
     store.writeSummary(formatSummary(info, snapshot, iterations, events, listArtifacts(store.files, info.workdir, info.run_id), hidden, ignored));
   } catch {
     // the summary is a convenience; the logs hold the truth

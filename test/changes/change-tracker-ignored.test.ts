@@ -1,6 +1,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { ChangeTracker } from "../../src/changes/change-tracker.ts";
 import { git, tempDirs } from "./workdir-ops.ts";
 
@@ -22,7 +23,7 @@ const inGlobs = (p: string) => p === "seq.txt";
 describe("an ignored file the write globs name is the phase's work", () => {
   it("counts in the iteration's changes after the phase, and after later phases of the iteration, until a new iteration", () => {
     const d = repo();
-    const t = new ChangeTracker(d);
+    const t = new ChangeTracker(nodeHost, d);
     t.beginIteration();
     const scope = t.startPhase(true);
     writeFileSync(join(d, "seq.txt"), "6\n");
@@ -43,7 +44,7 @@ describe("an ignored file the write globs name is the phase's work", () => {
   it("counts a file the phase created or deleted, and not one its globs do not name", () => {
     const d = repo();
     writeFileSync(join(d, "seq.txt"), "1\n");
-    const t = new ChangeTracker(d);
+    const t = new ChangeTracker(nodeHost, d);
     t.beginIteration();
     const scope = t.startPhase(true);
     rmSync(join(d, "seq.txt"));

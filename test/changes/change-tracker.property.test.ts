@@ -2,6 +2,7 @@ import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { ChangeTracker } from "../../src/changes/change-tracker.ts";
 import { changesSince, takeBaseline, type Baseline } from "../../src/changes/measure-changes.ts";
 import { scopeChangesSince, takeScopeBaseline } from "../../src/changes/write-scope-baseline.ts";
@@ -47,25 +48,25 @@ function runSteps(kind: "git" | "plain", committed: Op[], dirty: Op[], steps: St
   const d = setUp(kind, committed, dirty);
   const ref = temp.track(`${d}-ref`);
   cpSync(d, ref, { recursive: true, verbatimSymlinks: true });
-  const tracker = new ChangeTracker(d);
+  const tracker = new ChangeTracker(nodeHost, d);
   tracker.beginIteration();
-  let refBase: Baseline = takeBaseline(ref);
+  let refBase: Baseline = takeBaseline(nodeHost, ref);
   for (const s of steps) {
     if (s.kind === "iteration") {
       tracker.beginIteration();
-      refBase = takeBaseline(ref);
+      refBase = takeBaseline(nodeHost, ref);
     } else if (s.kind === "between") {
       tracker.touched();
       applyOps(d, s.ops);
       applyOps(ref, s.ops);
     } else {
       const scope = tracker.startPhase(s.scoped);
-      const refScope = s.scoped ? takeScopeBaseline(ref) : undefined;
+      const refScope = s.scoped ? takeScopeBaseline(nodeHost, ref) : undefined;
       applyOps(d, s.ops);
       applyOps(ref, s.ops);
       const r = tracker.endPhase(scope);
-      expect(r.changes).toEqual(changesSince(ref, refBase));
-      if (refScope) expect(r.scope).toEqual(scopeChangesSince(ref, refScope));
+      expect(r.changes).toEqual(changesSince(nodeHost, ref, refBase));
+      if (refScope) expect(r.scope).toEqual(scopeChangesSince(nodeHost, ref, refScope));
     }
   }
 }
@@ -111,7 +112,7 @@ for (const kind of ["git", "plain"] as const) {
 describe("iteration changes with baselines taken over from the last look (regressions)", () => {
   it("does not count a hook's change between iterations as the next iteration's progress", () => {
     const d = setUp("git", [{ op: "write", path: "a", content: "1" }], []);
-    const t = new ChangeTracker(d);
+    const t = new ChangeTracker(nodeHost, d);
     t.beginIteration();
     t.startPhase(false);
     writeFileSync(join(d, "a"), "2");
@@ -126,7 +127,7 @@ describe("iteration changes with baselines taken over from the last look (regres
   it("counts a hook's change between two phases of an iteration, and a command phase's, in that iteration", () => {
     for (const kind of ["git", "plain"] as const) {
       const d = setUp(kind, [{ op: "write", path: "a", content: "1" }], []);
-      const t = new ChangeTracker(d);
+      const t = new ChangeTracker(nodeHost, d);
       t.beginIteration();
       t.startPhase(false);
       expect(t.endPhase().changes).toEqual([]);
@@ -147,7 +148,7 @@ describe("iteration changes with baselines taken over from the last look (regres
 
   it("takes a write scope's baseline after a hook by a scan: the hook's change is not the phase's", () => {
     const d = setUp("git", [{ op: "write", path: "a", content: "1" }], []);
-    const t = new ChangeTracker(d);
+    const t = new ChangeTracker(nodeHost, d);
     t.beginIteration();
     t.startPhase(false);
     writeFileSync(join(d, "a"), "2");

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { gitInternalsChanged, snapshotGitInternals } from "../../src/changes/git-internals.ts";
 
 describe("the repository's own files, seen from a linked worktree", () => {
@@ -17,15 +18,15 @@ describe("the repository's own files, seen from a linked worktree", () => {
   const dirs = [own, common];
 
   it("leaves what every checkout shares to the checkout that changes it, lock files included; config, hooks and its own HEAD stay watched", () => {
-    const before = snapshotGitInternals(dirs);
+    const before = snapshotGitInternals(nodeHost.files, dirs);
     // another checkout merges: git holds HEAD.lock, index.lock and a ref's lock while it writes them
     for (const name of ["HEAD.lock", "index.lock", "ORIG_HEAD", "ORIG_HEAD.lock", "packed-refs.lock", "AUTO_MERGE.lock"]) writeFileSync(join(common, name), "x\n");
     writeFileSync(join(common, "refs", "heads", "main.lock"), "x\n");
-    expect(gitInternalsChanged(before, dirs)).toEqual([]);
+    expect(gitInternalsChanged(nodeHost.files, before, dirs)).toEqual([]);
     // what git runs or obeys here too is still this workdir's business
     writeFileSync(join(common, "config.lock"), "[core]\n");
     writeFileSync(join(common, "hooks", "pre-commit"), "#!/bin/sh\n");
     writeFileSync(join(own, "HEAD.lock"), "x\n");
-    expect(gitInternalsChanged(before, dirs).sort()).toEqual([join(common, "config.lock"), join(common, "hooks", "pre-commit"), join(own, "HEAD.lock")].sort());
+    expect(gitInternalsChanged(nodeHost.files, before, dirs).sort()).toEqual([join(common, "config.lock"), join(common, "hooks", "pre-commit"), join(own, "HEAD.lock")].sort());
   });
 });

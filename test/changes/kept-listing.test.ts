@@ -1,6 +1,7 @@
 import { mkdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { forgetListings, snapshotFiles } from "../../src/changes/file-snapshot.ts";
 import { readKeptListing } from "../../src/changes/kept-listing.ts";
 import { tempDirs } from "./workdir-ops.ts";
@@ -18,9 +19,9 @@ describe("a listing's stat cache kept between runs", () => {
     }
     await new Promise((r) => setTimeout(r, 1100)); // only entries a second old are kept
     const keep = join(d, ".phaseloop", "measure", "listing");
-    const first = snapshotFiles(d, { skip: SKIP, keep });
+    const first = snapshotFiles(nodeHost, d, { skip: SKIP, keep });
     expect(Object.keys(first)).toHaveLength(1100);
-    expect(readKeptListing(keep).size).toBe(1100);
+    expect(readKeptListing(nodeHost.files, keep).size).toBe(1100);
 
     // another run: the same size and modification time, other content
     const f = join(d, "d3", "f300");
@@ -28,16 +29,16 @@ describe("a listing's stat cache kept between runs", () => {
     writeFileSync(f, "FILE 300\n");
     utimesSync(f, was.atime, was.mtime);
     forgetListings();
-    const again = snapshotFiles(d, { skip: SKIP, keep });
+    const again = snapshotFiles(nodeHost, d, { skip: SKIP, keep });
     forgetListings();
-    expect(again).toEqual(snapshotFiles(d, { skip: SKIP }));
+    expect(again).toEqual(snapshotFiles(nodeHost, d, { skip: SKIP }));
     expect(again["d3/f300"]).not.toBe(first["d3/f300"]);
   });
 
   it("reads nothing from a file that is not one", () => {
     const d = temp.make();
     writeFileSync(join(d, "listing"), "something else\0a\0b\0");
-    expect(readKeptListing(join(d, "listing")).size).toBe(0);
-    expect(readKeptListing(join(d, "missing")).size).toBe(0);
+    expect(readKeptListing(nodeHost.files, join(d, "listing")).size).toBe(0);
+    expect(readKeptListing(nodeHost.files, join(d, "missing")).size).toBe(0);
   });
 });

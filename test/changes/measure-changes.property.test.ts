@@ -2,6 +2,7 @@ import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { changesSince, takeBaseline } from "../../src/changes/measure-changes.ts";
 import { applyOps, git, tempDirs, workdirOp } from "./workdir-ops.ts";
 
@@ -32,7 +33,7 @@ describe("measured changes in git, against git status on a copy", () => {
         git(d, "add", "-A");
         git(d, "commit", "-qm", "init", "--allow-empty");
         applyOps(d, dirty);
-        const base = takeBaseline(d);
+        const base = takeBaseline(nodeHost, d);
         // the reference: the same work tree, its state at the baseline committed
         const copy = temp.track(`${d}-copy`);
         cpSync(d, copy, { recursive: true, verbatimSymlinks: true, filter: (src) => !src.includes(".phaseloop") });
@@ -40,7 +41,7 @@ describe("measured changes in git, against git status on a copy", () => {
         git(copy, "commit", "-qm", "baseline", "--allow-empty");
         applyOps(d, during);
         applyOps(copy, during);
-        expect(changesSince(d, base)).toEqual(reference(copy));
+        expect(changesSince(nodeHost, d, base)).toEqual(reference(copy));
       }),
       { numRuns: 40 },
     );

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { changesSince, revertPaths, takeBaseline } from "../../src/changes/measure-changes.ts";
 
 const dirs: string[] = [];
@@ -18,11 +19,11 @@ describe("reverting outside git", () => {
   it("removes files created since the baseline and reports the changed ones it cannot restore", () => {
     const d = temp();
     writeFileSync(join(d, "kept.txt"), "original");
-    const base = takeBaseline(d);
+    const base = takeBaseline(nodeHost, d);
     writeFileSync(join(d, "kept.txt"), "changed");
     mkdirSync(join(d, "new"));
     writeFileSync(join(d, "new", "file.txt"), "created");
-    expect(revertPaths(d, base, ["kept.txt", "new/file.txt"])).toEqual(["kept.txt"]);
+    expect(revertPaths(nodeHost, d, base, ["kept.txt", "new/file.txt"])).toEqual(["kept.txt"]);
     expect(existsSync(join(d, "new", "file.txt"))).toBe(false);
     expect(readFileSync(join(d, "kept.txt"), "utf8")).toBe("changed");
   });
@@ -32,9 +33,9 @@ describe("measured changes outside git: the stat cache", () => {
   it("sees a same-size rewrite made at once after the baseline (racily clean)", () => {
     const d = temp();
     writeFileSync(join(d, "a.txt"), "one");
-    const base = takeBaseline(d);
+    const base = takeBaseline(nodeHost, d);
     writeFileSync(join(d, "a.txt"), "two");
-    expect(changesSince(d, base)).toEqual(["a.txt"]);
+    expect(changesSince(nodeHost, d, base)).toEqual(["a.txt"]);
   });
 
   it("sees a rewrite of an old file whose modification time was set back", () => {
@@ -46,12 +47,12 @@ describe("measured changes outside git: the stat cache", () => {
     // ctime moves with utimes too: wait until the file counts as settled
     const settledAt = statSync(file).ctimeMs + 1100;
     while (Date.now() < settledAt) spawnSync("sleep", ["0.1"]);
-    const base = takeBaseline(d);
-    expect(changesSince(d, base)).toEqual([]); // served from the cache
+    const base = takeBaseline(nodeHost, d);
+    expect(changesSince(nodeHost, d, base)).toEqual([]); // served from the cache
     writeFileSync(file, "after!");
     utimesSync(file, old, old);
     expect(statSync(file).size).toBe("before".length);
-    expect(changesSince(d, base)).toEqual(["old.txt"]);
+    expect(changesSince(nodeHost, d, base)).toEqual(["old.txt"]);
   });
 });
 
@@ -73,7 +74,7 @@ for (const kind of ["git", "plain"] as const) {
     };
     it("sees created, modified, deleted and untracked files", () => {
       const d = setup();
-      const base = takeBaseline(d);
+      const base = takeBaseline(nodeHost, d);
       expect(base.kind).toBe(kind === "git" ? "git" : "snapshot");
       writeFileSync(join(d, "a.txt"), "changed");
       rmSync(join(d, "b.txt"));
@@ -81,21 +82,21 @@ for (const kind of ["git", "plain"] as const) {
       writeFileSync(join(d, "src", "new.ts"), "x");
       mkdirSync(join(d, ".phaseloop"), { recursive: true });
       writeFileSync(join(d, ".phaseloop", "state.json"), "{}");
-      expect(changesSince(d, base)).toEqual(["a.txt", "b.txt", "src/new.ts"]);
+      expect(changesSince(nodeHost, d, base)).toEqual(["a.txt", "b.txt", "src/new.ts"]);
     });
     it("reports nothing for an iteration that changed nothing", () => {
       const d = setup();
       writeFileSync(join(d, "dirty.txt"), "left from before");
-      const base = takeBaseline(d);
-      expect(changesSince(d, base)).toEqual([]);
+      const base = takeBaseline(nodeHost, d);
+      expect(changesSince(nodeHost, d, base)).toEqual([]);
     });
     it("does not count earlier iterations' changes again (the cumulative-diff defect)", () => {
       const d = setup();
-      const first = takeBaseline(d);
+      const first = takeBaseline(nodeHost, d);
       writeFileSync(join(d, "a.txt"), "iteration 1");
-      expect(changesSince(d, first)).toEqual(["a.txt"]);
-      const second = takeBaseline(d);
-      expect(changesSince(d, second)).toEqual([]);
+      expect(changesSince(nodeHost, d, first)).toEqual(["a.txt"]);
+      const second = takeBaseline(nodeHost, d);
+      expect(changesSince(nodeHost, d, second)).toEqual([]);
     });
     if (kind === "git") {
       it("honours .gitignore and leaves the user's index alone", () => {
@@ -103,27 +104,27 @@ for (const kind of ["git", "plain"] as const) {
         writeFileSync(join(d, "a.txt"), "staged");
         git(d, "add", "a.txt");
         const before = git(d, "diff", "--cached", "--name-only").stdout;
-        const base = takeBaseline(d);
+        const base = takeBaseline(nodeHost, d);
         writeFileSync(join(d, "ignored.txt"), "x");
-        expect(changesSince(d, base)).toEqual([]);
+        expect(changesSince(nodeHost, d, base)).toEqual([]);
         expect(git(d, "diff", "--cached", "--name-only").stdout).toBe(before);
       });
       it("reverts changed and created paths to the baseline", () => {
         const d = setup();
-        const base = takeBaseline(d);
+        const base = takeBaseline(nodeHost, d);
         writeFileSync(join(d, "a.txt"), "bad");
         writeFileSync(join(d, "c.txt"), "new");
-        expect(revertPaths(d, base, ["a.txt", "c.txt"])).toEqual([]);
+        expect(revertPaths(nodeHost, d, base, ["a.txt", "c.txt"])).toEqual([]);
         expect(readFileSync(join(d, "a.txt"), "utf8")).toBe("a");
         expect(existsSync(join(d, "c.txt"))).toBe(false);
       });
       it("works from a subdirectory of a repository", () => {
         const d = setup();
         mkdirSync(join(d, "pkg"));
-        const base = takeBaseline(join(d, "pkg"));
+        const base = takeBaseline(nodeHost, join(d, "pkg"));
         writeFileSync(join(d, "pkg", "x.txt"), "x");
         writeFileSync(join(d, "outside.txt"), "x");
-        expect(changesSince(join(d, "pkg"), base)).toEqual(["x.txt"]);
+        expect(changesSince(nodeHost, join(d, "pkg"), base)).toEqual(["x.txt"]);
       });
     }
   });

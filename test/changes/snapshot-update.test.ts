@@ -3,6 +3,7 @@ import { join } from "node:path";
 import process from "node:process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { diffSnapshots, snapshotFiles } from "../../src/changes/file-snapshot.ts";
 import { watchedSnapshot, type SnapshotLook } from "../../src/changes/snapshot-update.ts";
 import { TreeWatch } from "../../src/changes/tree-watch.ts";
@@ -35,8 +36,8 @@ function apply(root: string, ops: TreeOp[]): void {
 
 /** The watched snapshot now, checked against a listing of the whole tree and its diff against a plain one. */
 function look(root: string, w: TreeWatch, before: Record<string, string> | undefined): { files: Record<string, string>; look: SnapshotLook } {
-  const r = watchedSnapshot(root, w, { skip: SKIP });
-  const listed = snapshotFiles(root, { skip: SKIP });
+  const r = watchedSnapshot(nodeHost, root, w, { skip: SKIP });
+  const listed = snapshotFiles(nodeHost, root, { skip: SKIP });
   expect(r.files).toEqual(listed);
   if (before) expect(diffSnapshots(before, r.files)).toEqual(diffSnapshots({ ...before }, { ...listed }));
   return r;
@@ -48,7 +49,7 @@ describe.skipIf(skipped(process.platform !== "linux" || "Deno" in globalThis, "t
     mkdirSync(join(d, "d", "e"), { recursive: true });
     writeFileSync(join(d, "d", "e", "y"), "1");
     writeFileSync(join(d, "top"), "1");
-    const w = TreeWatch.start(d, SKIP)!;
+    const w = TreeWatch.start(nodeHost, d, SKIP)!;
     try {
       await w.settle();
       const first = look(d, w, undefined);
@@ -96,7 +97,7 @@ describe.skipIf(skipped(process.platform !== "linux" || "Deno" in globalThis, "t
       fc.asyncProperty(fc.array(treeOp, { maxLength: 6 }), fc.array(treeOp, { maxLength: 4 }), fc.array(fc.array(treeOp, { maxLength: 5 }), { minLength: 1, maxLength: 3 }), async (before, between, rounds) => {
         const d = temp.make();
         apply(d, before);
-        const w = TreeWatch.start(d, SKIP)!;
+        const w = TreeWatch.start(nodeHost, d, SKIP)!;
         try {
           apply(d, between); // after the watch started: folders made among them are watched as they come
           await w.settle();

@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { snapshotFiles } from "../../src/changes/file-snapshot.ts";
 import { statWalk } from "../../src/changes/stat-walk.ts";
 
@@ -33,10 +34,10 @@ describe("a snapshot listed by find", () => {
     writeFileSync(join(d, ".phaseloop", "state.json"), "{}");
     writeFileSync(join(d, "sub", ".git"), "gitdir: elsewhere\n"); // a file named .git is a file
     spawnSync("mkfifo", [join(d, "pipe")]);
-    expect(statWalk(d, new Set(), () => {})).toBe(true); // GNU find, as on every machine phaseloop is tested on
+    expect(statWalk(nodeHost.processes, d, new Set(), () => {})).toBe(true); // GNU find, as on every machine phaseloop is tested on
     for (const options of [{ skip: new Set([".phaseloop"]), statOnly: new Set(["node_modules"]) }, { skip: new Set([".git", "node_modules", ".phaseloop"]) }, { skip: new Set<string>(), hash: false }]) {
-      const listed = snapshotFiles(d, options);
-      const walked = snapshotFiles(d, options, "p/");
+      const listed = snapshotFiles(nodeHost, d, options);
+      const walked = snapshotFiles(nodeHost, d, options, "p/");
       expect(bySameClock(listed)).toEqual(bySameClock(Object.fromEntries(Object.entries(walked).map(([k, v]) => [k.slice(2), v]))));
       expect(Object.keys(listed)).toContain("sp ace é\ttab");
       expect(Object.keys(listed)).toContain("new\nline");

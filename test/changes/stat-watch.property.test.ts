@@ -4,6 +4,7 @@ import { join } from "node:path";
 import process from "node:process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { findRepo, privateEnv, worktreeChanges, writeSlotIndex, type GitRepo } from "../../src/changes/private-git.ts";
 import { watchedAnswer } from "../../src/changes/stat-watch.ts";
 import { applyOps, git, tempDirs, workdirOp, type Op } from "./workdir-ops.ts";
@@ -62,7 +63,7 @@ function gitAnswer(d: string, repo: GitRepo, index: string): string[] {
   const copy = `${index}.ref`;
   copyFileSync(index, copy);
   utimesSync(copy, 1, 1); // git takes a time of 0 for none
-  const r = spawnSync("git", ["-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "status", "--porcelain=v2", "-z", "-uall", "--no-renames"], { cwd: d, env: { ...process.env, ...privateEnv(d, repo, copy) }, encoding: "utf8" });
+  const r = spawnSync("git", ["-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "status", "--porcelain=v2", "-z", "-uall", "--no-renames"], { cwd: d, env: { ...process.env, ...privateEnv(nodeHost, d, repo, copy) }, encoding: "utf8" });
   rmSync(copy, { force: true });
   expect(r.status).toBe(0);
   const out: string[] = [];
@@ -92,21 +93,21 @@ function run(committed: Op[], dirty: Op[], steps: Step[]): void {
   git(d, "add", "-A");
   git(d, "commit", "-qm", "init");
   applyOps(d, dirty);
-  const repo = findRepo(d)!;
-  let index = writeSlotIndex(d, repo, "prop")!;
+  const repo = findRepo(nodeHost, d)!;
+  let index = writeSlotIndex(nodeHost, d, repo, "prop")!;
   sleep(60); // folders changed this recently are not watched
-  expect(worktreeChanges(d, repo, index)?.changed).toEqual(gitAnswer(d, repo, index));
+  expect(worktreeChanges(nodeHost, d, repo, index)?.changed).toEqual(gitAnswer(d, repo, index));
   for (const s of steps) {
     apply(d, s.ops);
-    if (s.rebase) index = writeSlotIndex(d, repo, "prop")!;
+    if (s.rebase) index = writeSlotIndex(nodeHost, d, repo, "prop")!;
     sleep(s.wait);
-    const inProcess = watchedAnswer(d, index);
+    const inProcess = watchedAnswer(nodeHost, d, index);
     const truth = gitAnswer(d, repo, index);
     if (inProcess) {
       if (s.ops.length > 0) derived++;
       expect(inProcess, JSON.stringify(s.ops)).toEqual(truth);
     }
-    expect(worktreeChanges(d, repo, index)?.changed).toEqual(truth);
+    expect(worktreeChanges(nodeHost, d, repo, index)?.changed).toEqual(truth);
   }
 }
 
@@ -126,12 +127,12 @@ describe("the stat watch against git", () => {
     prepare(d);
     git(d, "add", "-A");
     git(d, "commit", "-qm", "init");
-    const repo = findRepo(d)!;
-    const index = writeSlotIndex(d, repo, "unit")!;
+    const repo = findRepo(nodeHost, d)!;
+    const index = writeSlotIndex(nodeHost, d, repo, "unit")!;
     writeFileSync(join(d, "t.txt"), "changed");
     writeFileSync(join(d, "u.txt"), "1");
     sleep(70);
-    expect(worktreeChanges(d, repo, index)?.changed).toEqual(["t.txt", "u.txt"]);
+    expect(worktreeChanges(nodeHost, d, repo, index)?.changed).toEqual(["t.txt", "u.txt"]);
     return { d, repo, index };
   }
 
@@ -151,12 +152,12 @@ describe("the stat watch against git", () => {
     withoutGit(() => {
       writeFileSync(join(d, "u.txt"), "2");
       writeFileSync(join(d, "t.txt"), "committed");
-      expect(worktreeChanges(d, repo, index)?.changed).toEqual(["u.txt"]);
+      expect(worktreeChanges(nodeHost, d, repo, index)?.changed).toEqual(["u.txt"]);
       writeFileSync(join(d, "t.txt"), "again");
-      expect(worktreeChanges(d, repo, index)?.changed).toEqual(["t.txt", "u.txt"]);
+      expect(worktreeChanges(nodeHost, d, repo, index)?.changed).toEqual(["t.txt", "u.txt"]);
       chmodSync(join(d, "t.txt"), 0o755);
       writeFileSync(join(d, "t.txt"), "committed");
-      expect(worktreeChanges(d, repo, index)?.changed).toEqual(["t.txt", "u.txt"]);
+      expect(worktreeChanges(nodeHost, d, repo, index)?.changed).toEqual(["t.txt", "u.txt"]);
     });
   });
 
@@ -173,11 +174,11 @@ describe("the stat watch against git", () => {
     for (const prepare of converting) {
       const { d, repo, index } = watchedRepo(prepare);
       writeFileSync(join(d, "t.txt"), "committed");
-      expect(withoutGit(() => worktreeChanges(d, repo, index))).toBeUndefined();
+      expect(withoutGit(() => worktreeChanges(nodeHost, d, repo, index))).toBeUndefined();
     }
     const { d, repo, index } = watchedRepo((d) => writeFileSync(join(d, ".gitignore"), "*.log\n"));
     writeFileSync(join(d, ".gitignore"), "*.txt\n");
-    expect(withoutGit(() => worktreeChanges(d, repo, index))).toBeUndefined();
+    expect(withoutGit(() => worktreeChanges(nodeHost, d, repo, index))).toBeUndefined();
     // in a folder of the repository, the ignore files above it rule it too
     const top = temp.make();
     mkdirSync(join(top, "w"));
@@ -186,18 +187,18 @@ describe("the stat watch against git", () => {
     git(top, "add", "-A");
     git(top, "commit", "-qm", "init");
     const w = join(top, "w");
-    const sub = findRepo(w)!;
-    const subIndex = writeSlotIndex(w, sub, "unit")!;
+    const sub = findRepo(nodeHost, w)!;
+    const subIndex = writeSlotIndex(nodeHost, w, sub, "unit")!;
     writeFileSync(join(w, "u.txt"), "1");
     sleep(70);
-    expect(worktreeChanges(w, sub, subIndex)?.changed).toEqual(["u.txt"]);
-    expect(withoutGit(() => worktreeChanges(w, sub, subIndex))?.changed).toEqual(["u.txt"]);
+    expect(worktreeChanges(nodeHost, w, sub, subIndex)?.changed).toEqual(["u.txt"]);
+    expect(withoutGit(() => worktreeChanges(nodeHost, w, sub, subIndex))?.changed).toEqual(["u.txt"]);
     writeFileSync(join(top, ".gitignore"), "u.txt\n");
-    expect(withoutGit(() => worktreeChanges(w, sub, subIndex))).toBeUndefined();
+    expect(withoutGit(() => worktreeChanges(nodeHost, w, sub, subIndex))).toBeUndefined();
     // a setting made while watched is a changed configuration file
     const late = watchedRepo();
     git(late.d, "config", "core.autocrlf", "true");
     writeFileSync(join(late.d, "u.txt"), "2");
-    expect(withoutGit(() => worktreeChanges(late.d, late.repo, late.index))).toBeUndefined();
+    expect(withoutGit(() => worktreeChanges(nodeHost, late.d, late.repo, late.index))).toBeUndefined();
   });
 });

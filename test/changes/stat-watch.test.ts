@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { WATCH_LIMIT, watchAnswer, watchedAnswer } from "../../src/changes/stat-watch.ts";
 
 const root = mkdtempSync(join(tmpdir(), "phaseloop-watch-"));
@@ -24,9 +25,9 @@ function tree() {
 describe("the stat watch", () => {
   it("answers as git did while nothing changed", () => {
     const t = tree();
-    watchAnswer(t.dir, t.index, ["a.txt"], t.files);
-    expect(watchedAnswer(t.dir, t.index)).toEqual(["a.txt"]);
-    expect(watchedAnswer(t.dir, t.index)).toEqual(["a.txt"]);
+    watchAnswer(nodeHost, t.dir, t.index, ["a.txt"], t.files);
+    expect(watchedAnswer(nodeHost, t.dir, t.index)).toEqual(["a.txt"]);
+    expect(watchedAnswer(nodeHost, t.dir, t.index)).toEqual(["a.txt"]);
   });
 
   it("sends a file rewritten with new content of the same size back to git, however soon after", () => {
@@ -34,41 +35,41 @@ describe("the stat watch", () => {
     for (let i = 0; i < 20; i++) {
       const t = tree();
       writeFileSync(join(t.dir, "a.txt"), "1");
-      watchAnswer(t.dir, t.index, ["a.txt"], t.files);
+      watchAnswer(nodeHost, t.dir, t.index, ["a.txt"], t.files);
       writeFileSync(join(t.dir, "a.txt"), "0");
-      expect(watchedAnswer(t.dir, t.index)).toBeUndefined();
+      expect(watchedAnswer(nodeHost, t.dir, t.index)).toBeUndefined();
     }
   });
 
   it("sends any new entry, deletion or rewritten index back to git", () => {
     const added = tree();
-    watchAnswer(added.dir, added.index, [], added.files);
+    watchAnswer(nodeHost, added.dir, added.index, [], added.files);
     writeFileSync(join(added.dir, "src", "new.txt"), "n");
-    expect(watchedAnswer(added.dir, added.index)).toBeUndefined();
+    expect(watchedAnswer(nodeHost, added.dir, added.index)).toBeUndefined();
 
     const deleted = tree();
-    watchAnswer(deleted.dir, deleted.index, [], deleted.files);
+    watchAnswer(nodeHost, deleted.dir, deleted.index, [], deleted.files);
     rmSync(join(deleted.dir, "src", "b.txt"));
-    expect(watchedAnswer(deleted.dir, deleted.index)).toBeUndefined();
+    expect(watchedAnswer(nodeHost, deleted.dir, deleted.index)).toBeUndefined();
 
     const nested = tree();
-    watchAnswer(nested.dir, nested.index, [], nested.files);
+    watchAnswer(nodeHost, nested.dir, nested.index, [], nested.files);
     mkdirSync(join(nested.dir, "src", "deeper"));
-    expect(watchedAnswer(nested.dir, nested.index)).toBeUndefined();
+    expect(watchedAnswer(nodeHost, nested.dir, nested.index)).toBeUndefined();
 
     const reindexed = tree();
-    watchAnswer(reindexed.dir, reindexed.index, [], reindexed.files);
+    watchAnswer(nodeHost, reindexed.dir, reindexed.index, [], reindexed.files);
     writeFileSync(reindexed.index, "another index");
-    expect(watchedAnswer(reindexed.dir, reindexed.index)).toBeUndefined();
+    expect(watchedAnswer(nodeHost, reindexed.dir, reindexed.index)).toBeUndefined();
   });
 
   it("answers only for the index and workdir it watched, and not for trees too large to stat here", () => {
     const t = tree();
-    watchAnswer(t.dir, t.index, [], t.files);
-    expect(watchedAnswer(t.dir, join(root, "other-index"))).toBeUndefined();
-    expect(watchedAnswer(join(root, "elsewhere"), t.index)).toBeUndefined();
+    watchAnswer(nodeHost, t.dir, t.index, [], t.files);
+    expect(watchedAnswer(nodeHost, t.dir, join(root, "other-index"))).toBeUndefined();
+    expect(watchedAnswer(nodeHost, join(root, "elsewhere"), t.index)).toBeUndefined();
     const big = tree();
-    watchAnswer(big.dir, big.index, [], Array.from({ length: WATCH_LIMIT + 1 }, (_, i) => `f${i}`));
-    expect(watchedAnswer(big.dir, big.index)).toBeUndefined();
+    watchAnswer(nodeHost, big.dir, big.index, [], Array.from({ length: WATCH_LIMIT + 1 }, (_, i) => `f${i}`));
+    expect(watchedAnswer(nodeHost, big.dir, big.index)).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import process from "node:process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { TreeWatch } from "../../src/changes/tree-watch.ts";
 import { applyOps, tempDirs, workdirOp } from "./workdir-ops.ts";
 import { skipped } from "../skip-reason.ts";
@@ -35,7 +36,7 @@ describe.skipIf(skipped(process.platform !== "linux" || "Deno" in globalThis, "t
     const d = temp.make();
     mkdirSync(join(d, "d", "e"), { recursive: true });
     writeFileSync(join(d, "d", "e", "y"), "1");
-    const w = TreeWatch.start(d)!;
+    const w = TreeWatch.start(nodeHost, d)!;
     expect(w).toBeDefined();
     try {
       w.remember("idx", "q", ["x"], w.mark());
@@ -75,7 +76,7 @@ describe.skipIf(skipped(process.platform !== "linux" || "Deno" in globalThis, "t
       fc.asyncProperty(fc.array(workdirOp(PATHS, true), { maxLength: 5 }), fc.array(workdirOp(PATHS, true), { maxLength: 4 }), fc.array(workdirOp(PATHS, true), { maxLength: 4 }), async (before, between, during) => {
         const d = temp.make();
         applyOps(d, before);
-        const w = TreeWatch.start(d)!;
+        const w = TreeWatch.start(nodeHost, d)!;
         try {
           applyOps(d, between); // made after the watch started: new folders among them
           await w.settle();
@@ -95,6 +96,6 @@ describe.skipIf(skipped(process.platform !== "linux" || "Deno" in globalThis, "t
   });
 
   it("gives nothing where it cannot watch", () => {
-    expect(TreeWatch.start(join(temp.make(), "missing"))).toBeUndefined();
+    expect(TreeWatch.start(nodeHost, join(temp.make(), "missing"))).toBeUndefined();
   });
 });

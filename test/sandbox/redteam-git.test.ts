@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { GIT_HARDENING, ownGitEnv } from "../../src/runtime/own-git.ts";
 import { ownPath, ownProgram, resolveOwnPrograms, untrustedPathEntry } from "../../src/runtime/own-programs.ts";
 import { findRepo, runGit, writeSlotIndex } from "../../src/changes/private-git.ts";
@@ -54,19 +55,19 @@ describe("a nested repository's config runs nothing through phaseloop's git", ()
     expect(existsSync(marker) || existsSync(`${marker}-fsmonitor`)).toBe(true); // the escape, as met
     rmSync(marker, { force: true });
     rmSync(`${marker}-fsmonitor`, { force: true });
-    const r = runGit(["status", "--porcelain"], repo);
+    const r = runGit(nodeHost, ["status", "--porcelain"], repo);
     expect(r.ok).toBe(true);
     expect(existsSync(marker)).toBe(false);
     expect(existsSync(`${marker}-fsmonitor`)).toBe(false);
     for (const args of [["diff", "HEAD", "--name-only"], ["ls-files", "-m"]]) {
-      runGit(args, repo);
+      runGit(nodeHost, args, repo);
       expect(existsSync(marker), args.join(" ")).toBe(false);
     }
     // the measure's own `git add -A` into its index, twice (the second sees the gitlink the first recorded)
-    const found = findRepo(repo)!;
-    expect(writeSlotIndex(repo, found, "a")).toBeDefined();
+    const found = findRepo(nodeHost, repo)!;
+    expect(writeSlotIndex(nodeHost, repo, found, "a")).toBeDefined();
     writeFileSync(join(repo, "vendor", "x", "f"), "changed again\n");
-    expect(writeSlotIndex(repo, found, "b")).toBeDefined();
+    expect(writeSlotIndex(nodeHost, repo, found, "b")).toBeDefined();
     expect(existsSync(marker)).toBe(false);
     expect(existsSync(`${marker}-fsmonitor`)).toBe(false);
   });
@@ -124,7 +125,7 @@ describe("a git planted first on PATH is never phaseloop's", () => {
       expect(ownProgram(name).startsWith("/")).toBe(true);
       expect(ownProgram(name).startsWith(repo)).toBe(false);
     }
-    expect(runGit(["status", "--porcelain"], repo).ok).toBe(true);
+    expect(runGit(nodeHost, ["status", "--porcelain"], repo).ok).toBe(true);
     expect(existsSync(`${marker}-git`)).toBe(false);
     process.env.PATH = savedPath;
   });
