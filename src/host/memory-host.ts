@@ -65,7 +65,8 @@ function info(node: Node): FileInfo {
     isFIFO: () => false,
     isSocket: () => false,
     size: node.kind === "file" ? new TextEncoder().encode(node.data).length : 0,
-    mode: node.mode,
+    // the type's bits too, as a stat's mode has them
+    mode: TYPE_BITS[node.kind] | node.mode,
     mtimeMs: node.mtimeMs,
     ctimeMs: node.mtimeMs,
     ino: inodeOf(node),
