@@ -11,8 +11,10 @@ import { gitInternalsChanged, restoreGitInternals, snapshotGitInternals } from "
 import { keepListing, readKeptListing, type ListedEntry } from "../../src/changes/kept-listing.ts";
 import { changesSince, takeBaseline } from "../../src/changes/measure-changes.ts";
 import { withoutOwnOutput } from "../../src/changes/own-output.ts";
+import { updateSnapshot } from "../../src/changes/snapshot-update.ts";
 import { watchAnswer, watchedAnswer } from "../../src/changes/stat-watch.ts";
 import { statWalk } from "../../src/changes/stat-walk.ts";
+import type { FolderEvents } from "../../src/changes/tree-watch.ts";
 import { scopeChangesSince, takeScopeBaseline } from "../../src/changes/write-scope-baseline.ts";
 import { HostCrash, MemoryHost } from "../../src/host/memory-host.ts";
 
@@ -177,6 +179,26 @@ describe("change measurement on the memory host", () => {
     host.clock.advance(1000);
     host.files.writeText(`${W}/README.md`, "changed\n");
     expect(watchedAnswer(host, W, index)).toBeUndefined();
+  });
+
+  it("a snapshot brought up to date from the folders a watch named is the tree's listing", () => {
+    const host = workdir({ [`${W}/old/x.ts`]: "x", [`${W}/old/deep/y.ts`]: "y" });
+    const before = snapshotFiles(host, W, { skip: SKIP });
+    host.clock.advance(10);
+    host.files.writeText(`${W}/README.md`, "changed\n");
+    host.files.writeText(`${W}/src/b.ts`, "b\n");
+    host.files.remove(`${W}/src/a.ts`);
+    host.files.remove(`${W}/old`, { recursive: true });
+    host.files.mkdir(`${W}/lib/inner`);
+    host.files.writeText(`${W}/lib/inner/z.ts`, "z");
+    const named = (names: string[], folders: string[] = []): FolderEvents => ({ generation: 1, names: new Map(names.map((n) => [n, 1])), folders: new Map(folders.map((n) => [n, 1])) });
+    const events = new Map([
+      [W, named(["README.md", "old", "lib"], ["old"])],
+      [`${W}/src`, named(["a.ts", "b.ts"])],
+    ]);
+    const updated = updateSnapshot(host, W, before, events, 0, SKIP);
+    expect(updated).toEqual(snapshotFiles(host, W, { skip: SKIP }));
+    expect(diffSnapshots(before, updated!)).toEqual(["README.md", "lib/inner/z.ts", "old/deep/y.ts", "old/x.ts", "src/a.ts", "src/b.ts"]);
   });
 
   it("phaseloop's own output leads nowhere in memory: every path stays", () => {
