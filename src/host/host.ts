@@ -128,11 +128,15 @@ export interface HostFiles {
   rename(from: string, to: string): void;
   /** Remove a file (or, `recursive`, a directory and what it holds); `force`: no error when missing. */
   remove(path: string, options?: { recursive?: boolean; force?: boolean }): void;
+  /** A second name for a file (a hard link); EEXIST when `to` exists: an atomic create-if-absent. */
+  link(from: string, to: string): void;
 }
 
 export interface HostProcesses {
   /** Run a program to its end (argv, or a string run by `sh -c`): failures are results, not exceptions. */
   run(spec: ProcessSpec): Promise<ProcessResult>;
+  /** Whether the process `pid` is alive on this machine (a zombie is not). */
+  alive(pid: number): boolean;
 }
 
 /** Finding programs as a spawn would, and asking them their version (what preflight needs). */

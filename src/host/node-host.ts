@@ -5,9 +5,10 @@
  * run-process, own-git, preflight-host) stay the implementation behind it.
  */
 import process from "node:process";
-import { ownGitSync } from "../runtime/own-git.ts";
-import { createPreflightHost, findProgram } from "../runtime/preflight-host.ts";
-import { runProcess } from "../runtime/run-process.ts";
+import { ownGitSync } from "./own-git.ts";
+import { createPreflightHost, findProgram } from "./preflight-host.ts";
+import { isProcessAlive } from "./process-alive.ts";
+import { runProcess } from "./run-process.ts";
 import type { Host } from "./host.ts";
 import { nodeClock } from "./node-clock.ts";
 import { nodeFiles } from "./node-files.ts";
@@ -15,7 +16,7 @@ import { nodeFiles } from "./node-files.ts";
 /** The machine phaseloop runs on. */
 export const nodeHost: Host = {
   files: nodeFiles,
-  processes: { run: runProcess },
+  processes: { run: runProcess, alive: isProcessAlive },
   programs: {
     find: findProgram,
     version: (argv, cwd, env) => createPreflightHost(env).readVersion(argv, cwd),
