@@ -44,7 +44,6 @@ const NOT_YET_ON_HOST = [
   "src/records/read-breakers.ts",
   "src/records/run-log.ts",
   "src/records/run-status.ts",
-  "src/run/agent-state.ts",
   "src/run/fence-livable.ts",
   "src/run/lane-loop.ts",
   "src/run/phase-fence.ts",
