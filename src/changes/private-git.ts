@@ -7,7 +7,7 @@
 import { dirname, join } from "node:path";
 import type { Host } from "../host/host.ts";
 import { indexEntries } from "./index-entries.ts";
-import { removeInside } from "../runtime/remove-inside.ts";
+import { removeInside } from "../host/remove-inside.ts";
 import { comparesRawContent } from "./raw-content.ts";
 import { makePhaseloopDirOn } from "../runtime/run-store.ts";
 import { statText, WATCH_LIMIT, watchAnswer, watchedAnswer } from "./stat-watch.ts";

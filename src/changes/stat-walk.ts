@@ -9,7 +9,7 @@
  */
 import { Buffer } from "node:buffer";
 import type { HostProcesses } from "../host/host.ts";
-import { ownProgram } from "../runtime/own-programs.ts";
+import { ownProgram } from "../host/own-programs.ts";
 
 export interface WalkStat {
   /** As Node's `lstat` reports them. */

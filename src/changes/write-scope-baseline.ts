@@ -5,7 +5,7 @@
  * byte, so that a revert can put back a hook, the config, a ref or the
  * index). Those are never inside a write scope.
  */
-import { removeInside } from "../runtime/remove-inside.ts";
+import { removeInside } from "../host/remove-inside.ts";
 import { join } from "node:path";
 import type { Host } from "../host/host.ts";
 import { diffSnapshots, snapshotFiles, statKey } from "./file-snapshot.ts";

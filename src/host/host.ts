@@ -156,6 +156,8 @@ export interface HostFiles {
   rename(from: string, to: string): void;
   /** Remove a file (or, `recursive`, a directory and what it holds); `force`: no error when missing. */
   remove(path: string, options?: { recursive?: boolean; force?: boolean }): void;
+  /** A second name for a file (a hard link); EEXIST when `to` exists: an atomic create-if-absent. */
+  link(from: string, to: string): void;
   // what change measurement reads and restores
   /** A directory's entries with their types. */
   readdirTypes(path: string): DirEntry[];
@@ -168,8 +170,6 @@ export interface HostFiles {
   /** Create or replace the file with these bytes. */
   writeBytes(path: string, data: Uint8Array, options?: { mode?: number }): void;
   symlink(target: string, path: string): void;
-  /** A hard link `path` to `existing`. */
-  link(existing: string, path: string): void;
   copyFile(from: string, to: string): void;
   chmod(path: string, mode: number): void;
   /** What an open descriptor of phaseloop's own (1: stdout, 2: stderr) is; throws when it is closed. */
@@ -185,6 +185,8 @@ export interface HostFiles {
 export interface HostProcesses {
   /** Run a program to its end (argv, or a string run by `sh -c`): failures are results, not exceptions. */
   run(spec: ProcessSpec): Promise<ProcessResult>;
+  /** Whether the process `pid` is alive on this machine (a zombie is not). */
+  alive(pid: number): boolean;
   /** Run a short program and wait for it (stdin closed, stderr dropped): its stdout's bytes; `error` when it could not run or printed past `maxBuffer`. */
   runSync(argv: readonly string[], options?: { cwd?: string; maxBuffer?: number }): SyncRun;
 }

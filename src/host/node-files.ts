@@ -71,13 +71,13 @@ export const nodeFiles: HostFiles = {
   remove(path, options = {}) {
     rmSync(path, { recursive: options.recursive ?? false, force: options.force ?? false });
   },
+  link: (from, to) => linkSync(from, to),
   readdirTypes: (path) => readdirSync(path, { withFileTypes: true }),
   lstatExact: (path) => lstatSync(path, { bigint: true, throwIfNoEntry: false }),
   statExact: (path) => statSync(path, { bigint: true, throwIfNoEntry: false }),
   readlinkBytes: (path) => readlinkSync(path, { encoding: "buffer" }),
   writeBytes: (path, data, options = {}) => writeFileSync(path, data, { mode: options.mode }),
   symlink: (target, path) => symlinkSync(target, path),
-  link: (existing, path) => linkSync(existing, path),
   copyFile: (from, to) => copyFileSync(from, to),
   chmod: (path, mode) => chmodSync(path, mode),
   fstat: (fd) => fstatSync(fd),

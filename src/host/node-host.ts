@@ -6,9 +6,10 @@
  */
 import { spawnSync } from "node:child_process";
 import process from "node:process";
-import { ownGitSync } from "../runtime/own-git.ts";
-import { createPreflightHost, findProgram } from "../runtime/preflight-host.ts";
-import { runProcess } from "../runtime/run-process.ts";
+import { ownGitSync } from "./own-git.ts";
+import { createPreflightHost, findProgram } from "./preflight-host.ts";
+import { isProcessAlive } from "./process-alive.ts";
+import { runProcess } from "./run-process.ts";
 import type { Host } from "./host.ts";
 import { nodeClock } from "./node-clock.ts";
 import { nodeFiles } from "./node-files.ts";
@@ -18,6 +19,7 @@ export const nodeHost: Host = {
   files: nodeFiles,
   processes: {
     run: runProcess,
+    alive: isProcessAlive,
     runSync(argv, options = {}) {
       const r = spawnSync(argv[0]!, argv.slice(1), { cwd: options.cwd, maxBuffer: options.maxBuffer ?? 1024 * 1024, stdio: ["ignore", "pipe", "ignore"] });
       return { status: r.status, stdout: r.stdout ?? new Uint8Array(), error: r.error };
