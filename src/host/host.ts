@@ -34,11 +34,11 @@ export interface ProcessSpec {
   /** How long a program that printed its terminal result may go on. Default 2 s. */
   resultGraceMs?: number;
   /**
-   * Ends the processes that left the group: called with the program's pid
-   * when it is stopped (`ended` false) and when it has ended (`ended` true:
-   * it has exited and been reaped, so its pid is no longer its own).
+   * The phase this process is (its run's id and its phase folder): when it is stopped and when
+   * it has ended, the processes it left behind are ended too, those that shed their
+   * environment and process group included (orphans.ts).
    */
-  sweep?: (pid: number | undefined, ended: boolean) => void;
+  phase?: { runId: string; phaseDir: string };
 }
 
 /** A finished process, whatever happened: failures are results, not exceptions. */
@@ -137,6 +137,8 @@ export interface HostProcesses {
   run(spec: ProcessSpec): Promise<ProcessResult>;
   /** Whether the process `pid` is alive on this machine (a zombie is not). */
   alive(pid: number): boolean;
+  /** End what an earlier life of run `runId` left running (a phaseloop killed with its phase); the pids it ended. */
+  stopRun(runId: string): Promise<number[]>;
 }
 
 /** Finding programs as a spawn would, and asking them their version (what preflight needs). */

@@ -117,6 +117,8 @@ export class MemoryHost implements Host {
         return this.runScripted(spec, run);
       },
       alive: (pid) => pid === this.pid || (options.alive?.includes(pid) ?? false),
+      // scripted programs end with their run: nothing is left behind
+      stopRun: async () => [],
     };
     // a program is found when a file of that name with an execute bit is on the search path
     this.programs = {

@@ -5,6 +5,7 @@
  * run-process, own-git, preflight-host) stay the implementation behind it.
  */
 import process from "node:process";
+import { stopRunProcesses } from "./orphans.ts";
 import { ownGitSync } from "./own-git.ts";
 import { createPreflightHost, findProgram } from "./preflight-host.ts";
 import { isProcessAlive } from "./process-alive.ts";
@@ -16,7 +17,7 @@ import { nodeFiles } from "./node-files.ts";
 /** The machine phaseloop runs on. */
 export const nodeHost: Host = {
   files: nodeFiles,
-  processes: { run: runProcess, alive: isProcessAlive },
+  processes: { run: runProcess, alive: isProcessAlive, stopRun: (runId) => stopRunProcesses(runId) },
   programs: {
     find: findProgram,
     version: (argv, cwd, env) => createPreflightHost(env).readVersion(argv, cwd),
