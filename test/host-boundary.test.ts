@@ -13,10 +13,6 @@ import { describe, expect, it } from "vitest";
 const BROWSER = "src/ui-page/";
 
 const NOT_YET_ON_HOST = [
-  "src/agents/get-adapter.ts",
-  "src/agents/openai/agent-tools.ts",
-  "src/agents/openai/openai-agent.ts",
-  "src/agents/private-config.ts",
   // change measurement: git and the file tree, read as they are
   "src/changes/change-tracker.ts",
   "src/changes/file-snapshot.ts",
