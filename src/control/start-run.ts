@@ -69,7 +69,7 @@ export async function startRun(o: StartRunOptions): Promise<StartedRun> {
   const host = o.host ?? nodeHost;
   const workdir = resolveWorkdir(o.workdir, undefined, host.files);
   if ((o.pipeline === undefined) === (o.recipe === undefined)) throw new ControlError("BAD_ARGUMENT", "give a pipeline (a path in the workdir) or a recipe, one of them");
-  const file = o.pipeline !== undefined ? resolveInWorkdir(workdir, o.pipeline, "pipeline", host.files) : await findRecipe(o.recipe!, workdir);
+  const file = o.pipeline !== undefined ? resolveInWorkdir(workdir, o.pipeline, "pipeline", host.files) : await findRecipe(o.recipe!, workdir, host);
   const params = paramArgs(o.params ?? {});
   if (o.maxIterations !== undefined && (!Number.isInteger(o.maxIterations) || o.maxIterations < 1)) throw new ControlError("BAD_ARGUMENT", `max_iterations must be a whole number of at least 1, got ${String(o.maxIterations)}`);
 
