@@ -29,26 +29,11 @@ const NOT_YET_ON_HOST = [
   "src/changes/write-scope-baseline.ts",
   "src/lanes/lane-git.ts",
   "src/lanes/lane-merge.ts",
-  "src/run/agent-state.ts",
   "src/run/fence-livable.ts",
   "src/run/lane-loop.ts",
   "src/run/phase-fence.ts",
   "src/run/run-lanes.ts",
   "src/run/sub-pipeline.ts",
-  // the safe helpers behind the real host, and what else in runtime/ still reaches the world itself
-  "src/runtime/linux-fence.ts",
-  "src/runtime/open-inside.ts",
-  "src/runtime/orphans.ts",
-  "src/runtime/own-git.ts",
-  "src/runtime/own-programs.ts",
-  "src/runtime/preflight-host.ts",
-  "src/runtime/probe-sandbox.ts",
-  "src/runtime/read-inside.ts",
-  "src/runtime/remove-inside.ts",
-  "src/runtime/run-lock.ts",
-  "src/runtime/run-process.ts",
-  "src/runtime/sandbox-session.ts",
-  "src/runtime/stage-copy.ts",
 ];
 
 function sources(dir: string): string[] {

@@ -132,6 +132,8 @@ export interface HostFiles {
   rename(from: string, to: string): void;
   /** Remove a file (or, `recursive`, a directory and what it holds); `force`: no error when missing. */
   remove(path: string, options?: { recursive?: boolean; force?: boolean }): void;
+  /** A second name for a file (a hard link); EEXIST when `to` exists: an atomic create-if-absent. */
+  link(from: string, to: string): void;
   /** Open for reading at any offset, asynchronously: a big log is read a chunk at a time. `noFollow`: a link in the last component is refused (ELOOP). */
   openRead(path: string, options?: { noFollow?: boolean }): Promise<ReadHandle>;
   /** Watch a file or folder without keeping phaseloop alive: `onChange` at each change (a hint: look again); after an error it is closed and `onError` told. Throws (ENOENT…) when it cannot. */
@@ -173,6 +175,8 @@ export interface Detached {
 export interface HostProcesses {
   /** Run a program to its end (argv, or a string run by `sh -c`): failures are results, not exceptions. */
   run(spec: ProcessSpec): Promise<ProcessResult>;
+  /** Whether the process `pid` is alive on this machine (a zombie is not). */
+  alive(pid: number): boolean;
   /** Start a program in a session and process group of its own, with no terminal, that outlives phaseloop; throws when spawning throws. */
   detach(spec: DetachSpec): Detached;
 }

@@ -7,9 +7,10 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import process from "node:process";
-import { ownGitSync } from "../runtime/own-git.ts";
-import { createPreflightHost, findProgram } from "../runtime/preflight-host.ts";
-import { runProcess } from "../runtime/run-process.ts";
+import { ownGitSync } from "./own-git.ts";
+import { createPreflightHost, findProgram } from "./preflight-host.ts";
+import { isProcessAlive } from "./process-alive.ts";
+import { runProcess } from "./run-process.ts";
 import type { Detached, DetachSpec, Host } from "./host.ts";
 import { nodeClock } from "./node-clock.ts";
 import { nodeFiles } from "./node-files.ts";
@@ -17,7 +18,7 @@ import { nodeFiles } from "./node-files.ts";
 /** The machine phaseloop runs on. */
 export const nodeHost: Host = {
   files: nodeFiles,
-  processes: { run: runProcess, detach },
+  processes: { run: runProcess, alive: isProcessAlive, detach },
   programs: {
     find: findProgram,
     version: (argv, cwd, env) => createPreflightHost(env).readVersion(argv, cwd),

@@ -12,7 +12,7 @@
 import { join, relative, sep } from "node:path";
 import type { HostFiles } from "../../host/host.ts";
 import type { ToolSetSpec } from "../../pipeline/spec.ts";
-import { AGENT_PROTECTED, PATH_MAX_DEPTH, placeInside, readInside, writeInside } from "../../runtime/open-inside.ts";
+import { AGENT_PROTECTED, PATH_MAX_DEPTH, placeInside, readInside, writeInside } from "../../host/open-inside.ts";
 import { PROTECTED_NAMES } from "../../sandbox/bwrap-args.ts";
 import { allowedBy, outputFlagOrEscape, splitCommand } from "../command-words.ts";
 
