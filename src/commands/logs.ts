@@ -98,7 +98,7 @@ export async function main(argv: string[], io: CommandIo & { host?: Host }, opti
       signal: controller.signal,
       pollMs: options.pollMs,
       idleCheckMs: options.idleCheckMs,
-      isLive: () => isRunLive(workdir, runId, host, on.files),
+      isLive: () => isRunLive(workdir, runId, host, on),
     });
     if (end === "aborted") return 130;
     if (end === "not_running") err(`phaseloop logs: run "${runId}" is not running; stopped following (resume with phaseloop resume ${runId})\n`);

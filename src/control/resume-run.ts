@@ -60,7 +60,7 @@ async function resumable(dir: string, runId: string, host: Host): Promise<RunSta
     const p = status.problems[0]!;
     throw new ControlError("RUN_STATE_INVALID", `run ${status.run} cannot be resumed as it is: ${p.file}: ${p.message}`, { hint: p.hint });
   }
-  await refuseBusy(dir, status.run, host.files);
+  await refuseBusy(dir, status.run, host);
   return status;
 }
 

@@ -78,7 +78,7 @@ export async function startRun(o: StartRunOptions): Promise<StartedRun> {
   if (!compiled.machine) throw invalidPipeline(file, compiled.diagnostics, compiled.loaded);
   const resolved = resolveParams(compiled.machine, Object.fromEntries(params.map((p) => [p.name, p.text])));
   if (resolved.diagnostics.length) throw invalidPipeline(file, resolved.diagnostics.map((d) => ({ ...d, file: compiled.loaded.file })), compiled.loaded);
-  await refuseBusy(workdir, undefined, host.files);
+  await refuseBusy(workdir, undefined, host);
 
   const runId = newRunId(new Date(host.clock.now()), Math.random);
   const args = ["run", file, "--workdir", workdir, CONTROL_FLAGS.runId, runId, CONTROL_FLAGS.startedVia, o.via, "--reporter", "plain", ...params.map((p) => `--param=${p.name}=${p.text}`)];
@@ -117,10 +117,10 @@ function invalidPipeline(file: string, diagnostics: Diagnostic[], loaded?: Loade
 }
 
 /** A workdir another live run holds is refused before anything starts. */
-export async function refuseBusy(workdir: string, exceptRun: string | undefined, files: HostFiles): Promise<void> {
-  const lock = await readLock(workdir, files);
+export async function refuseBusy(workdir: string, exceptRun: string | undefined, host: Pick<Host, "files" | "processes">): Promise<void> {
+  const lock = await readLock(workdir, host.files);
   if (lock === null || lock.run === null || lock.run === exceptRun) return;
-  if (await isRunLive(workdir, lock.run, machineName(), files)) {
+  if (await isRunLive(workdir, lock.run, machineName(), host)) {
     throw new ControlError("WORKDIR_BUSY", `the workdir is in use by run ${lock.run}${lock.pid === null ? "" : ` (pid ${lock.pid})`}`, { hint: `wait for it (wait_for_run), or stop it first (stop_run ${lock.run})` });
   }
 }

@@ -9,7 +9,7 @@ import { nodeHost } from "../host/node-host.ts";
 import process from "node:process";
 import { isRunLive, readLock } from "../records/run-log.ts";
 import type { RunStatus } from "../records/run-status.ts";
-import { isProcessAlive, machineName } from "../runtime/run-lock.ts";
+import { machineName } from "../runtime/run-lock.ts";
 import { ControlError } from "./control-error.ts";
 import { findRun, getRun } from "./read-runs.ts";
 import { resolveWorkdir } from "./workdir-path.ts";
@@ -34,7 +34,7 @@ export async function stopRun(workdir: string, runId: string, options: StopOptio
   const id = await findRun(dir, runId, on);
   const lock = await readLock(dir, on.files);
   const host = machineName();
-  if (lock === null || lock.run !== id || lock.pid === null || !(await isRunLive(dir, id, host, on.files))) {
+  if (lock === null || lock.run !== id || lock.pid === null || !(await isRunLive(dir, id, host, on))) {
     const status = await getRun(dir, id, on);
     throw new ControlError("RUN_NOT_RUNNING", `run ${id} is not running (${status.state})`, status.resume ? { hint: `it can be resumed (resume_run, or ${status.resume})` } : {});
   }
@@ -50,7 +50,7 @@ export async function stopRun(workdir: string, runId: string, options: StopOptio
   const deadline = on.clock.now() + (options.waitMs ?? 30_000);
   let stopped = false;
   while (on.clock.now() < deadline) {
-    if (!isProcessAlive(pid) || !(await isRunLive(dir, id, host, on.files))) {
+    if (!on.processes.alive(pid) || !(await isRunLive(dir, id, host, on))) {
       stopped = true;
       break;
     }

@@ -71,7 +71,7 @@ export async function waitForRun(workdir: string, runId: string, options: WaitOp
       options.onProgress?.(progressOf(id, tail));
     }
     // a finished run's process still writes its summary and lets go of the lock: the wait ends when it has
-    const live = await isRunLive(dir, id, host, on.files);
+    const live = await isRunLive(dir, id, host, on);
     // (a live run asking at its terminal waits for the person there: only they can answer it)
     if (live) return undefined;
     if (last?.type === "run.finished") return "finished";

@@ -5,12 +5,12 @@
  * read whole, so a workdir of long runs lists at once.
  */
 import { join } from "node:path";
-import type { Host, HostFiles } from "../host/host.ts";
+import type { HostFiles } from "../host/host.ts";
 import type { RunEvent, RunOutcome } from "../run/run-events.ts";
 import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { listRunIds } from "../runtime/run-store.ts";
-import { isRunLive, runDir } from "./run-log.ts";
+import { isRunLive, runDir, type RunReadHost } from "./run-log.ts";
 
 export interface RunListEntry {
   run: string;
@@ -30,15 +30,16 @@ export interface RunListEntry {
 }
 
 /** Newest first; `now` (the clock's, unless given) is when a running run's duration ends. */
-export async function listRuns(workdir: string, on: Pick<Host, "files" | "clock">, now = on.clock.now()): Promise<RunListEntry[]> {
+export async function listRuns(workdir: string, on: RunReadHost, now = on.clock.now()): Promise<RunListEntry[]> {
   const ids = (await listRunIds(workdir, on.files)).reverse();
   const host = machineName();
-  return Promise.all(ids.map((id) => readEntry(workdir, id, host, now, on.files)));
+  return Promise.all(ids.map((id) => readEntry(workdir, id, host, now, on)));
 }
 
 type Finished = Extract<RunEvent, { type: "run.finished" }>;
 
-async function readEntry(workdir: string, runId: string, host: string | null, now: number, files: HostFiles): Promise<RunListEntry> {
+async function readEntry(workdir: string, runId: string, host: string | null, now: number, on: RunReadHost): Promise<RunListEntry> {
+  const { files } = on;
   const dir = runDir(workdir, runId);
   const info = readJson<{ pipeline?: unknown; file?: unknown; started_at?: unknown }>(files, join(dir, "run.json"));
   const last = await lastEvents(join(dir, "events.jsonl"), files);
@@ -66,7 +67,7 @@ async function readEntry(workdir: string, runId: string, host: string | null, no
     return { ...entry, duration_ms: finished.elapsed_ms, outcome: finished.outcome, reason: finished.reason.message || finished.reason.code, exit_code: finished.exit_code, iterations: finished.iterations, tokens: finished.tokens, cost_usd: finished.cost_usd };
   }
   const snapshot = readSnapshot(dir, files);
-  const live = await isRunLive(workdir, runId, host, files);
+  const live = await isRunLive(workdir, runId, host, on);
   const started = startedAt === null ? NaN : Date.parse(startedAt);
   return {
     ...entry,

@@ -9,7 +9,6 @@ import { join } from "node:path";
 import type { Host, HostFiles } from "../host/host.ts";
 import { checkEvent } from "../run/check-run-state.ts";
 import type { RunEvent } from "../run/run-events.ts";
-import { isProcessAlive } from "../runtime/run-lock.ts";
 
 export function runsDir(workdir: string): string {
   return join(workdir, ".phaseloop", "runs");
@@ -53,16 +52,16 @@ export async function readLock(workdir: string, files: HostFiles): Promise<LockI
   return { pid, run: str("run_id", "runId", "run"), started_at: str("started_at", "startedAt", "start_time", "started"), hostname: str("hostname", "host") };
 }
 
-/** One test of liveness for the lock's writer and its readers: it knows zombies. */
-export { isProcessAlive };
+/** What reading a run folder back asks of the host: its files, its clock, and whether a process is alive. */
+export type RunReadHost = Pick<Host, "files" | "clock" | "processes">;
 
-/** Whether a live process on this host holds the lock for this run. */
-export async function isRunLive(workdir: string, runId: string, hostname: string | null, files: HostFiles): Promise<boolean> {
-  const lock = await readLock(workdir, files);
+/** Whether a live process on this host holds the lock for this run (the host's test of liveness knows zombies). */
+export async function isRunLive(workdir: string, runId: string, hostname: string | null, host: Pick<Host, "files" | "processes">): Promise<boolean> {
+  const lock = await readLock(workdir, host.files);
   if (lock === null || lock.pid === null || lock.run !== runId) return false;
   // A lock taken on another host cannot be checked from here; trust it.
   if (lock.hostname !== null && hostname !== null && lock.hostname !== hostname) return true;
-  return isProcessAlive(lock.pid);
+  return host.processes.alive(lock.pid);
 }
 
 /** Reads JSON objects from complete lines of a growing buffer; keeps the unfinished tail. */

@@ -5,10 +5,10 @@
  * prints, and what the control layer's `getRun` answers.
  */
 import { join } from "node:path";
-import type { Host, HostFiles } from "../host/host.ts";
+import type { HostFiles } from "../host/host.ts";
 import { formatReason } from "../run/format-reason.ts";
 import { readBreakers, type Breakers } from "./read-breakers.ts";
-import { isRunLive, readEvents, readLock, runDir } from "./run-log.ts";
+import { isRunLive, readEvents, readLock, runDir, type RunReadHost } from "./run-log.ts";
 import { addToRunSummary, emptyRunSummary, runStateOf, type RunState, type RunSummary } from "./run-summary.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { runStateProblems, type StateProblem } from "../run/read-run-state.ts";
@@ -77,7 +77,7 @@ export class UnreadableLogError extends Error {
 }
 
 /** Reads one run's directory and sums it up; `now` (the clock's, unless given) is when a running run's time ends. */
-export async function readRunStatus(workdir: string, runId: string, on: Pick<Host, "files" | "clock">, now = on.clock.now()): Promise<RunStatus> {
+export async function readRunStatus(workdir: string, runId: string, on: RunReadHost, now = on.clock.now()): Promise<RunStatus> {
   const { files } = on;
   const dir = runDir(workdir, runId);
   const summary = emptyRunSummary();
@@ -94,7 +94,7 @@ export async function readRunStatus(workdir: string, runId: string, on: Pick<Hos
   }
   const host = machineName();
   const lock = await readLock(workdir, files);
-  const live = lock !== null && lock.run === runId ? await isRunLive(workdir, runId, host, files) : false;
+  const live = lock !== null && lock.run === runId ? await isRunLive(workdir, runId, host, on) : false;
   const state = runStateOf(summary, live);
   const { breakers } = await readBreakers(dir, files);
   const taskList = Object.values(summary.tasks);

@@ -89,7 +89,7 @@ export class LiveFeed {
   }
 
   private async sendRun(client: Client, key: string): Promise<void> {
-    const read = await readRunView(this.workdir, key, this.machine.files);
+    const read = await readRunView(this.workdir, key, this.machine);
     if (read === undefined) {
       send(client, "missing", { key });
       return;
@@ -184,7 +184,7 @@ export class LiveFeed {
         client.offset = got.offset;
         if (events.length > 0) send(client, "events", events);
       }
-      const live = await isRunLive(this.workdir, rootRunOf(key), this.host, this.machine.files);
+      const live = await isRunLive(this.workdir, rootRunOf(key), this.host, this.machine);
       // what runs now is in the checkpoint (the log has a phase once it has finished): follow its output
       const inflight = live ? readInflight(this.workdir, key, this.machine.files) : null;
       const now = new Set((inflight?.phases ?? []).map((p) => p.dir));

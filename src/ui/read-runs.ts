@@ -8,7 +8,7 @@
 import { dirname, join } from "node:path";
 import type { Host, HostFiles } from "../host/host.ts";
 import { lastEvents, listRuns, type RunListEntry } from "../records/list-runs.ts";
-import { EventLineSplitter, isRunLive, readEvents, runsDir } from "../records/run-log.ts";
+import { EventLineSplitter, isRunLive, readEvents, runsDir, type RunReadHost } from "../records/run-log.ts";
 import { addToRunSummary, emptyRunSummary, runStateOf } from "../records/run-summary.ts";
 import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 import { machineName } from "../runtime/run-lock.ts";
@@ -41,7 +41,7 @@ export function runFolder(workdir: string, key: string): string | undefined {
 }
 
 /** Every run of the workdir, newest first, each followed by its lanes and sub-pipeline runs. */
-export async function listRunRows(workdir: string, host: Pick<Host, "files" | "clock">, now = host.clock.now()): Promise<RunRow[]> {
+export async function listRunRows(workdir: string, host: RunReadHost, now = host.clock.now()): Promise<RunRow[]> {
   const { files } = host;
   const entries = await listRuns(workdir, host, now);
   const rows = await Promise.all(entries.map(async (entry) => [await rowOf(entry, files), ...(await childRows(join(runsDir(workdir), entry.run), entry.run, 1, entry.outcome === "running", files))]));
@@ -162,7 +162,8 @@ const folded = new Map<string, { view: RunView; offset: number; ino: number; pen
 const FOLDED_MAX = 4;
 
 /** A run's view, from its event log (streamed, a chunk at a time; from where it was left when folded lately). */
-export async function readRunView(workdir: string, key: string, files: HostFiles): Promise<RunRead | undefined> {
+export async function readRunView(workdir: string, key: string, host: Pick<Host, "files" | "processes">): Promise<RunRead | undefined> {
+  const { files } = host;
   const dir = runFolder(workdir, key);
   if (dir === undefined) return undefined;
   const path = join(dir, "events.jsonl");
@@ -173,7 +174,7 @@ export async function readRunView(workdir: string, key: string, files: HostFiles
   if (cached) cached.pending = turn.catch(() => undefined);
   const got = await turn;
   if (got === undefined) return undefined;
-  const live = await isRunLive(workdir, rootRunOf(key), machineName(), files);
+  const live = await isRunLive(workdir, rootRunOf(key), machineName(), host);
   // a lane's log starts at its first iteration: its pipeline is its run's (the nearest run.json up the key)
   let file = got.view.summary.file;
   const parts = parseRunKey(key)!;

@@ -7,7 +7,8 @@
  */
 import { dirname, join } from "node:path";
 import process from "node:process";
-import { isoNow, type Host } from "../host/host.ts";
+import { isoNow } from "../host/host.ts";
+import type { RunReadHost } from "../records/run-log.ts";
 import { VERSION } from "../generated/version.ts";
 import { loadPageAsset, reportHtml } from "./page-html.ts";
 import { readPhaseFiles, readRunView, type PhaseFiles } from "./read-runs.ts";
@@ -20,10 +21,10 @@ const FILE_MAX = 32 * 1024;
 
 export type ReportResult = { ok: true; html: string } | { ok: false; message: string };
 
-export async function buildRunReport(workdir: string, key: string, host: Pick<Host, "files" | "clock">): Promise<ReportResult> {
+export async function buildRunReport(workdir: string, key: string, host: RunReadHost): Promise<ReportResult> {
   const asset = await loadPageAsset(host.files);
   if (asset === undefined) return { ok: false, message: "the page is not built: run `npm run build` in the phaseloop package" };
-  const read = await readRunView(workdir, key, host.files);
+  const read = await readRunView(workdir, key, host);
   if (read === undefined) return { ok: false, message: `no run "${key}" in ${join(workdir, ".phaseloop", "runs")}` };
   const graph = await readRunGraph(read.file, read.view.phases, workdir, host.files);
   const runs = read.view.runs.filter((r) => r.dir !== "");
@@ -38,7 +39,7 @@ export async function buildRunReport(workdir: string, key: string, host: Pick<Ho
 }
 
 /** Writes the report whole or not at all (a temporary file renamed over). */
-export async function writeRunReport(workdir: string, key: string, file: string, host: Pick<Host, "files" | "clock">): Promise<ReportResult> {
+export async function writeRunReport(workdir: string, key: string, file: string, host: RunReadHost): Promise<ReportResult> {
   const built = await buildRunReport(workdir, key, host);
   if (!built.ok) return built;
   const temp = join(dirname(file), `.${process.pid}.report.tmp`);

@@ -12,6 +12,7 @@ import { followEvents, isRunLive, readEvents, readLock } from "../../src/records
 import { readRunStatus } from "../../src/records/run-status.ts";
 import { selectRun } from "../../src/records/select-run.ts";
 import type { RunEvent } from "../../src/run/run-events.ts";
+import { machineName } from "../../src/runtime/run-lock.ts";
 import { runPath } from "../../src/runtime/run-store.ts";
 import { buildEvents, sampleRun } from "../reporters/synthetic-run.ts";
 
@@ -75,10 +76,21 @@ describe("records on a memory host", () => {
     const running = await readRunStatus(W, RUNNING, host);
     expect(running).toMatchObject({ state: "running", lock: { pid: 999_999, live: true }, elapsed_ms: 10 * 60_000 });
     expect(await readLock(W, host.files)).toMatchObject({ pid: 999_999, run: RUNNING, hostname: "another-machine" });
-    expect(await isRunLive(W, CRASHED, null, host.files)).toBe(false);
+    expect(await isRunLive(W, CRASHED, null, host)).toBe(false);
     expect(await readBreakers(runPath(W, CRASHED), host.files)).toEqual({ breakers: { consecutive_failures: { count: 1, limit: null } }, hasState: true });
     expect(await selectRun(W, "20261101-13", host.files)).toEqual({ ok: true, runId: CRASHED });
     expect(await selectRun(W, undefined, host.files)).toEqual({ ok: true, runId: RUNNING });
+  });
+
+  it("asks the host whether the lock's process is alive, for a lock taken on this machine", async () => {
+    const lock = JSON.stringify({ pid: 31_337, run_id: RUNNING, host: machineName(), started_at: "2026-11-01T14:00:00.000Z" });
+    const files = workdir().snapshot();
+    files[`${W}/.phaseloop/lock`] = lock;
+    const alive = new MemoryHost({ cwd: W, files, alive: [31_337] });
+    const gone = new MemoryHost({ cwd: W, files });
+    expect((await readRunStatus(W, RUNNING, alive)).state).toBe("running");
+    expect((await readRunStatus(W, RUNNING, gone)).state).toBe("crashed");
+    expect((await listRuns(W, gone))[0]).toMatchObject({ run: RUNNING, outcome: "crashed", exit_code: 130 });
   });
 
   it("reads a log with a torn last line, and says why a log that is a folder cannot be read", async () => {

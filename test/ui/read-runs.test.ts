@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeFiles } from "../../src/host/node-files.ts";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { readPhaseFiles, readRunView } from "../../src/ui/read-runs.ts";
 import { foldRunView } from "../../src/ui/run-view.ts";
 import { sampleRun } from "../reporters/synthetic-run.ts";
@@ -24,13 +25,13 @@ describe("reading a run for the page", () => {
     const log = join(dir, ".phaseloop/runs", run, "events.jsonl");
     const events = sampleRun();
     writeFileSync(log, events.slice(0, 9).map((e) => `${JSON.stringify(e)}\n`).join(""));
-    const first = await readRunView(dir, run, nodeFiles);
+    const first = await readRunView(dir, run, nodeHost);
     expect(first?.view.runs).toHaveLength(2);
     appendFileSync(log, events.slice(9, 15).map((e) => `${JSON.stringify(e)}\n`).join(""));
     appendFileSync(log, `${JSON.stringify(events[15]).slice(0, 20)}`); // a line being written
-    const second = await readRunView(dir, run, nodeFiles);
+    const second = await readRunView(dir, run, nodeHost);
     appendFileSync(log, `${JSON.stringify(events[15]).slice(20)}\n${events.slice(16).map((e) => `${JSON.stringify(e)}\n`).join("")}`);
-    const [third, again] = await Promise.all([readRunView(dir, run, nodeFiles), readRunView(dir, run, nodeFiles)]);
+    const [third, again] = await Promise.all([readRunView(dir, run, nodeHost), readRunView(dir, run, nodeHost)]);
     expect(second?.offset).toBeLessThan(third!.offset);
     const fresh = JSON.parse(JSON.stringify(foldRunView(run, events)));
     expect(JSON.parse(JSON.stringify(third!.view))).toEqual(fresh);
