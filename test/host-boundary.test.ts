@@ -13,34 +13,13 @@ import { describe, expect, it } from "vitest";
 const BROWSER = "src/ui-page/";
 
 const NOT_YET_ON_HOST = [
-  "src/agents/get-adapter.ts",
-  "src/agents/openai/agent-tools.ts",
-  "src/agents/openai/openai-agent.ts",
-  "src/agents/private-config.ts",
-  "src/cli.ts",
-  "src/commands/init.ts",
-  "src/commands/ui.ts",
-  "src/control/launch.ts",
-  "src/control/package-recipes.ts",
-  "src/control/read-run-log.ts",
-  "src/control/wait-for-run.ts",
   "src/lanes/lane-git.ts",
   "src/lanes/lane-merge.ts",
-  "src/records/list-runs.ts",
-  "src/records/read-breakers.ts",
-  "src/records/run-log.ts",
-  "src/records/run-status.ts",
   "src/run/fence-livable.ts",
   "src/run/lane-loop.ts",
   "src/run/phase-fence.ts",
   "src/run/run-lanes.ts",
   "src/run/sub-pipeline.ts",
-  "src/ui/live-feed.ts",
-  "src/ui/page-html.ts",
-  "src/ui/read-runs.ts",
-  "src/ui/run-graph.ts",
-  "src/ui/watch-runs.ts",
-  "src/ui/write-report.ts",
 ];
 
 function sources(dir: string): string[] {

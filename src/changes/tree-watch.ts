@@ -26,7 +26,7 @@
  * this way (macOS) or costs a descriptor per folder.
  */
 import { join } from "node:path";
-import type { FolderWatch, Host, HostFiles } from "../host/host.ts";
+import type { Host, HostFiles, Watcher } from "../host/host.ts";
 
 /** Trees with more folders than this are not watched (an ignored node_modules, say). */
 const MAX_DIRS = 20_000;
@@ -72,7 +72,7 @@ const MAX_NAMES = 1024;
 let eventLimit: number | undefined;
 
 export class TreeWatch {
-  private readonly watchers = new Map<string, FolderWatch>();
+  private readonly watchers = new Map<string, Watcher>();
   private generation = 0;
   private settles = 0;
   private broken = false;
@@ -99,7 +99,7 @@ export class TreeWatch {
 
   /** A watch on every folder of the tree (not `.git`, not `.phaseloop`), or undefined where it cannot be had (a host that cannot watch folders). */
   static start(host: Host, workdir: string, skip: ReadonlySet<string> = new Set()): TreeWatch | undefined {
-    if (!host.files.watch || !isFolder(host.files, workdir)) return undefined;
+    if (!host.files.watchEntries || !isFolder(host.files, workdir)) return undefined;
     const w = new TreeWatch(host, workdir, skip);
     try {
       host.files.mkdir(w.sentinelDir);
@@ -284,7 +284,7 @@ export class TreeWatch {
         this.giveUp(); // never a crash of the run: git answers from now on
       }
     };
-    const w: FolderWatch = this.host.files.watch!(dir, onEvent, () => {
+    const w: Watcher = this.host.files.watchEntries!(dir, onEvent, () => {
       // the folder went away (its parent's watch told of it), or the kernel gave up on it
       if (this.watchers.get(dir) === w) this.drop(dir);
       this.generation++;

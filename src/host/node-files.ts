@@ -3,7 +3,8 @@
  * written its run folders. Apart from node-host.ts so that the modules that
  * keep a run's files can default to it without importing the processes.
  */
-import { appendFileSync, chmodSync, closeSync, constants, copyFileSync, existsSync, fstatSync, fsyncSync, ftruncateSync, linkSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, watch, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, chmodSync, closeSync, constants, copyFileSync, cpSync, existsSync, fstatSync, fsyncSync, ftruncateSync, linkSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, watch, writeFileSync, writeSync } from "node:fs";
+import { open } from "node:fs/promises";
 import process from "node:process";
 import { readSourceFile } from "./read-source-file.ts";
 import type { FileHandle, HostFiles, OpenOptions } from "./host.ts";
@@ -72,6 +73,24 @@ export const nodeFiles: HostFiles = {
     rmSync(path, { recursive: options.recursive ?? false, force: options.force ?? false });
   },
   link: (from, to) => linkSync(from, to),
+  async openRead(path, options = {}) {
+    const handle = await open(path, options.noFollow ? constants.O_RDONLY | constants.O_NOFOLLOW : constants.O_RDONLY);
+    return {
+      read: async (buffer, offset, length, position) => (await handle.read(buffer, offset, length, position)).bytesRead,
+      stat: () => handle.stat(),
+      close: () => handle.close(),
+    };
+  },
+  watch(path, onChange, onError) {
+    const watcher = watch(path, { persistent: false }, () => onChange());
+    watcher.on("error", () => {
+      watcher.close();
+      onError?.();
+    });
+    return watcher;
+  },
+  copy: (from, to) => cpSync(from, to, { recursive: true, force: true }),
+  writeDescriptor: (fd, data, offset) => writeSync(fd, data, offset),
   readdirTypes: (path) => readdirSync(path, { withFileTypes: true }),
   lstatExact: (path) => lstatSync(path, { bigint: true, throwIfNoEntry: false }),
   statExact: (path) => statSync(path, { bigint: true, throwIfNoEntry: false }),
@@ -84,7 +103,7 @@ export const nodeFiles: HostFiles = {
   // inotify through fs.watch reports a folder's entries: Node on Linux only (see changes/tree-watch.ts)
   ...(process.platform === "linux" && !("Deno" in globalThis)
     ? {
-        watch(dir: string, onEvent: (name: string | null) => void, onError: () => void) {
+        watchEntries(dir: string, onEvent: (name: string | null) => void, onError: () => void) {
           const w = watch(dir, { persistent: false }, (_kind, name) => onEvent(name === null || name === undefined ? null : String(name)));
           w.on("error", onError);
           return w;
