@@ -343,9 +343,12 @@ try {
     if (r === undefined) console.log("skip sandbox: no OS sandbox on this machine (bubblewrap, socat)");
     else {
       report("sandbox: per-phase overhead of the wrap alone (sandboxed minus plain)", r.sandboxedMs - r.plainMs, undefined, { max: 50 });
-      console.log(`     (the sandbox library's own wrap of the same command: ${(r.libraryMs - r.plainMs).toFixed(1)}ms over plain)`);
+      console.log(`     (the sandbox library's own wrap of the same command: ${(r.libraryMs - r.plainMs).toFixed(1)}ms over plain; plain ${r.plainMs.toFixed(1)}ms)`);
       // the fence against the floor: a bare bubblewrap launch with the same namespaces, over the same plain spawn
       report("sandbox: per-phase cost of the fence vs a bare bwrap with the same namespaces (over plain)", r.sandboxedMs - r.plainMs, r.bareMs - r.plainMs, 1.3);
+      // a phase that may reach a host starts the relay to the proxy inside: against the same bare bwrap starting the same relay by hand
+      report("sandbox: per-phase cost of the fence with the relay to the proxy vs a bare bwrap starting the same relay (over plain)", r.proxiedMs - r.plainMs, r.relayFloorMs - r.plainMs, 1.3);
+      console.log(`     (the fence with the relay against the bare bwrap alone: ${(r.proxiedMs - r.plainMs).toFixed(1)}ms vs ${(r.bareMs - r.plainMs).toFixed(1)}ms = ${((r.proxiedMs - r.plainMs) / (r.bareMs - r.plainMs)).toFixed(2)}×)`);
       // through phaseloop: the same pipeline with sandbox required and off, interleaved, in one run
       const dir = join(work, "sandbox-run");
       mkdirSync(join(dir, "src"), { recursive: true });
