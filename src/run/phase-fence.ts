@@ -31,6 +31,11 @@ export interface FencedCommand {
   env: Record<string, string | undefined>;
   /** After the process ended: what the sandbox refused it (from its errors, and its tools' results in `stdout`), and the wrapping released. */
   done(stderr: string, stdout?: string): string[];
+  /**
+   * Every process it starts is in a PID namespace of its own (phaseloop's Linux fence), which
+   * ends them all when it ends: none is left to look for afterwards.
+   */
+  contained: boolean;
 }
 
 export interface PhaseFence {
@@ -392,6 +397,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
         argv: wrapped.argv,
         // the parent's environment only as far as the process needs it (fence-env.ts)
         env: { ...withheldFor(phase, ctx.machine, env, command), ...wrapped.env, TMPDIR: tempDir },
+        contained: wrapped.absent !== undefined,
         done(stderr, stdout) {
           if (!ended) running--;
           ended = true;

@@ -44,8 +44,9 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
     stdoutFile: join(dir, "stdout.log"),
     stderrFile: join(dir, "stderr.log"),
     resultGraceMs: RESULT_GRACE_MS,
-    // every process of the phase came after its first one: only those are read (the first, once reaped, is not)
-    sweep: runId && phaseDir ? (pid, ended) => void killPhaseProcesses(runId, phaseDir, pid === undefined ? undefined : { lastPid: ended ? pid : pid - 1, at: started }) : undefined,
+    // every process of the phase came after its first one: only those are read (the first, once
+    // reaped, is not); none is left of a phase in the fence's own PID namespace
+    sweep: runId && phaseDir && !fenced?.contained ? (pid, ended) => void killPhaseProcesses(runId, phaseDir, pid === undefined ? undefined : { lastPid: ended ? pid : pid - 1, at: started }) : undefined,
     onLine: (stream, line) => {
       if (stream === "stderr") {
         const info = parser.pushStderr?.(line);

@@ -308,10 +308,16 @@ export function undoProtected(absent: readonly string[], anchors?: Record<string
 /** For each path, the nearest folder above it that exists now, and its real path. */
 export function anchorsOf(paths: readonly string[]): Record<string, { dir: string; real: string }> {
   const out: Record<string, { dir: string; real: string }> = {};
+  // most share a folder (the workdir): each resolved once
+  const reals = new Map<string, string | undefined>();
+  const resolved = (dir: string) => {
+    if (!reals.has(dir)) reals.set(dir, realpath(dir));
+    return reals.get(dir);
+  };
   for (const path of paths) {
     let dir = dirname(path);
     for (;;) {
-      const real = realpath(dir);
+      const real = resolved(dir);
       if (real !== undefined) {
         out[path] = { dir, real };
         break;
