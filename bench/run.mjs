@@ -348,6 +348,9 @@ try {
       console.log(`     (the sandbox library's own wrap of the same command: ${(r.libraryMs - r.plainMs).toFixed(1)}ms over plain; plain ${r.plainMs.toFixed(1)}ms)`);
       // the fence against the floor: a bare bubblewrap launch with the same namespaces, over the same plain spawn
       report("sandbox: per-phase cost of the fence vs a bare bwrap with the same namespaces (over plain)", r.sandboxedMs - r.plainMs, r.bareMs - r.plainMs, 1.3);
+      // phaseloop's own work per phase, on top of the fence's own bwrap command line started as is
+      report("sandbox: per-phase cost of the fence vs its own bwrap command line started by hand (over plain)", r.sandboxedMs - r.plainMs, r.floorMs - r.plainMs, 1.3);
+      console.log(`     (that command line against the bare bwrap: ${(r.floorMs - r.plainMs).toFixed(1)}ms vs ${(r.bareMs - r.plainMs).toFixed(1)}ms = ${((r.floorMs - r.plainMs) / (r.bareMs - r.plainMs)).toFixed(2)}×: the mounts the phase's profile needs)`);
       // a phase that may reach a host starts the relay to the proxy inside: against the same bare bwrap starting the same relay by hand
       report("sandbox: per-phase cost of the fence with the relay to the proxy vs a bare bwrap starting the same relay (over plain)", r.proxiedMs - r.plainMs, r.relayFloorMs - r.plainMs, 1.3);
       console.log(`     (the fence with the relay against the bare bwrap alone: ${(r.proxiedMs - r.plainMs).toFixed(1)}ms vs ${(r.bareMs - r.plainMs).toFixed(1)}ms = ${((r.proxiedMs - r.plainMs) / (r.bareMs - r.plainMs)).toFixed(2)}×)`);

@@ -25,6 +25,8 @@ export const BARE_BWRAP = ["bwrap", "--new-session", "--die-with-parent", "--uns
  *   started, its refusals read and the wrap released;
  * - proxiedMs: the same for a phase that may reach a host (claude's API host): the relay to
  *   the proxy starts inside;
+ * - floorMs: the no-host fence's own bwrap command line, made once, started as is: what its
+ *   mounts cost beyond BARE_BWRAP, and the floor under phaseloop's per-phase work;
  * - relayFloorMs: the floor of that one written by hand: BARE_BWRAP with the proxy's socket
  *   bound in, starting the same relay (perl: listen, fork the relay, load the filter, exec);
  * - libraryMs: the sandbox library's own wrap of the same command, for comparison.
@@ -65,7 +67,12 @@ export async function benchSandbox(work, repetitions, median) {
   const perl = ["/usr/bin/perl", "/bin/perl"].find((p) => existsSync(p)) ?? "perl";
   const relayArgv = [...BARE_BWRAP.slice(0, BARE_BWRAP.indexOf("--")), "--bind", socket, socket, "--", perl, "-e", PERL_RELAY, String(ARCHES[process.arch]?.prctl ?? 157), hex ?? "", socket, String(RELAY_PORT), "sh", "-c", "true"];
   const relayEnv = { ...process.env, ...proxyEnv({ socket, token, username: `srt.${Buffer.from("bench").toString("base64")}` }) };
+  // the floor of this fence written by hand: the very bwrap command line phaseloop makes for
+  // the phase (its namespaces and the mounts its profile needs), made once and started each round
+  const made = await session.wrapInSandbox(profile, ["sh", "-c", "true"], dir, {}, process.env.PATH);
+  session.releaseSandboxed(made);
   const rounds = {
+    floor: () => runOnce(made.argv, { ...process.env, ...made.env }),
     plain: () => runOnce(["sh", "-c", "true"], process.env),
     bare: () => runOnce(BARE_BWRAP, process.env),
     sandboxed: () => fenced(profile),
