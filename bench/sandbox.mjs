@@ -1,7 +1,7 @@
 // The OS sandbox's cost per phase: a phase process (`sh -c true`) wrapped the way phaseloop
-// wraps a phase (dist/runtime/sandbox-session.js: on Linux phaseloop's own bubblewrap fence,
+// wraps a phase (dist/host/sandbox-session.js: on Linux phaseloop's own bubblewrap fence,
 // elsewhere the library's) and started the way phaseloop starts a phase's process
-// (dist/runtime/run-process.js), against the same process unwrapped, and against the floor
+// (dist/host/run-process.js), against the same process unwrapped, and against the floor
 // any fence built on bubblewrap pays, written by hand, all started the same way in the same
 // rounds. The proxy starts once, before the measurement, as it does once per run.
 import { existsSync, mkdirSync } from "node:fs";
@@ -32,10 +32,10 @@ export const BARE_BWRAP = ["bwrap", "--new-session", "--die-with-parent", "--uns
  * - libraryMs: the sandbox library's own wrap of the same command, for comparison.
  */
 export async function benchSandbox(work, repetitions, median) {
-  const { probeSandbox } = await import(dist("runtime/probe-sandbox.js"));
+  const { probeSandbox } = await import(dist("host/probe-sandbox.js"));
   if (!probeSandbox().available) return undefined;
-  const session = await import(dist("runtime/sandbox-session.js"));
-  const { runProcess } = await import(dist("runtime/run-process.js"));
+  const session = await import(dist("host/sandbox-session.js"));
+  const { runProcess } = await import(dist("host/run-process.js"));
   const { compileSandbox } = await import(dist("sandbox/compile-sandbox.js"));
   const { PERL_RELAY, RELAY_PORT, proxyEnv } = await import(dist("sandbox/bwrap-args.js"));
   const { ARCHES, filterHex } = await import(dist("sandbox/seccomp-filter.js"));

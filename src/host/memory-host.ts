@@ -15,6 +15,8 @@ import { fsError, type FileHandle, type FileInfo, type GitResult, type Host, typ
 
 import { FakeClock, START } from "./fake-clock.ts";
 import { HostCrash } from "./host-crash.ts";
+import { copyIn, detachIn, MemoryWatches, openReadIn, type DetachScript } from "./memory-extras.ts";
+import type { DetachSpec } from "./host.ts";
 
 export { FakeClock, HostCrash };
 
@@ -44,10 +46,16 @@ export interface MemoryHostOptions {
   git?: GitScript;
   /** What `programs.version` answers, by program. */
   versions?: Record<string, string>;
+  /** The host's own process id (4242; a restarted host is the next one). */
+  pid?: number;
+  /** Other processes alive on this machine, by pid (the host's own pid always is). */
+  alive?: number[];
   /** Make the N-th write (1-based) the last. */
   crashAt?: number;
   /** With `crashAt`: an append or handle write at the crash lands half its data (a torn line). */
   tear?: boolean;
+  /** What a program started to outlive phaseloop does (default: it runs on). */
+  detach?: DetachScript;
 }
 
 function norm(path: string): string {
@@ -55,7 +63,11 @@ function norm(path: string): string {
   return p.length > 1 && p.endsWith("/") ? p.slice(0, -1) : p;
 }
 
+const inodes = new WeakMap<Node, number>();
+let lastInode = 0;
+
 function info(node: Node): FileInfo {
+  if (!inodes.has(node)) inodes.set(node, ++lastInode);
   return {
     isFile: () => node.kind === "file",
     isDirectory: () => node.kind === "dir",
@@ -65,13 +77,15 @@ function info(node: Node): FileInfo {
     size: node.kind === "file" ? new TextEncoder().encode(node.data).length : 0,
     mode: node.mode,
     mtimeMs: node.mtimeMs,
+    ino: inodes.get(node),
+    uid: typeof process.getuid === "function" ? process.getuid() : 0,
   };
 }
 
 export class MemoryHost implements Host {
   readonly clock: FakeClock;
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly pid = 4242;
+  readonly pid: number;
   readonly files: HostFiles;
   readonly processes: Host["processes"];
   readonly programs: Host["programs"];
@@ -86,9 +100,16 @@ export class MemoryHost implements Host {
   private temp = 0;
   /** Scripted programs running now. */
   private inProgram = 0;
+  /** The watches of `files.watch`. */
+  private readonly watches = new MemoryWatches();
+  /** Programs started to outlive phaseloop (`processes.detach`), in order. */
+  readonly detached: DetachSpec[] = [];
+  /** What was written to each descriptor (`files.writeDescriptor`): 1 stdout, 2 stderr. */
+  readonly printed: Record<number, string> = {};
 
   constructor(options: MemoryHostOptions = {}) {
     this.options = options;
+    this.pid = options.pid ?? 4242;
     this.clock = new FakeClock(options.now);
     this.env = Object.freeze({ ...(options.env ?? {}) });
     this.workingDir = norm(options.cwd ?? "/work");
@@ -111,6 +132,10 @@ export class MemoryHost implements Host {
         }
         return this.runScripted(spec, run);
       },
+      alive: (pid) => pid === this.pid || (options.alive?.includes(pid) ?? false),
+      // scripted programs end with their run: nothing is left behind
+      stopRun: async () => [],
+      detach: (spec) => detachIn(this.detached, options.detach, spec),
     };
     // a program is found when a file of that name with an execute bit is on the search path
     this.programs = {
@@ -147,13 +172,14 @@ export class MemoryHost implements Host {
 
   /** A host over the files as they are now (or as the crash left them): a new process on the same disk, the clock where it was. */
   restart(options: Omit<MemoryHostOptions, "files"> = {}): MemoryHost {
-    const next = new MemoryHost({ env: this.options.env, cwd: this.workingDir, processes: this.options.processes, git: this.options.git, now: this.clock.now(), ...options });
+    const next = new MemoryHost({ env: this.options.env, cwd: this.workingDir, processes: this.options.processes, git: this.options.git, now: this.clock.now(), pid: this.pid + 1, ...options });
     next.nodes = new Map([...(this.crashed ?? this.nodes).entries()].map(([k, v]) => [k, { ...v }]));
     return next;
   }
 
   /** Count a write; the injected crash freezes the files and throws. `tear` lands part of it first. */
   private write(tear?: () => void): void {
+    this.watches.changed();
     // a program's own writes are not phaseloop's: a crash of phaseloop neither stops nor tears them
     if (this.inProgram > 0) return;
     if (this.crashed) throw new HostCrash(this.writes);
@@ -367,6 +393,23 @@ export class MemoryHost implements Host {
         self.write();
         self.nodes.delete(p);
         for (const k of inside) self.nodes.delete(k);
+      },
+      link(from, to) {
+        const a = self.resolveLinks(from, false);
+        const node = self.nodes.get(a);
+        if (!node) throw fsError("ENOENT", "link", from);
+        if (node.kind === "dir") throw fsError("EPERM", "link", from);
+        const b = self.parentDir(to, "link");
+        if (self.nodes.has(b)) throw fsError("EEXIST", "link", to);
+        self.write();
+        self.nodes.set(b, node);
+      },
+      openRead: (path, options) => openReadIn(self.files, path, options),
+      watch: (path, onChange) => self.watches.watch(self.files, path, onChange),
+      copy: (from, to) => copyIn(self.files, (target, path) => self.symlink(target, path), from, to),
+      writeDescriptor(fd, data, offset) {
+        self.printed[fd] = (self.printed[fd] ?? "") + new TextDecoder().decode(data.subarray(offset));
+        return data.length - offset;
       },
     };
   }

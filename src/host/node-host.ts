@@ -1,21 +1,25 @@
 /**
  * The real host: the machine phaseloop runs on, under Node and Deno alike.
- * With node-files.ts and node-clock.ts, the only modules of the shell that
- * import `node:fs` or read the clock; the safe helpers (read-source-file,
- * run-process, own-git, preflight-host) stay the implementation behind it.
+ * It and the modules of host/ it is made of (node-files, node-clock,
+ * run-process, orphans, own-git, preflight-host, the Linux fence…) are the
+ * only ones that import `node:fs` or `node:child_process` or read the clock.
  */
+import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import process from "node:process";
-import { ownGitSync } from "../runtime/own-git.ts";
-import { createPreflightHost, findProgram } from "../runtime/preflight-host.ts";
-import { runProcess } from "../runtime/run-process.ts";
-import type { Host } from "./host.ts";
+import { stopRunProcesses } from "./orphans.ts";
+import { ownGitSync } from "./own-git.ts";
+import { createPreflightHost, findProgram } from "./preflight-host.ts";
+import { isProcessAlive } from "./process-alive.ts";
+import { runProcess } from "./run-process.ts";
+import type { Detached, DetachSpec, Host } from "./host.ts";
 import { nodeClock } from "./node-clock.ts";
 import { nodeFiles } from "./node-files.ts";
 
 /** The machine phaseloop runs on. */
 export const nodeHost: Host = {
   files: nodeFiles,
-  processes: { run: runProcess },
+  processes: { run: runProcess, alive: isProcessAlive, stopRun: (runId) => stopRunProcesses(runId), detach },
   programs: {
     find: findProgram,
     version: (argv, cwd, env) => createPreflightHost(env).readVersion(argv, cwd),
@@ -33,3 +37,27 @@ export const nodeHost: Host = {
   cwd: () => process.cwd(),
   pid: process.pid,
 };
+
+/** A program in a session and process group of its own, with no terminal, that outlives phaseloop. */
+function detach(spec: DetachSpec): Detached {
+  const [program, ...args] = spec.command;
+  const fd = spec.logFile === undefined ? undefined : openSync(spec.logFile, "a");
+  let child;
+  try {
+    child = spawn(program!, args, {
+      ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+      detached: true,
+      stdio: fd === undefined ? "ignore" : ["ignore", fd, fd],
+      ...(spec.env === undefined ? {} : { env: Object.fromEntries(Object.entries(spec.env).filter((e): e is [string, string] => e[1] !== undefined)) }),
+    });
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  const exited = new Promise<number | null>((resolveExit) => {
+    child.once("error", () => resolveExit(null));
+    child.once("exit", (code, signal) => resolveExit(code ?? (signal ? 128 : null)));
+  });
+  // the caller may end before it does
+  child.unref();
+  return { pid: child.pid, exited };
+}

@@ -7,8 +7,8 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
-import { ownGitEnv, ownGitSpawn, ownGitSync, ownGitWords } from "../runtime/own-git.ts";
-import { ownProgram } from "../runtime/own-programs.ts";
+import { ownGitEnv, ownGitSpawn, ownGitSync, ownGitWords } from "../host/own-git.ts";
+import { ownProgram } from "../host/own-programs.ts";
 
 /** Settings for phaseloop's own commands beyond own-git's: no stash around a merge or rebase. */
 const SAFE = ["-c", "merge.autoStash=false", "-c", "rebase.autoStash=false"];

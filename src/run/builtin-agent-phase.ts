@@ -9,7 +9,7 @@ import { runOpenAiAgent, type ChatMessage } from "../agents/openai/openai-agent.
 import type { HostFiles } from "../host/host.ts";
 import type { McpToolbox } from "../agents/openai/mcp-client-tools.ts";
 import type { CompiledPhase } from "../machine/types.ts";
-import { runProcess } from "../runtime/run-process.ts";
+import { runProcess } from "../host/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
 import type { PhaseFence } from "./phase-fence.ts";
 import type { BuiltinAgent, PhaseRunEffect } from "./phase-invocation.ts";
@@ -40,6 +40,7 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
   }
   const session = builtin.session !== undefined ? loadSession(ctx.host.files, ctx.store.dir, builtin.session) : undefined;
   const done = await runOpenAiAgent({
+    host: ctx.host,
     agent: builtin.agent,
     prompt: e.prompt ?? "",
     ...(session ? { earlier: session } : {}),

@@ -10,8 +10,7 @@
 import { join } from "node:path";
 import type { AgentRunReport } from "../agents/agent-adapter.ts";
 import type { CompiledPhase } from "../machine/types.ts";
-import { killPhaseProcesses } from "../runtime/orphans.ts";
-import type { ProcessResult } from "../runtime/run-process.ts";
+import type { ProcessResult } from "../host/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
 import type { PhaseFence } from "./phase-fence.ts";
 import type { PhaseInvocation, PhaseRunEffect } from "./phase-invocation.ts";
@@ -44,9 +43,8 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
     stdoutFile: join(dir, "stdout.log"),
     stderrFile: join(dir, "stderr.log"),
     resultGraceMs: RESULT_GRACE_MS,
-    // every process of the phase came after its first one: only those are read (the first, once
-    // reaped, is not); none is left of a phase in the fence's own PID namespace
-    sweep: runId && phaseDir && !fenced?.contained ? (pid, ended) => void killPhaseProcesses(runId, phaseDir, pid === undefined ? undefined : { lastPid: ended ? pid : pid - 1, at: started }) : undefined,
+    // the phase's processes, looked for at its end; none is left of a phase in the fence's own PID namespace
+    phase: runId && phaseDir && !fenced?.contained ? { runId, phaseDir } : undefined,
     onLine: (stream, line) => {
       if (stream === "stderr") {
         const info = parser.pushStderr?.(line);

@@ -16,7 +16,7 @@ import { initialSnapshot } from "../machine/transition.ts";
 import { phaseRunEffect } from "../machine/phase-results.ts";
 import type { CompiledPhase, Machine, Snapshot } from "../machine/types.ts";
 import type { JsonValue, SandboxMode } from "../pipeline/spec.ts";
-import { readInside } from "../runtime/read-inside.ts";
+import { readInside } from "../host/read-inside.ts";
 import { bwrapArgs } from "../sandbox/bwrap-args.ts";
 import { phaseSandbox } from "../machine/sandbox-plan.ts";
 import { agentState, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
@@ -30,7 +30,7 @@ import { livableEnv } from "./fence-livable.ts";
 import type { RunSandbox } from "./run-info.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
 import { pickEnv } from "./start-run.ts";
-import { probeSandbox } from "../runtime/probe-sandbox.ts";
+import { probeSandbox } from "../host/probe-sandbox.ts";
 import { createAgentTools } from "../agents/openai/agent-tools.ts";
 import { openAiBaseUrl } from "../agents/openai/openai-agent.ts";
 
@@ -177,7 +177,7 @@ function planPhase(o: PlanOptions, phase: CompiledPhase, seq: number, snapshot: 
   if (!prepared.ok) return { ...out, error: prepared.message };
   const inv = prepared.invocation;
   if (inv.builtin) {
-    const tools = createAgentTools({ tools: inv.builtin.tools, workdir, runCommand: async () => ({ exitCode: 0, output: "" }) as never, glob: () => () => false });
+    const tools = createAgentTools({ tools: inv.builtin.tools, workdir, runCommand: async () => ({ exitCode: 0, output: "" }) as never, glob: () => () => false, files: ctx.host.files });
     out.builtin = { url: `${openAiBaseUrl(inv.builtin.agent)}/chat/completions`, model: inv.builtin.agent.model ?? null, tools: tools.definitions.map((d) => d.function.name) };
   } else out.command = inv.command;
   if (inv.stdin !== undefined) out.stdin = "prompt";

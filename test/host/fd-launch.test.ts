@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { afterAll, describe, expect, it } from "vitest";
-import { fd3Launch, withFd3 } from "../../src/runtime/fd-launch.ts";
-import { ownProgram } from "../../src/runtime/own-programs.ts";
-import { runProcess } from "../../src/runtime/run-process.ts";
+import { fd3Launch, withFd3 } from "../../src/host/fd-launch.ts";
+import { ownProgram } from "../../src/host/own-programs.ts";
+import { runProcess } from "../../src/host/run-process.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "phaseloop-fd3-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
