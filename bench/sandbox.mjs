@@ -27,6 +27,7 @@ export const BARE_BWRAP = ["bwrap", "--new-session", "--die-with-parent", "--uns
  *   the proxy starts inside;
  * - floorMs: the no-host fence's own bwrap command line, made once, started as is: what its
  *   mounts cost beyond BARE_BWRAP, and the floor under phaseloop's per-phase work;
+ * - proxiedFloorMs: the same for the fence with the relay (its command line made once);
  * - relayFloorMs: the floor of that one written by hand: BARE_BWRAP with the proxy's socket
  *   bound in, starting the same relay (perl: listen, fork the relay, load the filter, exec);
  * - libraryMs: the sandbox library's own wrap of the same command, for comparison.
@@ -71,8 +72,10 @@ export async function benchSandbox(work, repetitions, median) {
   // the phase (its namespaces and the mounts its profile needs), made once and started each round
   const made = await session.wrapInSandbox(profile, ["sh", "-c", "true"], dir, {}, process.env.PATH);
   session.releaseSandboxed(made);
+  const madeProxied = await session.wrapInSandbox(proxied, ["sh", "-c", "true"], dir, {}, process.env.PATH);
   const rounds = {
     floor: () => runOnce(made.argv, { ...process.env, ...made.env }),
+    proxiedFloor: () => runOnce(madeProxied.argv, { ...process.env, ...madeProxied.env }),
     plain: () => runOnce(["sh", "-c", "true"], process.env),
     bare: () => runOnce(BARE_BWRAP, process.env),
     sandboxed: () => fenced(profile),
@@ -104,6 +107,7 @@ export async function benchSandbox(work, repetitions, median) {
       }
     }
   } finally {
+    session.releaseSandboxed(madeProxied);
     await session.closeSandboxSession();
   }
   return Object.fromEntries(Object.entries(times).map(([k, v]) => [`${k}Ms`, median(v)]));
