@@ -91,7 +91,12 @@ function releaseTemp(dir: string, mountPoints: ReadonlySet<string>): void {
     chmodSync(dir, 0o700);
     freeTemps.push(dir);
   } catch {
-    rmSync(dir, { recursive: true, force: true });
+    // not used again; what stays goes with the run's temp dir, or with the OS's
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // left
+    }
   }
 }
 
