@@ -128,6 +128,8 @@ export interface HostFiles {
   rename(from: string, to: string): void;
   /** Remove a file (or, `recursive`, a directory and what it holds); `force`: no error when missing. */
   remove(path: string, options?: { recursive?: boolean; force?: boolean }): void;
+  /** Remove an empty directory (rmdir): ENOTEMPTY when it holds anything, ENOENT when missing. */
+  removeDir(path: string): void;
 }
 
 export interface HostProcesses {
@@ -151,7 +153,14 @@ export interface GitResult {
 
 export interface HostGit {
   /** phaseloop's own git (hardened, its own PATH: see own-git.ts), run to its end. */
-  run(args: string[], options: { cwd: string; input?: string; env?: Record<string, string | undefined> }): GitResult;
+  run(args: string[], options: { cwd: string; input?: string; env?: Record<string, string | undefined>; maxBuffer?: number }): GitResult;
+  /**
+   * phaseloop's own git, not waited for: in a process group of its own (Ctrl-C at the terminal
+   * does not stop a merge half done). Never rejects: a git that cannot start answers status null and why.
+   */
+  start(args: string[], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<GitResult>;
+  /** Git commands one after another while each succeeds, as `start` runs one (in one process: `sh -c`): their output together, the last one's status. */
+  startAll(commands: string[][], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<GitResult>;
 }
 
 export interface HostClock {

@@ -5,10 +5,13 @@
  * run-process, own-git, preflight-host) stay the implementation behind it.
  */
 import process from "node:process";
-import { ownGitSync } from "../runtime/own-git.ts";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable } from "node:stream";
+import { ownGitEnv, ownGitSpawn, ownGitSync, ownGitWords } from "../runtime/own-git.ts";
+import { ownProgram } from "../runtime/own-programs.ts";
 import { createPreflightHost, findProgram } from "../runtime/preflight-host.ts";
 import { runProcess } from "../runtime/run-process.ts";
-import type { Host } from "./host.ts";
+import type { GitResult, Host } from "./host.ts";
 import { nodeClock } from "./node-clock.ts";
 import { nodeFiles } from "./node-files.ts";
 
@@ -22,9 +25,12 @@ export const nodeHost: Host = {
   },
   git: {
     run(args, options) {
-      const r = ownGitSync(args, { cwd: options.cwd, input: options.input, env: options.env });
+      const r = ownGitSync(args, { cwd: options.cwd, input: options.input, env: options.env, maxBuffer: options.maxBuffer });
       return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
     },
+    start: (args, options) => piped(ownGitSpawn(args, { cwd: options.cwd, env: options.env, detached: true })),
+    // one process for several commands: starting one costs the most here
+    startAll: (commands, options) => piped(spawn(ownProgram("sh"), ["-c", commands.map((args) => ownGitWords(args).map(quote).join(" ")).join(" && ")], { cwd: options.cwd, env: ownGitEnv(options.env) as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"], detached: true })),
   },
   clock: nodeClock,
   get env() {
@@ -33,3 +39,17 @@ export const nodeHost: Host = {
   cwd: () => process.cwd(),
   pid: process.pid,
 };
+
+const quote = (a: string): string => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
+
+/** A started git's output once it has ended (status null and why when it could not start). */
+function piped(child: ChildProcessByStdio<null, Readable, Readable>): Promise<GitResult> {
+  return new Promise<GitResult>((resolveGit) => {
+    let out = "";
+    let err = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.on("error", (e) => resolveGit({ status: null, stdout: "", stderr: e.message }));
+    child.on("close", (code) => resolveGit({ status: code, stdout: out, stderr: err }));
+  });
+}

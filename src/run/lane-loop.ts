@@ -5,8 +5,8 @@
  * through `onEvent` (the lane runner numbers them into the run's log and shows
  * them with the task's id).
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Host } from "../host/host.ts";
 import { initialSnapshot } from "../machine/initial-snapshot.ts";
 import type { Machine, Snapshot, TaskItem, TaskState } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
@@ -20,6 +20,7 @@ import { laneName } from "../lanes/lane-runner.ts";
 import { laneLimits, laneMachine } from "../lanes/schedule-lanes.ts";
 
 export interface LaneSetup {
+  host: Host;
   machine: Machine;
   /** The run's directory (the lane's is `lanes/NAME` inside it). */
   runDir: string;
@@ -47,9 +48,10 @@ export class LaneLoop {
     this.task = o.task.id;
     this.machine = laneMachine(o.machine);
     const dir = join(o.runDir, "lanes", laneName(o.task.id));
-    mkdirSync(join(dir, "phases"), { recursive: true });
-    for (const name of ["events.jsonl", "iterations.jsonl"]) if (!existsSync(join(dir, name))) writeFileSync(join(dir, name), "");
-    this.store = new RunStore(o.worktree, o.info.run_id, dir);
+    const files = o.host.files;
+    files.mkdir(join(dir, "phases"));
+    for (const name of ["events.jsonl", "iterations.jsonl"]) if (!files.exists(join(dir, name))) files.writeText(join(dir, name), "");
+    this.store = new RunStore(o.worktree, o.info.run_id, dir, files);
   }
 
   /** The lane's checkpoint, if it wrote one. */
@@ -109,7 +111,7 @@ export class LaneLoop {
     const reporter = { onEvent: (e: RunEvent) => this.o.onEvent(e), close: async () => undefined };
     const info: RunInfo = { ...this.o.info, workdir: this.o.worktree };
     // the lane's loop is a child snapshot of the run, as a sub-pipeline is
-    return runChild({ machine: this.machine, store: this.store, info, reporter, env: this.o.env, tasks: queue, signal: this.controller.signal, sandbox: this.o.sandbox, recordedIterations: this.store.recordedIterations() }, snapshot, seq, resumed);
+    return runChild({ host: this.o.host, machine: this.machine, store: this.store, info, reporter, env: this.o.env, tasks: queue, signal: this.controller.signal, sandbox: this.o.sandbox, recordedIterations: this.store.recordedIterations() }, snapshot, seq, resumed);
   }
 
   /** What a crash lost of the lane's log is put back from its checkpoint (by seq: never twice). */

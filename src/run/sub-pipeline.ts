@@ -9,15 +9,15 @@
  * says so is not run again. The child's events stay in its own log; the
  * parent's reporter shows them live as the phase's output lines.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { isoNow, type HostFiles } from "../host/host.ts";
 import { resolveParams } from "../machine/resolve-params.ts";
 import { initialSnapshot } from "../machine/transition.ts";
 import type { Effect, Machine, PhaseResult, Snapshot } from "../machine/types.ts";
 import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
 import { formatEventText, paintFor } from "./format-event-line.ts";
 import { journalPath, lastJournalLine } from "../runtime/checkpoint-file.ts";
-import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
+import { RunStore } from "../runtime/run-store.ts";
 import { checkCheckpoint } from "./check-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
@@ -41,10 +41,11 @@ interface ParentLink {
 
 /** Carry out a phase.run effect of a `pipeline:` phase. Undefined when the run was interrupted: the phase (and the child inside it) continues on resume. */
 export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, runChild: ChildRunner): Promise<PhaseResult | undefined> {
-  const startedAt = Date.now();
+  const { clock, files } = ctx.host;
+  const startedAt = clock.now();
   const base: PhaseResult = { exit_code: null, output: {}, text: "", error: null, message: null, output_tail: "", tokens: 0, cost_usd: 0, duration_ms: 0, changes: ctx.snapshot.iterationChanges, jitter: Math.random() };
   const fail = (error: ErrorClass, message: string, extra: Partial<PhaseResult> = {}): PhaseResult => {
-    const r = { ...base, ...extra, error, message, output_tail: message, duration_ms: Date.now() - startedAt };
+    const r = { ...base, ...extra, error, message, output_tail: message, duration_ms: clock.now() - startedAt };
     ctx.emit(finishedEvent(e, r));
     return r;
   };
@@ -57,16 +58,16 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, runChil
 
   const link: ParentLink = { phase: e.phase, iteration: e.iteration, attempt: e.attempt, phases_run: ctx.snapshot.counters.phasesRun };
   const subRoot = join(ctx.store.dir, "sub");
-  let earlier = findChild(subRoot, link);
+  let earlier = findChild(files, subRoot, link);
   // a child whose checkpoint cannot be used (or no longer fits a changed child, resumed with --force) starts anew beside it
-  let checkpoint = earlier ? readChild(join(subRoot, earlier)) : undefined;
+  let checkpoint = earlier ? readChild(files, join(subRoot, earlier)) : undefined;
   const problem = checkpoint && checkCheckpoint(checkpoint, machine);
   if (earlier && (!checkpoint || problem)) {
     ctx.emit({ type: "note", level: "warning", message: `the state of phase "${e.phase}"'s pipeline in sub/${earlier} cannot be continued (${problem ?? "state.json cannot be read"}); it runs again from its start` });
     earlier = undefined;
     checkpoint = undefined;
   }
-  const folder = earlier ?? freeFolder(subRoot, e.seq, e.phase);
+  const folder = earlier ?? freeFolder(files, subRoot, e.seq, e.phase);
   const dir = join(subRoot, folder);
   const rel = relative(ctx.store.dir, dir);
   // the store's id is its folder under .phaseloop/runs (a child of a child nests in its parent's)
@@ -77,16 +78,16 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, runChil
 
   const file = resolve(child.source.file);
   // the parent's id: the child's processes are the run's, found and stopped with it
-  const info: RunInfo = newRunInfo({ runId: ctx.info.run_id, machine, sources: child.source, file, params: params.params, workdir: ctx.info.workdir, maxIterations: 0, startedAt: new Date() });
+  const info: RunInfo = newRunInfo({ runId: ctx.info.run_id, machine, sources: child.source, file, params: params.params, workdir: ctx.info.workdir, maxIterations: 0, startedAt: new Date(clock.now()) });
   let resumed = checkpoint !== undefined;
   if (!checkpoint) {
     const snapshot = initialSnapshot(machine, { runId: ctx.info.run_id, params: params.params, env: ctx.snapshot.info.env, pipeline: { name: machine.name, file, dir: dirname(file) }, workdir: ctx.info.workdir });
     info.max_iterations = snapshot.limits.maxIterations;
-    checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
-    mkdirSync(join(dir, "phases"), { recursive: true });
-    writeFileAtomic(join(dir, "run.json"), JSON.stringify(info, null, 2) + "\n");
-    writeFileAtomic(join(dir, "parent.json"), JSON.stringify(link) + "\n");
-    writeFileAtomic(join(dir, "state.json"), JSON.stringify(checkpoint));
+    checkpoint = { snapshot, seq: 0, pending: [], updated_at: isoNow(clock) };
+    files.mkdir(join(dir, "phases"));
+    files.writeAtomic(join(dir, "run.json"), JSON.stringify(info, null, 2) + "\n");
+    files.writeAtomic(join(dir, "parent.json"), JSON.stringify(link) + "\n");
+    files.writeAtomic(join(dir, "state.json"), JSON.stringify(checkpoint));
     resumed = false;
   } else info.max_iterations = checkpoint.snapshot.limits.maxIterations;
 
@@ -95,7 +96,7 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, runChil
     // the child ended before the parent could record it: its outcome stands
     result = { outcome: checkpoint.snapshot.outcome?.outcome === "stopped" ? "stopped" : (checkpoint.snapshot.outcome?.outcome ?? "failed"), snapshot: checkpoint.snapshot };
   } else {
-    const store = new RunStore(ctx.info.workdir, childId);
+    const store = new RunStore(ctx.info.workdir, childId, undefined, files);
     try {
       const logged = store.lastEventSeq();
       store.events.appendMany(checkpoint.pending.filter((p) => p.seq > logged));
@@ -128,7 +129,7 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, runChil
     output_tail: reason,
     tokens: s.tokens,
     cost_usd: s.costUsd,
-    duration_ms: Date.now() - startedAt,
+    duration_ms: clock.now() - startedAt,
     changes,
   };
   ctx.emit(finishedEvent(e, r));
@@ -152,17 +153,17 @@ function tightened(machine: Machine, parent: keyof typeof STRENGTH): Machine {
 }
 
 /** The child folder of this phase run, from an earlier life of the parent: one left in flight, or one that ended before the parent recorded it. */
-function findChild(subRoot: string, link: ParentLink): string | undefined {
+function findChild(files: HostFiles, subRoot: string, link: ParentLink): string | undefined {
   let names: string[];
   try {
-    names = readdirSync(subRoot).filter((n) => n.endsWith(`-${link.phase}`)).sort().reverse();
+    names = files.readdir(subRoot).filter((n) => n.endsWith(`-${link.phase}`)).sort().reverse();
   } catch {
     return undefined;
   }
   for (const name of names) {
     try {
-      const saved = JSON.parse(readFileSync(join(subRoot, name, "parent.json"), "utf8")) as ParentLink;
-      if (saved.phase === link.phase && saved.iteration === link.iteration && saved.attempt === link.attempt && saved.phases_run === link.phases_run && existsSync(join(subRoot, name, "state.json"))) return name;
+      const saved = JSON.parse(files.readText(join(subRoot, name, "parent.json"))) as ParentLink;
+      if (saved.phase === link.phase && saved.iteration === link.iteration && saved.attempt === link.attempt && saved.phases_run === link.phases_run && files.exists(join(subRoot, name, "state.json"))) return name;
     } catch {
       // not a child folder this run can use
     }
@@ -170,16 +171,16 @@ function findChild(subRoot: string, link: ParentLink): string | undefined {
   return undefined;
 }
 
-function freeFolder(subRoot: string, seq: number, phase: string): string {
+function freeFolder(files: HostFiles, subRoot: string, seq: number, phase: string): string {
   const name = `${String(seq).padStart(4, "0")}-${phase}`;
-  if (!existsSync(join(subRoot, name))) return name;
-  for (let i = 2; ; i++) if (!existsSync(join(subRoot, `${name}-${i}`))) return `${name}-${i}`;
+  if (!files.exists(join(subRoot, name))) return name;
+  for (let i = 2; ; i++) if (!files.exists(join(subRoot, `${name}-${i}`))) return `${name}-${i}`;
 }
 
-function readChild(dir: string): Checkpoint | undefined {
+function readChild(files: HostFiles, dir: string): Checkpoint | undefined {
   const state = join(dir, "state.json");
   // the journal's last whole line is the newest checkpoint, when there is one (see CheckpointFile)
-  for (const text of [() => lastJournalLine(journalPath(state)), () => readFileSync(state, "utf8"), () => readFileSync(`${state}.next`, "utf8")]) {
+  for (const text of [() => lastJournalLine(journalPath(state), files), () => files.readText(state), () => files.readText(`${state}.next`)]) {
     try {
       const cp = JSON.parse(text() ?? "") as Checkpoint;
       if (cp && typeof cp === "object" && cp.snapshot && typeof cp.snapshot === "object" && Array.isArray(cp.pending)) return cp;
