@@ -259,6 +259,8 @@ export class MemoryHost implements Host {
   private handle(node: Node & { kind: "file" }): FileHandle {
     let open = true;
     const live = () => {
+      // after the crash nothing phaseloop does lands, a late write to a handle it closed as it fell included
+      if (this.crashed) throw new HostCrash(this.writes);
       if (!open) throw fsError("EBADF", "write", "");
     };
     return {
