@@ -6,7 +6,7 @@
  * them with the task's id).
  */
 import { join } from "node:path";
-import type { Host } from "../host/host.ts";
+import { isoNow, type Host } from "../host/host.ts";
 import { initialSnapshot } from "../machine/initial-snapshot.ts";
 import type { Machine, Snapshot, TaskItem, TaskState } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
@@ -15,6 +15,7 @@ import type { Checkpoint } from "./checkpoint.ts";
 import type { ProcessEnv } from "./run-context.ts";
 import type { RunEvent } from "./run-events.ts";
 import type { RunInfo } from "./run-info.ts";
+import { repairTornLogs } from "./read-run-state.ts";
 import { runChild, type RunResult } from "./run-pipeline.ts";
 import { laneName } from "../lanes/lane-runner.ts";
 import { laneLimits, laneMachine } from "../lanes/schedule-lanes.ts";
@@ -60,6 +61,27 @@ export class LaneLoop {
     return cp && typeof cp === "object" && cp.snapshot && typeof cp.snapshot === "object" ? cp : undefined;
   }
 
+  /** The phase its loop finished last, by its checkpoint's events not yet logged, then its own log (undefined before any). */
+  lastFinishedPhase(cp: Checkpoint | undefined = this.checkpoint()): string | undefined {
+    for (const e of [...(cp?.pending ?? [])].reverse()) if (e.type === "phase.finished") return e.phase;
+    let text = "";
+    try {
+      text = this.store.files.readText(join(this.store.dir, "events.jsonl"));
+    } catch {
+      return undefined;
+    }
+    const lines = text.split("\n");
+    for (let i = lines.length - 1; i >= 0; i--) {
+      try {
+        const e = JSON.parse(lines[i]!) as { type?: unknown; phase?: unknown };
+        if (e.type === "phase.finished" && typeof e.phase === "string") return e.phase;
+      } catch {
+        // empty, or torn: look further back
+      }
+    }
+    return undefined;
+  }
+
   /** Run the lane from its start, or on from its checkpoint. */
   run(): Promise<RunResult> {
     const cp = this.checkpoint();
@@ -73,8 +95,16 @@ export class LaneLoop {
   /**
    * Run `phase` again after the lane was rebased onto its target: the task's
    * last iteration is open again at that phase, so its rules decide anew.
+   * The lane's checkpoint says so at once (`reopen`, before the run's
+   * checkpoint records the lane running again), so that a crash resumes the
+   * lane into that phase rather than finding its loop done.
    */
-  verifyAgain(phase: string): Promise<RunResult> {
+  verifyAgain(phase: string, reopened = this.reopen(phase)): Promise<RunResult> {
+    return this.drive(reopened.snapshot, reopened.seq, true);
+  }
+
+  /** The lane's loop, open again at `phase` of the task's last iteration, written to its checkpoint. */
+  reopen(phase: string): Checkpoint {
     const cp = this.checkpoint()!;
     const s = cp.snapshot;
     const t = s.tasks?.find((x) => x.id === this.task);
@@ -83,11 +113,16 @@ export class LaneLoop {
       t.reason = null;
     }
     s.outcome = null;
+    s.status = "interrupted";
     s.currentTask = this.task;
     s.iterationOpen = true;
     s.gateRunning = false;
     s.awaiting = { kind: "phase", phase, attempt: 1, seq: s.phaseSeq };
-    return this.drive(s, Math.max(cp.seq, this.store.lastEventSeq()), true);
+    // what the checkpoint carried is in the log first, so the new one carries nothing
+    this.repair(cp);
+    const reopened: Checkpoint = { snapshot: s, seq: Math.max(cp.seq, this.store.lastEventSeq()), pending: [], updated_at: isoNow(this.o.host.clock) };
+    this.store.writeState(reopened);
+    return reopened;
   }
 
   private firstSnapshot(): Snapshot {
@@ -116,7 +151,9 @@ export class LaneLoop {
 
   /** What a crash lost of the lane's log is put back from its checkpoint (by seq: never twice). */
   private repair(cp: Checkpoint): void {
-    this.store.sealTornLines();
+    // a line a crash tore is cut off, as resume does for the run's own (sealed, when a log cannot be read further up)
+    const read = repairTornLogs(this.store.dir, this.o.info.run_id, this.store.files);
+    if (!read.events || !read.iterations) this.store.sealTornLines();
     const last = this.store.lastEventSeq();
     this.store.events.appendMany((cp.pending ?? []).filter((e) => e.seq > last));
     const recorded = this.store.recordedIterations();

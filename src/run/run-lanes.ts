@@ -31,6 +31,7 @@ import { exitCodeFor } from "../machine/stop-logic.ts";
 import { addWorktree, gitSettled, removeWorktree, revParse } from "../lanes/lane-git.ts";
 import { laneName } from "../lanes/lane-runner.ts";
 import { LaneLoop } from "./lane-loop.ts";
+import type { Checkpoint } from "./checkpoint.ts";
 import { abortUnfinishedMerge, keepLane, mergeLane, rebaseLane, tidyLane } from "../lanes/lane-merge.ts";
 
 const CHECKPOINT_MS = 100;
@@ -65,6 +66,8 @@ class LaneRun {
   private readonly log: EventLog;
   private readonly pending: RunEvent[] = [];
   private readonly loops = new Map<string, LaneLoop>();
+  /** Lanes rebased whose loop's checkpoint is open again at the phase to verify again. */
+  private readonly reopened = new Map<string, Checkpoint>();
   /** The effects carried out one at a time, in order. */
   private chain: Promise<void> = Promise.resolve();
   /** Lanes' loops under way beside the chain. */
@@ -192,14 +195,21 @@ class LaneRun {
   private async perform(fx: LaneEffect): Promise<void> {
     const lanes = this.s.lanes!;
     switch (fx.type) {
-      case "lane.open":
       case "lane.resume":
+        this.catchUp(fx.task);
         this.startLoop(fx.task);
         return;
-      case "lane.verify":
-        this.checkpoint();
-        this.background(fx.task, () => this.loopFor(fx.task).verifyAgain(fx.phase));
+      case "lane.open":
+        this.startLoop(fx.task);
         return;
+      case "lane.verify": {
+        const loop = this.loopFor(fx.task);
+        const reopened = this.reopened.get(fx.task) ?? loop.reopen(fx.phase);
+        this.reopened.delete(fx.task);
+        this.checkpoint();
+        this.background(fx.task, () => loop.verifyAgain(fx.phase, reopened));
+        return;
+      }
       case "lane.merge": {
         this.checkpoint();
         const lane = this.lane(fx.task);
@@ -232,8 +242,13 @@ class LaneRun {
       case "lane.rebase": {
         const lane = this.lane(fx.task);
         const r = await rebaseLane(this.host, lane, lanes.into);
+        // the phase to verify again is open in the lane's checkpoint before any of the run's says the lane was rebased:
+        // a crash after that resumes the lane into it, rather than finding its loop done
+        if (r.ok && lane.verify) this.reopened.set(fx.task, this.loopFor(fx.task).reopen(lane.verify));
         this.emit({ type: "lane.conflict", task: fx.task, branch: lane.branch, into: lanes.into, files: fx.files, action: r.ok ? "rebased" : "blocked" });
         this.dispatch(r.ok ? { type: "lane.rebased", at: this.host.clock.now(), task: fx.task } : { type: "lane.failed", at: this.host.clock.now(), task: fx.task, reason: r.reason, ...(r.conflicts ? { conflicts: r.conflicts } : {}) });
+        // recorded at once: git has rebased the branch, and a resumed run must know to verify it again
+        if (r.ok) this.checkpoint();
         return;
       }
       case "lane.keep": {
@@ -268,6 +283,24 @@ class LaneRun {
       if (this.board.interrupted) return { exitCode: 130, outcome: "interrupted", snapshot: this.s };
       return this.loopFor(task).run();
     });
+  }
+
+  /**
+   * A lane a crash left running: what its loop did that the run's checkpoint
+   * had not yet taken from its events (they reach it at most every
+   * CHECKPOINT_MS) is told to the scheduler from the lane's own checkpoint and
+   * log: the phase it finished last (the one run again after a rebase) and
+   * what its phases used.
+   */
+  private catchUp(task: string): void {
+    const loop = this.loopFor(task);
+    const cp = loop.checkpoint();
+    if (!cp) return;
+    const lane = this.lane(task);
+    const phase = loop.lastFinishedPhase(cp) ?? lane.verify;
+    const tokens = Math.max(0, cp.snapshot.tokens - lane.tokens);
+    const costUsd = Math.max(0, cp.snapshot.costUsd - lane.cost_usd);
+    if (phase && (phase !== lane.verify || tokens > 0 || costUsd > 0)) this.dispatch({ type: "lane.progress", at: this.host.clock.now(), task, used: { phase, tokens, costUsd } });
   }
 
   /** A lane's loop runs beside the chain; how it ended goes to the scheduler. */

@@ -20,7 +20,7 @@ import { formatEventText, paintFor } from "./format-event-line.ts";
 import { journalPath, lastJournalLine } from "../runtime/checkpoint-file.ts";
 import { RunStore } from "../runtime/run-store.ts";
 import { checkCheckpoint } from "./check-run-state.ts";
-import { repairTornTail, scanEventLog, scanIterationLog } from "./read-run-state.ts";
+import { repairTornLogs, scanEventLog } from "./read-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
 import type { RunContext, RunResult } from "./run-context.ts";
@@ -204,10 +204,7 @@ function hasCheckpoint(files: HostFiles, dir: string): boolean {
 function repairChild(files: HostFiles, dir: string, runId: string): void {
   const state = join(dir, "state.json");
   if (!files.exists(state) && files.exists(`${state}.next`)) files.rename(`${state}.next`, state);
-  const events = scanEventLog(dir, runId, false, files);
-  if (events.ok) repairTornTail(join(dir, "events.jsonl"), events.value, files);
-  const iterations = scanIterationLog(dir, runId, false, files);
-  if (iterations.ok) repairTornTail(join(dir, "iterations.jsonl"), iterations.value, files);
+  repairTornLogs(dir, runId, files);
 }
 
 function freeFolder(files: HostFiles, subRoot: string, seq: number, phase: string): string {

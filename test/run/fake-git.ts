@@ -24,17 +24,20 @@ const fail = (status: number, stderr: string, stdout = ""): GitResult => ({ stat
 
 /**
  * A repository at `repo` on branch `main`. Merging a branch whose name ends
- * with one of `conflicts` conflicts on `shared.txt` the first time (as many
- * times as that task's name is listed).
+ * with one of `conflicts` conflicts on `shared.txt` until the branch has been
+ * rebased as many times as that task's name is listed (as a real conflict, it
+ * comes again after a crash, until a rebase resolved it).
  */
 export function fakeGit(repo: string, conflicts: string[] = []): FakeGit {
   const branches = new Map([["main", "c0"]]);
   const worktrees = new Map([[repo, "main"]]);
   const calls: FakeGit["calls"] = [];
   const merged: string[] = [];
-  const toConflict = [...conflicts];
+  const rebased = new Map<string, number>();
   let commits = 0;
   let unmerged: string[] = [];
+  const mergedHeads = new Set<string>();
+  const committed = new Set<string>();
   const commit = (branch: string) => {
     const sha = `c${++commits}`;
     branches.set(branch, sha);
@@ -93,6 +96,9 @@ export function fakeGit(repo: string, conflicts: string[] = []): FakeGit {
     if (args[0] === "add") return ok();
     if (args[0] === "commit") {
       if (!branch) return fail(128, "fatal: not a git repository");
+      // a lane's work is committed once: after that (a merge repeated after a crash, a rebase) its worktree is clean
+      if (branch !== "main" && committed.has(branch)) return fail(1, "", "nothing to commit, working tree clean\n");
+      committed.add(branch);
       commit(branch);
       return ok();
     }
@@ -105,18 +111,21 @@ export function fakeGit(repo: string, conflicts: string[] = []): FakeGit {
     if (args[0] === "merge") {
       const name = args.at(-1)!;
       if (!branches.has(name)) return fail(1, `merge: ${name} - not something we can merge`);
-      const i = toConflict.findIndex((t) => name.endsWith(`/${t}`));
-      if (i >= 0) {
-        toConflict.splice(i, 1);
+      // merged before (a crash came before phaseloop recorded it): nothing to do
+      if (mergedHeads.has(branches.get(name)!)) return ok("Already up to date.\n");
+      const listed = conflicts.filter((t) => name.endsWith(`/${t}`)).length;
+      if ((rebased.get(name) ?? 0) < listed) {
         unmerged = ["shared.txt"];
         return fail(1, "Automatic merge failed; fix conflicts and then commit the result.", "CONFLICT (content): Merge conflict in shared.txt\n");
       }
       merged.push(name);
+      mergedHeads.add(branches.get(name)!);
       commit(branch!);
       return ok();
     }
     if (args[0] === "rebase") {
       if (args[1] === "--abort") return ok();
+      rebased.set(branch!, (rebased.get(branch!) ?? 0) + 1);
       commit(branch!);
       return ok();
     }

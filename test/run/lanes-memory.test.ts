@@ -66,7 +66,7 @@ function setup(o: { conflicts?: string[]; hook?: (task: string, name: string) =>
 const of = (events: Record<string, unknown>[], type: string) => events.filter((e) => e.type === type);
 const tasksOf = (events: Record<string, unknown>[], type: string) => of(events, type).map((e) => String(e.task));
 
-/** What is wrong with a lanes run's log: seqs out of order, the run started or finished other than once, a lane's phase or merge logged twice. */
+/** What is wrong with a lanes run's log: seqs out of order, the run started or finished other than once, a lane started or merged twice. */
 function laneLogViolations(events: Record<string, unknown>[]): string[] {
   const v: string[] = [];
   for (let i = 1; i < events.length; i++) if (!((events[i]!.seq as number) > (events[i - 1]!.seq as number))) v.push(`seq ${String(events[i]!.seq)} follows ${String(events[i - 1]!.seq)}`);
@@ -79,13 +79,22 @@ function laneLogViolations(events: Record<string, unknown>[]): string[] {
       seen.add(key(e));
     }
   };
-  once("phase.finished", (e) => `${String(e.task)}/${String(e.iteration)}/${String(e.phase)}/${String(e.attempt)}`);
   once("lane.merged", (e) => String(e.task));
   once("lane.started", (e) => String(e.task));
   return v;
 }
 
 /** At most `limit` lanes had a loop under way at once, by the run's log. */
+/**
+ * The phases each lane finished, by the lanes' own logs (a lane rebased after a conflict runs its
+ * verify again). A lane's log is where its events are durable: the run's log takes them with its
+ * next checkpoint, at most every 100 ms, so a crash may leave the last ones only in the lane's.
+ */
+function phasesRun(host: MemoryHost): string[] {
+  const lanes = `${WORKDIR}/.phaseloop/runs/${RUN_ID}/lanes`;
+  return ["a", "b", "c", "d"].flatMap((id) => of(runFilesOn(host, `${lanes}/${id}`).events, "phase.finished").map((e) => `${id}/${String(e.iteration)}/${String(e.phase)}/${String(e.attempt)}`)).sort();
+}
+
 function mostAtOnce(events: Record<string, unknown>[]): number {
   let now = 0;
   let most = 0;
@@ -186,4 +195,50 @@ describe("parallel lanes on a memory host", () => {
     const ran = host.files.readText(`${WORKDIR}/ran.txt`).split("\n");
     expect(ran.filter((l) => l === "work a")).toHaveLength(1);
   });
+});
+
+describe("parallel lanes on a memory host, crashed", () => {
+  it("survives a crash at every write the run makes: resumed, it ends as the uncrashed run did, every task merged once", async () => {
+    const clean = setup({ conflicts: ["b"] });
+    const machine = await compileOn(clean.host, FILE);
+    const run: RunSetup = { machine, file: FILE, tasks: TASKS, parallel: 2 };
+    const cleanResult = await startOn(clean.host, run);
+    expect(cleanResult.outcome).toBe("complete");
+    const total = clean.host.writes;
+    expect(total).toBeGreaterThan(100);
+    const cleanPhases = phasesRun(clean.host);
+    const skippedVerify: number[] = [];
+    for (let n = 1; n <= total; n++) {
+      for (const tear of n % 2 === 0 ? [false, true] : [false]) {
+        const { host, git } = setup({ conflicts: ["b"], crashAt: n, tear });
+        await startUntilCrash(host, run);
+        expect(host.crashed, `write ${n} was made`).toBeDefined();
+        const after = host.restart();
+        const where = `crash at write ${n}${tear ? " (torn)" : ""}`;
+        // git rebased b, and the crash came before the run recorded it: the run cannot tell, and merges b unverified (see below)
+        const unrecordedRebase = git.calls.some((c) => c.args[0] === "rebase" && c.args[1] !== "--abort") && checkpointOn(after).snapshot.lanes?.lanes.find((l) => l.task === "b")?.rebased !== true;
+        if (unrecordedRebase) skippedVerify.push(n);
+        const resumed = await resumeOn(after, run);
+        if (resumed !== "finished") expect(resumed.outcome, where).toBe("complete");
+        const { events, badLines } = runFilesOn(after);
+        expect(badLines, where).toEqual([]);
+        expect(laneLogViolations(events), where).toEqual([]);
+        const expected = [...cleanPhases];
+        if (unrecordedRebase) expected.splice(expected.lastIndexOf("b/1/verify/1"), 1);
+        expect(phasesRun(after), where).toEqual(expected);
+        for (const id of ["a", "b", "c", "d"]) expect(runFilesOn(after, `${WORKDIR}/.phaseloop/runs/${RUN_ID}/lanes/${id}`).badLines, where).toEqual([]);
+        const s = checkpointOn(after).snapshot;
+        expect(s.outcome?.outcome, where).toBe("complete");
+        expect(s.tasks?.map((t) => `${t.id}:${t.status}`), where).toEqual(["a:done", "b:done", "c:done", "d:done"]);
+        expect(git.merged.map((b) => b.split("/").at(-1)).sort(), where).toEqual(["a", "b", "c", "d"]);
+        expect(new Set(tasksOf(events, "lane.merged")), where).toEqual(new Set(["a", "b", "c", "d"]));
+      }
+    }
+    // the one window where a crash changes what runs: from git's rebase of a lane until the run's
+    // checkpoint records it (the scheduler has no state for a rebase under way; the lanes' git
+    // commands queued meanwhile widen it): resumed, the run merges the rebased branch unverified
+    const window = [...new Set(skippedVerify)];
+    expect(window.length).toBeGreaterThan(0);
+    expect(window.at(-1)! - window[0]! + 1).toBe(window.length);
+  }, 240_000);
 });

@@ -22,6 +22,7 @@ import type { Reporter, RunEvent } from "../../src/run/run-events.ts";
 import type { RunInfo } from "../../src/run/run-info.ts";
 import { runLanes } from "../../src/run/run-lanes.ts";
 import { createRunner, type RunResult } from "../../src/run/run-pipeline.ts";
+import { lastJournalLine } from "../../src/runtime/checkpoint-file.ts";
 import { RunStore, runPath } from "../../src/runtime/run-store.ts";
 
 export const WORKDIR = "/home/user/project";
@@ -142,8 +143,9 @@ export function runFilesOn(host: MemoryHost, dir = DIR) {
   return { runId: RUN_ID, events: events.records, iterations: iterations.records, badLines: [...events.badLines, ...iterations.badLines] };
 }
 
-/** The run's checkpoint as a resume would read it: the journal's last line, or state.json. */
+/** The run's checkpoint as a resume would read it: the journal's last whole line, or state.json, or the state.json.next a crash left in its place. */
 export function checkpointOn(host: MemoryHost, dir = DIR): Checkpoint {
-  const journal = host.snapshot()[`${dir}/state.journal`]?.trim().split("\n").pop();
-  return JSON.parse(journal || host.files.readText(`${dir}/state.json`)) as Checkpoint;
+  const state = `${dir}/state.json`;
+  const text = lastJournalLine(`${dir}/state.journal`, host.files) ?? (host.files.exists(state) ? host.files.readText(state) : host.files.readText(`${state}.next`));
+  return JSON.parse(text) as Checkpoint;
 }
