@@ -173,7 +173,7 @@ try {
     report(`loop overhead: ${iterations} iterations of \`true\`, durable state included, --sandbox off`, median(loopTimes), median(plainTimes), 1.3);
     // the same loop as it runs by default (each `run:` phase in the fence) against a Node loop
     // spawning a bare bubblewrap with the same namespaces around `true`: the floor of any fence
-    const { probeSandbox } = await import(join(root, "dist/runtime/probe-sandbox.js"));
+    const { probeSandbox } = await import(join(root, "dist/host/probe-sandbox.js"));
     if (probeSandbox().available) {
       const fencedIterations = Math.min(iterations, 200);
       const fencedYaml = join(work, "loop-fenced.yaml");
@@ -334,7 +334,7 @@ try {
   }
   if (wanted("agent loop")) {
     settleDisk();
-    const { probeSandbox } = await import(join(root, "dist/runtime/probe-sandbox.js"));
+    const { probeSandbox } = await import(join(root, "dist/host/probe-sandbox.js"));
     (await import("./agent-loop.mjs")).benchAgentLoop({ work, quick, report, time, median, node, cli, putAside, sandboxAvailable: probeSandbox().available });
   }
   if (wanted("sandbox")) {

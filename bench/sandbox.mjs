@@ -1,5 +1,5 @@
 // The OS sandbox's cost per phase: a phase process (`sh -c true`) wrapped the way phaseloop
-// wraps a phase (dist/runtime/sandbox-session.js: on Linux phaseloop's own bubblewrap fence,
+// wraps a phase (dist/host/sandbox-session.js: on Linux phaseloop's own bubblewrap fence,
 // elsewhere the library's), against the same process unwrapped, in the same run. The proxy
 // starts once, before the measurement, as it does once per run.
 import { spawn } from "node:child_process";
@@ -24,9 +24,9 @@ export const BARE_BWRAP = ["bwrap", "--new-session", "--die-with-parent", "--uns
 
 /** Returns { sandboxedMs, plainMs, libraryMs, bareMs } medians per phase, or undefined when no sandbox runs here. */
 export async function benchSandbox(work, repetitions, median) {
-  const { probeSandbox } = await import(dist("runtime/probe-sandbox.js"));
+  const { probeSandbox } = await import(dist("host/probe-sandbox.js"));
   if (!probeSandbox().available) return undefined;
-  const session = await import(dist("runtime/sandbox-session.js"));
+  const session = await import(dist("host/sandbox-session.js"));
   const { compileSandbox } = await import(dist("sandbox/compile-sandbox.js"));
   const dir = join(work, "sandbox-repo");
   mkdirSync(join(dir, "src"), { recursive: true });

@@ -27,7 +27,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const LONG = ["test/agents-contract/", "test/cli/crash-points.test.ts", "test/cli/lanes-durable.test.ts", "test/first-day/"];
 
 /** What Deno runs in `npm test`: the tests of code that runs in the test process itself... */
-export const DENO_SUBSET = ["test/machine/", "test/expr/", "test/pipeline/", "test/runtime/", "test/changes/", "test/agents/", "test/mcp/", "test/reporters/", "test/records/", "test/lanes/", "test/index.test.ts", "test/purity.test.ts", "test/layering.test.ts", "test/layering/", "test/run/format-event-line.test.ts"];
+export const DENO_SUBSET = ["test/machine/", "test/expr/", "test/pipeline/", "test/runtime/", "test/host/", "test/changes/", "test/agents/", "test/mcp/", "test/reporters/", "test/records/", "test/lanes/", "test/index.test.ts", "test/purity.test.ts", "test/layering.test.ts", "test/layering/", "test/run/format-event-line.test.ts"];
 /** ...but its property suites of thousands of cases, which Deno runs in test:long. */
 export const DENO_HEAVY = [/^test\/expr\/shell-context\.test\.ts$/, /^test\/pipeline\/properties\.test\.ts$/, /\.property\.test\.ts$/];
 

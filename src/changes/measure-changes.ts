@@ -16,7 +16,7 @@
  * or when its state differs from the overlay's: one `git status` per
  * measure, and none per baseline.
  */
-import { removeInside } from "../runtime/remove-inside.ts";
+import { removeInside } from "../host/remove-inside.ts";
 import { lstatSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { diffSnapshots, pathState, snapshotFiles } from "./file-snapshot.ts";

@@ -7,8 +7,8 @@
 import { copyFileSync, existsSync, linkSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { indexEntries } from "./index-entries.ts";
-import { ownGitSync } from "../runtime/own-git.ts";
-import { removeInside } from "../runtime/remove-inside.ts";
+import { ownGitSync } from "../host/own-git.ts";
+import { removeInside } from "../host/remove-inside.ts";
 import { comparesRawContent } from "./raw-content.ts";
 import { makePhaseloopDir } from "../runtime/run-store.ts";
 import { statText, WATCH_LIMIT, watchAnswer, watchedAnswer } from "./stat-watch.ts";

@@ -8,7 +8,7 @@
  * Windows): the caller walks in JavaScript instead.
  */
 import { spawnSync } from "node:child_process";
-import { ownProgram } from "../runtime/own-programs.ts";
+import { ownProgram } from "../host/own-programs.ts";
 
 export interface WalkStat {
   /** As Node's `lstat` reports them. */

@@ -5,7 +5,7 @@
  * byte, so that a revert can put back a hook, the config, a ref or the
  * index). Those are never inside a write scope.
  */
-import { removeInside } from "../runtime/remove-inside.ts";
+import { removeInside } from "../host/remove-inside.ts";
 import { lstatSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { diffSnapshots, snapshotFiles, statKey } from "./file-snapshot.ts";

@@ -130,11 +130,15 @@ export interface HostFiles {
   remove(path: string, options?: { recursive?: boolean; force?: boolean }): void;
   /** Remove an empty directory (rmdir): ENOTEMPTY when it holds anything, ENOENT when missing. */
   removeDir(path: string): void;
+  /** A second name for a file (a hard link); EEXIST when `to` exists: an atomic create-if-absent. */
+  link(from: string, to: string): void;
 }
 
 export interface HostProcesses {
   /** Run a program to its end (argv, or a string run by `sh -c`): failures are results, not exceptions. */
   run(spec: ProcessSpec): Promise<ProcessResult>;
+  /** Whether the process `pid` is alive on this machine (a zombie is not). */
+  alive(pid: number): boolean;
 }
 
 /** Finding programs as a spawn would, and asking them their version (what preflight needs). */

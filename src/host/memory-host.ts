@@ -45,6 +45,10 @@ export interface MemoryHostOptions {
   git?: GitScript;
   /** What `programs.version` answers, by program. */
   versions?: Record<string, string>;
+  /** The host's own process id (4242; a restarted host is the next one). */
+  pid?: number;
+  /** Other processes alive on this machine, by pid (the host's own pid always is). */
+  alive?: number[];
   /** Make the N-th write (1-based) the last. */
   crashAt?: number;
   /** With `crashAt`: an append or handle write at the crash lands half its data (a torn line). */
@@ -72,7 +76,7 @@ function info(node: Node): FileInfo {
 export class MemoryHost implements Host {
   readonly clock: FakeClock;
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly pid = 4242;
+  readonly pid: number;
   readonly files: HostFiles;
   readonly processes: Host["processes"];
   readonly programs: Host["programs"];
@@ -90,6 +94,7 @@ export class MemoryHost implements Host {
 
   constructor(options: MemoryHostOptions = {}) {
     this.options = options;
+    this.pid = options.pid ?? 4242;
     this.clock = new FakeClock(options.now);
     this.env = Object.freeze({ ...(options.env ?? {}) });
     this.workingDir = norm(options.cwd ?? "/work");
@@ -112,6 +117,7 @@ export class MemoryHost implements Host {
         }
         return this.runScripted(spec, run);
       },
+      alive: (pid) => pid === this.pid || (options.alive?.includes(pid) ?? false),
     };
     // a program is found when a file of that name with an execute bit is on the search path
     this.programs = {
@@ -177,7 +183,7 @@ export class MemoryHost implements Host {
 
   /** A host over the files as they are now (or as the crash left them): a new process on the same disk, the clock where it was. */
   restart(options: Omit<MemoryHostOptions, "files"> = {}): MemoryHost {
-    const next = new MemoryHost({ env: this.options.env, cwd: this.workingDir, processes: this.options.processes, git: this.options.git, now: this.clock.now(), ...options });
+    const next = new MemoryHost({ env: this.options.env, cwd: this.workingDir, processes: this.options.processes, git: this.options.git, now: this.clock.now(), pid: this.pid + 1, ...options });
     next.nodes = new Map([...(this.crashed ?? this.nodes).entries()].map(([k, v]) => [k, { ...v }]));
     return next;
   }
@@ -408,6 +414,16 @@ export class MemoryHost implements Host {
         if ([...self.nodes.keys()].some((k) => k.startsWith(`${p}/`))) throw fsError("ENOTEMPTY", "rmdir", path);
         self.write();
         self.nodes.delete(p);
+      },
+      link(from, to) {
+        const a = self.resolveLinks(from, false);
+        const node = self.nodes.get(a);
+        if (!node) throw fsError("ENOENT", "link", from);
+        if (node.kind === "dir") throw fsError("EPERM", "link", from);
+        const b = self.parentDir(to, "link");
+        if (self.nodes.has(b)) throw fsError("EEXIST", "link", to);
+        self.write();
+        self.nodes.set(b, node);
       },
     };
   }

@@ -3,7 +3,7 @@
  * written its run folders. Apart from node-host.ts so that the modules that
  * keep a run's files can default to it without importing the processes.
  */
-import { appendFileSync, closeSync, constants, existsSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, linkSync, constants, existsSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import process from "node:process";
 import { readSourceFile } from "./read-source-file.ts";
 import type { FileHandle, HostFiles, OpenOptions } from "./host.ts";
@@ -72,5 +72,6 @@ export const nodeFiles: HostFiles = {
     rmSync(path, { recursive: options.recursive ?? false, force: options.force ?? false });
   },
   removeDir: (path) => rmdirSync(path),
+  link: (from, to) => linkSync(from, to),
 };
 

@@ -7,10 +7,11 @@
 import process from "node:process";
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable } from "node:stream";
-import { ownGitEnv, ownGitSpawn, ownGitSync, ownGitWords } from "../runtime/own-git.ts";
-import { ownProgram } from "../runtime/own-programs.ts";
-import { createPreflightHost, findProgram } from "../runtime/preflight-host.ts";
-import { runProcess } from "../runtime/run-process.ts";
+import { ownGitEnv, ownGitSpawn, ownGitSync, ownGitWords } from "./own-git.ts";
+import { ownProgram } from "./own-programs.ts";
+import { createPreflightHost, findProgram } from "./preflight-host.ts";
+import { isProcessAlive } from "./process-alive.ts";
+import { runProcess } from "./run-process.ts";
 import type { GitResult, Host } from "./host.ts";
 import { nodeClock } from "./node-clock.ts";
 import { nodeFiles } from "./node-files.ts";
@@ -18,7 +19,7 @@ import { nodeFiles } from "./node-files.ts";
 /** The machine phaseloop runs on. */
 export const nodeHost: Host = {
   files: nodeFiles,
-  processes: { run: runProcess },
+  processes: { run: runProcess, alive: isProcessAlive },
   programs: {
     find: findProgram,
     version: (argv, cwd, env) => createPreflightHost(env).readVersion(argv, cwd),

@@ -1,7 +1,7 @@
 /**
  * Paths a pipeline names for the workdir: a phase's output files and its tool sets' write
  * globs are relative to the workdir and stay inside it, within the bounds the runtime
- * holds every path to (see runtime/open-inside.ts). An absolute path or one that climbs out
+ * holds every path to (see host/open-inside.ts). An absolute path or one that climbs out
  * with `..` would pass validation and fail when the phase runs; it is an error here, at the
  * path. Only the text before a template's first `{{` is judged: the rest is known at run time.
  */

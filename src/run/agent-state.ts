@@ -13,10 +13,11 @@
  * variable moves its home).
  */
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, constants, copyFileSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { nodeFiles as files } from "../host/node-files.ts";
+import { copyFilePrivately, copyPrivately, privateFolder } from "../host/private-copy.ts";
 import type { SandboxInput } from "../sandbox/compile-sandbox.ts";
 import type { ProcessEnv } from "./run-context.ts";
 
@@ -45,69 +46,16 @@ const rootsMade = new Set<string>();
 /** The run's own folder of agent state, made private (0700) and checked to be a real folder of this user. */
 function runRoot(runId: string, home: string): string {
   const base = stateBase(home);
-  mkdirSync(base, { recursive: true, mode: 0o700 });
   const dir = join(base, runId.replace(/[^A-Za-z0-9._-]/g, "_"));
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  }
-  const st = lstatSync(dir);
-  if (!st.isDirectory() || (process.getuid !== undefined && st.uid !== process.getuid())) throw new Error(`${dir} is not a folder of this user's own`);
-  chmodSync(dir, 0o700);
+  privateFolder(base, dir);
   rootsMade.add(dir);
   return dir;
 }
 
 /** Remove the run's agent state (the run ended, not to be resumed). */
 export function removeRunState(): void {
-  for (const dir of rootsMade) rmSync(dir, { recursive: true, force: true });
+  for (const dir of rootsMade) files.remove(dir, { recursive: true, force: true });
   rootsMade.clear();
-}
-
-/**
- * Copy a folder of the user's state: files by content, folders as folders, a link as the link
- * (what it names stays as the fence has it: a secret it points to hidden, a file of the user's
- * read-only), never through a link; what `skip` names at the top is left out.
- */
-function seed(from: string, to: string, skip: ReadonlySet<string>): void {
-  mkdirSync(to, { recursive: true, mode: 0o700 });
-  let entries;
-  try {
-    entries = readdirSync(from, { withFileTypes: true });
-  } catch {
-    return; // none yet: the CLI makes its state in the copy
-  }
-  for (const entry of entries) {
-    if (skip.has(entry.name)) continue;
-    const src = join(from, entry.name);
-    const dst = join(to, entry.name);
-    if (entry.isDirectory()) seed(src, dst, new Set());
-    else if (entry.isFile()) copyFile(src, dst);
-    else if (entry.isSymbolicLink()) {
-      try {
-        symlinkSync(readlinkSync(src), dst);
-      } catch {
-        // left out
-      }
-    }
-  }
-}
-
-function copyFile(src: string, dst: string): void {
-  try {
-    const fd = openSync(src, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-    try {
-      const st = fstatSync(fd);
-      if (!st.isFile() || st.size > FILE_CAP) return;
-    } finally {
-      closeSync(fd);
-    }
-    copyFileSync(src, dst, constants.COPYFILE_EXCL);
-    chmodSync(dst, 0o600);
-  } catch {
-    // unreadable or gone: left out
-  }
 }
 
 /**
@@ -152,12 +100,12 @@ export function stateCopy(agent: SandboxInput["agent"], env: ProcessEnv, runId: 
   if (plan === undefined) return undefined;
   const key = `${agent}\0${plan.from.dir}`;
   const known = made.get(key);
-  if (known !== undefined && existsSync(known.stateDir)) return known;
+  if (known !== undefined && files.exists(known.stateDir)) return known;
   runRoot(runId, process.env.HOME || homedir());
-  if (!existsSync(plan.root)) {
-    if (plan.from.dir === "") mkdirSync(plan.stateDir, { recursive: true, mode: 0o700 });
-    else seed(plan.from.dir, plan.stateDir, SKIP[agent]!);
-    if (plan.from.json && statSync(plan.from.json, { throwIfNoEntry: false })?.isFile()) copyFile(plan.from.json, join(plan.root, ".claude.json"));
+  if (!files.exists(plan.root)) {
+    if (plan.from.dir === "") files.mkdir(plan.stateDir, { mode: 0o700 });
+    else copyPrivately(plan.from.dir, plan.stateDir, SKIP[agent]!, FILE_CAP);
+    if (plan.from.json && files.stat(plan.from.json)?.isFile()) copyFilePrivately(plan.from.json, join(plan.root, ".claude.json"), FILE_CAP);
   }
   const copy: StateCopy = { env: plan.env, dirs: plan.dirs, stateDir: plan.stateDir };
   made.set(key, copy);

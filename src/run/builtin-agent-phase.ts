@@ -9,7 +9,7 @@ import { runOpenAiAgent, type ChatMessage } from "../agents/openai/openai-agent.
 import type { HostFiles } from "../host/host.ts";
 import type { McpToolbox } from "../agents/openai/mcp-client-tools.ts";
 import type { CompiledPhase } from "../machine/types.ts";
-import { runProcess } from "../runtime/run-process.ts";
+import { runProcess } from "../host/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
 import type { PhaseFence } from "./phase-fence.ts";
 import type { BuiltinAgent, PhaseRunEffect } from "./phase-invocation.ts";

@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { findProgram } from "../runtime/preflight-host.ts";
+import { findProgram } from "../host/preflight-host.ts";
 import { PRESETS } from "../agents/presets/registry.ts";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { isUnder } from "../sandbox/compile-sandbox.ts";

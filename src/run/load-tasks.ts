@@ -3,7 +3,7 @@
  * pointer to an array. Reading goes through node:fs; parsing is pure and
  * exported for tests.
  */
-import { PATH_MAX_DEPTH, readInside } from "../runtime/open-inside.ts";
+import { PATH_MAX_DEPTH, readInside } from "../host/open-inside.ts";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { JsonValue } from "../pipeline/spec.ts";

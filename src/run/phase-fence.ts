@@ -8,7 +8,7 @@ import { homedir, tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import type { CompiledHook, CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
-import { probeSandbox } from "../runtime/probe-sandbox.ts";
+import { probeSandbox } from "../host/probe-sandbox.ts";
 import { agentState, compileSandbox, coveringDir, isUnder, joinInside, stateConfig, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { PRESETS, presetNamed, sandboxNeeds } from "../agents/presets/registry.ts";
 import process from "node:process";
@@ -19,8 +19,8 @@ import { ensureArtifacts } from "./run-artifacts.ts";
 import { fenceShims, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
 import { withheld } from "./fence-env.ts";
 import { forgetStateCopies, stateCopy, type StateCopy } from "./agent-state.ts";
-import { ownFenceAvailable, tmpPathsIn } from "../runtime/linux-fence.ts";
-import { buildStage, carryStage, type Stage } from "../runtime/stage-copy.ts";
+import { ownFenceAvailable, tmpPathsIn } from "../host/linux-fence.ts";
+import { buildStage, carryStage, type Stage } from "../host/stage-copy.ts";
 import { mustStage } from "../sandbox/member-stage.ts";
 import { isProtectedPath } from "../sandbox/bwrap-args.ts";
 
@@ -65,7 +65,7 @@ export async function closeFences(): Promise<void> {
   runTemp = undefined;
   if (!sessionOpened) return;
   sessionOpened = false;
-  await (await import("../runtime/sandbox-session.ts")).closeSandboxSession();
+  await (await import("../host/sandbox-session.ts")).closeSandboxSession();
 }
 
 /**
@@ -298,7 +298,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
     made.push(...makeWriteDirs({ ...profile, allowWrite: own.filter((d) => profile.allowWrite.some((w) => isUnder(d, w))) }, ctx.info.workdir));
   }
   // the library loads only when a phase is sandboxed: runs without one start as fast as before
-  const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../runtime/sandbox-session.ts");
+  const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../host/sandbox-session.ts");
   sessionOpened = true;
   const refused: string[] = [];
   const agent = agentKind(phase, ctx.machine, command);

@@ -10,8 +10,8 @@
 import { join } from "node:path";
 import type { AgentRunReport } from "../agents/agent-adapter.ts";
 import type { CompiledPhase } from "../machine/types.ts";
-import { killPhaseProcesses } from "../runtime/orphans.ts";
-import type { ProcessResult } from "../runtime/run-process.ts";
+import { killPhaseProcesses } from "../host/orphans.ts";
+import type { ProcessResult } from "../host/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
 import type { PhaseFence } from "./phase-fence.ts";
 import type { PhaseInvocation, PhaseRunEffect } from "./phase-invocation.ts";

@@ -16,7 +16,7 @@ import { initialSnapshot } from "../machine/transition.ts";
 import { phaseRunEffect } from "../machine/phase-results.ts";
 import type { CompiledPhase, Machine, Snapshot } from "../machine/types.ts";
 import type { JsonValue, SandboxMode } from "../pipeline/spec.ts";
-import { readInside } from "../runtime/read-inside.ts";
+import { readInside } from "../host/read-inside.ts";
 import { bwrapArgs } from "../sandbox/bwrap-args.ts";
 import { phaseSandbox } from "../machine/sandbox-plan.ts";
 import { agentState, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
@@ -30,7 +30,7 @@ import { livableEnv } from "./fence-livable.ts";
 import type { RunSandbox } from "./run-info.ts";
 import { checkSandbox } from "./sandbox-preflight.ts";
 import { pickEnv } from "./start-run.ts";
-import { probeSandbox } from "../runtime/probe-sandbox.ts";
+import { probeSandbox } from "../host/probe-sandbox.ts";
 import { createAgentTools } from "../agents/openai/agent-tools.ts";
 import { openAiBaseUrl } from "../agents/openai/openai-agent.ts";
 

@@ -20,7 +20,7 @@ import { joinPath } from "../pipeline/paths.ts";
 import type { JsonValue } from "../pipeline/spec.ts";
 import { openAiBaseUrl } from "../agents/openai/openai-agent.ts";
 import { presetNamed } from "../agents/presets/registry.ts";
-import type { PreflightHost } from "../runtime/preflight-host.ts";
+import type { PreflightHost } from "../host/preflight-host.ts";
 import { agentPrograms } from "./agent-programs.ts";
 
 /** What preflight needs from the world: the host of runtime/preflight-host.ts, or one in memory. */

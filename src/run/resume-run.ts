@@ -10,7 +10,7 @@ import { nodeHost } from "../host/node-host.ts";
 import { nodeFiles } from "../host/node-files.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { exitCodeFor, initialSnapshot } from "../machine/transition.ts";
-import { stopRunProcesses } from "../runtime/orphans.ts";
+import { stopRunProcesses } from "../host/orphans.ts";
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
 import { listRunIds, RunStore, runPath } from "../runtime/run-store.ts";
 import { checkCheckpoint } from "./check-run-state.ts";
@@ -61,7 +61,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   const runId = matches[0]!;
   const dir = runPath(workdir, runId);
   // every file is read through its validator before anything is written
-  const lockProblem = lockPathProblem(workdir);
+  const lockProblem = lockPathProblem(workdir, host);
   if (lockProblem) return { kind: "state", text: `${lockProblem}\n` };
   const events = scanEventLog(dir, runId, o.force, files);
   if (!events.ok) return stateProblem(events.problem);
@@ -136,7 +136,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
   if (baselineProblem) notes.push(`baseline.json was unusable (${baselineProblem.message}); iteration ${cp.snapshot.iteration} measures its changes from now on (--force)`);
   if (rebuiltInfo) notes.push("run.json could not be used; it was rebuilt from the log's run.started (--force)");
 
-  const lock = acquireLock(workdir, runId, new Date(host.clock.now()));
+  const lock = acquireLock(workdir, runId, new Date(host.clock.now()), host);
   if (!lock.ok) return { kind: "usage", message: lock.message };
   try {
     const opened = openStore(workdir, runId, events.value, iterations.value, read.kind === "ok" ? read.file : undefined, files);
@@ -249,7 +249,7 @@ async function finishedRun(host: Host, workdir: string, runId: string, dir: stri
   const records = (cp.pending_iterations ?? []).filter((r) => !iterations.iterations.has(r.iteration));
   const repairs = events.tornBytes > 0 || events.needsNewline || iterations.tornBytes > 0 || iterations.needsNewline || read.file !== join(dir, "state.json") || rebuilt !== undefined;
   if (missing.length > 0 || records.length > 0 || !logged || repairs) {
-    const lock = acquireLock(workdir, runId, new Date(host.clock.now()));
+    const lock = acquireLock(workdir, runId, new Date(host.clock.now()), host);
     if (lock.ok) {
       try {
         const opened = openStore(workdir, runId, events, iterations, rebuilt ? undefined : read.file, host.files);

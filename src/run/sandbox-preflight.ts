@@ -8,7 +8,7 @@ import type { CompiledPhase, Machine } from "../machine/types.ts";
 import { parsePipelineText, spanOfPointer } from "../pipeline/parse-pipeline-text.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import type { RunSandbox } from "./run-info.ts";
-import { probeSandbox } from "../runtime/probe-sandbox.ts";
+import { probeSandbox } from "../host/probe-sandbox.ts";
 import { phaseHosts } from "./phase-fence.ts";
 import { fenceable, hookSandbox, phaseSandbox, sandboxPreflight, unsandboxedPhases, type SandboxOffer } from "../machine/sandbox-plan.ts";
 import type { CompiledHook } from "../machine/types.ts";

@@ -4,7 +4,7 @@
  * (resume-run.ts continues them).
  */
 import { inheritedSecurity } from "../pipeline/inherited-security.ts";
-import { resolveOwnPrograms } from "../runtime/own-programs.ts";
+import { resolveOwnPrograms } from "../host/own-programs.ts";
 import { dirname, join, resolve } from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import { hasErrors } from "../diagnostics/diagnostic.ts";
@@ -16,7 +16,7 @@ import { loadPipeline, type LoadedPipeline } from "../pipeline/load-pipeline.ts"
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
 import { gitRootOf } from "../changes/measure-changes.ts";
 import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
-import { stopRunProcesses } from "../runtime/orphans.ts";
+import { stopRunProcesses } from "../host/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
 import type { Asker } from "./ask-question.ts";
 import type { Reporter } from "./run-events.ts";
@@ -140,9 +140,9 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
 
   const runId = o.runId ?? newRunId(new Date(host.clock.now()), Math.random);
   if (host.files.exists(runPath(workdir, runId))) return { kind: "usage", message: `a run "${runId}" exists already in ${join(workdir, ".phaseloop", "runs")}` };
-  const lockProblem = lockPathProblem(workdir);
+  const lockProblem = lockPathProblem(workdir, host);
   if (lockProblem) return { kind: "state", text: `${lockProblem}\n` };
-  const lock = acquireLock(workdir, runId, new Date(host.clock.now()));
+  const lock = acquireLock(workdir, runId, new Date(host.clock.now()), host);
   if (!lock.ok) return { kind: "usage", message: lock.message };
   try {
     const file = resolve(loaded.file);

@@ -1,6 +1,6 @@
 /** Deciding why a phase failed. Pure. */
 import type { ErrorClass, TransientSpec } from "../pipeline/spec.ts";
-import type { ProcessResult } from "./run-process.ts";
+import type { ProcessResult } from "../host/run-process.ts";
 
 /**
  * Word-bounded signals of a transient failure. Never plain substrings: "tokens

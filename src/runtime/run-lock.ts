@@ -3,11 +3,14 @@
  * time. A lock whose process is gone (a crash, kill -9) is taken over; a live
  * one refuses with a message naming the run.
  */
-import { linkSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
-import { makePhaseloopDir } from "./run-store.ts";
+import type { Host } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
+import { isProcessAlive } from "../host/process-alive.ts";
+import { makePhaseloopDirOn } from "./run-store.ts";
+
+export { isProcessAlive };
 
 export interface LockInfo {
   pid: number;
@@ -18,25 +21,9 @@ export interface LockInfo {
 
 export type LockResult = { ok: true; release: () => void; tookOver?: LockInfo } | { ok: false; holder?: LockInfo; message: string };
 
-export function isProcessAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
+function readLockFile(host: Host, path: string): LockInfo | undefined {
   try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-  // a zombie (exited, not yet reaped) answers signal 0 but is gone
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
-}
-
-function readLockFile(path: string): LockInfo | undefined {
-  try {
-    const info = JSON.parse(readFileSync(path, "utf8")) as LockInfo;
+    const info = JSON.parse(host.files.readText(path)) as LockInfo;
     const ok = info !== null && typeof info === "object" && Number.isInteger(info.pid) && typeof info.run_id === "string" && typeof info.host === "string" && typeof info.started_at === "string";
     return ok ? info : undefined;
   } catch {
@@ -49,17 +36,17 @@ function readLockFile(path: string): LockInfo | undefined {
  * permission to read it; without one the name comes from /etc/hostname or
  * the environment, which on Linux is the same name.
  */
-export function machineName(): string {
+export function machineName(host: Host = nodeHost): string {
   try {
     return hostname();
   } catch {
     try {
-      const name = readFileSync("/etc/hostname", "utf8").trim();
+      const name = host.files.readText("/etc/hostname").trim();
       if (name) return name;
     } catch {
       // no such file
     }
-    return process.env.HOSTNAME || process.env.COMPUTERNAME || "localhost";
+    return host.env.HOSTNAME || host.env.COMPUTERNAME || "localhost";
   }
 }
 
@@ -68,7 +55,7 @@ export function machineName(): string {
  * is something other than a directory and a regular file. Such a thing is
  * reported, never renamed over.
  */
-export function lockPathProblem(workdir: string): string | undefined {
+export function lockPathProblem(workdir: string, host: Host = nodeHost): string | undefined {
   const dir = join(workdir, ".phaseloop");
   const path = join(dir, "lock");
   for (const [p, want] of [
@@ -77,11 +64,11 @@ export function lockPathProblem(workdir: string): string | undefined {
   ] as const) {
     let stat;
     try {
-      stat = lstatSync(p);
+      stat = host.files.lstat(p);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       return `${p}: error LOCK_INVALID cannot be read: ${(error as Error).message}`;
     }
+    if (!stat) return undefined;
     const ok = want === "directory" ? stat.isDirectory() : stat.isFile();
     if (!ok) {
       const what = stat.isDirectory() ? "a directory" : stat.isSymbolicLink() ? "a symbolic link" : stat.isFile() ? "a file" : "a special file";
@@ -91,38 +78,39 @@ export function lockPathProblem(workdir: string): string | undefined {
   return undefined;
 }
 
-export function acquireLock(workdir: string, runId: string, now: Date): LockResult {
-  const problem = lockPathProblem(workdir);
+export function acquireLock(workdir: string, runId: string, now: Date, host: Host = nodeHost): LockResult {
+  const problem = lockPathProblem(workdir, host);
   if (problem) return { ok: false, message: problem };
   try {
-    return takeLock(workdir, runId, now);
+    return takeLock(host, workdir, runId, now);
   } catch (error) {
     // a file system that refuses (permissions, a full disk, a race with another tool): an input problem, not a crash
     return { ok: false, message: `${join(workdir, ".phaseloop", "lock")}: error LOCK_INVALID cannot take the lock: ${(error as Error).message}` };
   }
 }
 
-function takeLock(workdir: string, runId: string, now: Date): LockResult {
-  const dir = makePhaseloopDir(workdir);
+function takeLock(host: Host, workdir: string, runId: string, now: Date): LockResult {
+  const { files, pid } = host;
+  const dir = makePhaseloopDirOn(files, workdir);
   const path = join(dir, "lock");
-  const info: LockInfo = { pid: process.pid, run_id: runId, host: machineName(), started_at: now.toISOString() };
-  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-  writeFileSync(tmp, JSON.stringify(info) + "\n");
+  const info: LockInfo = { pid, run_id: runId, host: machineName(host), started_at: now.toISOString() };
+  const tmp = `${path}.${pid}.${Math.random().toString(36).slice(2)}`;
+  files.writeText(tmp, JSON.stringify(info) + "\n");
   const release = () => {
-    const current = readLockFile(path);
-    if (current && current.pid === process.pid && current.run_id === runId) rmSync(path, { force: true });
+    const current = readLockFile(host, path);
+    if (current && current.pid === pid && current.run_id === runId) files.remove(path, { force: true });
   };
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        linkSync(tmp, path); // atomic create-if-absent, with the content already in place
+        files.link(tmp, path); // atomic create-if-absent, with the content already in place
         return { ok: true, release };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       }
-      const holder = readLockFile(path);
+      const holder = readLockFile(host, path);
       const sameHost = !holder || holder.host === info.host;
-      if (holder && sameHost && isProcessAlive(holder.pid) && holder.pid !== process.pid) {
+      if (holder && sameHost && host.processes.alive(holder.pid) && holder.pid !== pid) {
         return {
           ok: false,
           holder,
@@ -133,14 +121,14 @@ function takeLock(workdir: string, runId: string, now: Date): LockResult {
         return { ok: false, holder, message: `the workdir is locked by run ${holder.run_id} on host ${holder.host} (pid ${holder.pid}); remove .phaseloop/lock if that run is gone` };
       }
       // a dead process's lock (or a garbled one): take it over, then check we won
-      renameSync(tmp, path);
-      const now2 = readLockFile(path);
-      if (now2 && now2.pid === process.pid && now2.run_id === runId) return { ok: true, release, tookOver: holder };
-      writeFileSync(tmp, JSON.stringify(info) + "\n");
+      files.rename(tmp, path);
+      const now2 = readLockFile(host, path);
+      if (now2 && now2.pid === pid && now2.run_id === runId) return { ok: true, release, tookOver: holder };
+      files.writeText(tmp, JSON.stringify(info) + "\n");
     }
-    const holder = readLockFile(path) ?? info;
+    const holder = readLockFile(host, path) ?? info;
     return { ok: false, holder, message: `could not take the lock of ${path}` };
   } finally {
-    rmSync(tmp, { force: true });
+    files.remove(tmp, { force: true });
   }
 }

@@ -11,7 +11,7 @@ import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
 import { claudeEnv } from "./agent-envs.ts";
 import { startAnthropicMock, type AnthropicMock, type Turn } from "./anthropic-mock.ts";
 import { contractPipeline, contractSuite, gitWorkdir, leftBehind, runPipeline, type PipelineSetup, type RunOutcome } from "./contract-helpers.ts";
-import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
+import { probeSandbox } from "../../src/host/probe-sandbox.ts";
 import { skipped } from "../skip-reason.ts";
 
 const CLAUDE_VERSION = pinnedVersion("@anthropic-ai/claude-code");

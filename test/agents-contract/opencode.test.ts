@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
+import { probeSandbox } from "../../src/host/probe-sandbox.ts";
 import { runDir } from "../cli/cli-helpers.ts";
 import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
 import { startChatMock, type ChatMock, type ChatTurn } from "./chat-completions-mock.ts";

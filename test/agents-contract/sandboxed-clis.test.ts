@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
+import { probeSandbox } from "../../src/host/probe-sandbox.ts";
 import { runDir } from "../cli/cli-helpers.ts";
 import { agentBinDir } from "./agent-bins.ts";
 import { claudeEnv, codexEnv, geminiEnv } from "./agent-envs.ts";

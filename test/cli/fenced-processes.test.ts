@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { beforeAll, describe, expect, it } from "vitest";
-import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
+import { probeSandbox } from "../../src/host/probe-sandbox.ts";
 import { isProcessAlive } from "../../src/runtime/run-lock.ts";
 import { cli, cliAsync, ensureBuilt, events, git, tempDir, write } from "./cli-helpers.ts";
 

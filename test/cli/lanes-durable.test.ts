@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
-import { findRunProcesses } from "../../src/runtime/orphans.ts";
+import { findRunProcesses } from "../../src/host/orphans.ts";
 import { cli, cliAsync, ensureBuilt, events, runDir } from "./cli-helpers.ts";
 import { expectTidy, gitOut, laneRepo } from "./lanes-helpers.ts";
 

@@ -1,7 +1,7 @@
 /** Task queues in git repositories for the tests of parallel lanes. */
 import { spawnSync } from "node:child_process";
 import { expect } from "vitest";
-import { findRunProcesses } from "../../src/runtime/orphans.ts";
+import { findRunProcesses } from "../../src/host/orphans.ts";
 import { git, runDir, tempDir, write } from "./cli-helpers.ts";
 
 /** Each task's agent writes its own file (or, with LINE, one shared line), after its dependencies' files are there. */

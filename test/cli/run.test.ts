@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
-import { findRunProcesses } from "../../src/runtime/orphans.ts";
+import { findRunProcesses } from "../../src/host/orphans.ts";
 import { isProcessAlive } from "../../src/runtime/run-lock.ts";
 import { cli, cliAsync, ensureBuilt, events, git, ROOT, runDir, tempDir, write } from "./cli-helpers.ts";
 

@@ -9,7 +9,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
+import { probeSandbox } from "../../src/host/probe-sandbox.ts";
 import { cli, ensureBuilt, events, git, ROOT, runDir, tempDir, write } from "../cli/cli-helpers.ts";
 
 beforeAll(() => ensureBuilt(), 120_000);

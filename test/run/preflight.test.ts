@@ -6,7 +6,7 @@ import { compilePipeline } from "../../src/machine/compile-pipeline.ts";
 import { validatePipelineText } from "../../src/pipeline/load-pipeline.ts";
 import { firstWord } from "../../src/run/agent-programs.ts";
 import { runPreflight, type PreflightCheck, type PreflightHost } from "../../src/run/preflight.ts";
-import { findProgram } from "../../src/runtime/preflight-host.ts";
+import { findProgram } from "../../src/host/preflight-host.ts";
 
 function load(text: string) {
   const loaded = validatePipelineText(text, "p.yaml");

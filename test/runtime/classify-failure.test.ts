@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { classifyProcess, isTransientText } from "../../src/runtime/classify-failure.ts";
-import type { ProcessResult } from "../../src/runtime/run-process.ts";
+import type { ProcessResult } from "../../src/host/run-process.ts";
 
 const result = (over: Partial<ProcessResult>): ProcessResult => ({
   exitCode: 1, signal: null, timedOut: false, idleTimedOut: false, aborted: false, durationMs: 10, stdout: "", stdoutTail: "", stderrTail: "", wroteLogs: false, ...over,

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { NAME_MAX_BYTES, PATH_MAX_BYTES, PATH_MAX_DEPTH, pathBoundReason, placeInside, writeInside } from "../../src/runtime/open-inside.ts";
-import { readInside } from "../../src/runtime/read-inside.ts";
+import { NAME_MAX_BYTES, PATH_MAX_BYTES, PATH_MAX_DEPTH, pathBoundReason, placeInside, writeInside } from "../../src/host/open-inside.ts";
+import { readInside } from "../../src/host/read-inside.ts";
 import { ChatStream } from "../../src/agents/openai/chat-stream.ts";
 
 const base = mkdtempSync(join(tmpdir(), "phaseloop-bounds-"));

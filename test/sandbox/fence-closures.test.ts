@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
-import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
+import { probeSandbox } from "../../src/host/probe-sandbox.ts";
 import { cliAsync, ensureBuilt, events, git, tempDir, write } from "../cli/cli-helpers.ts";
 
 const probe = probeSandbox();

@@ -12,8 +12,8 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GIT_HARDENING, ownGitEnv } from "../../src/runtime/own-git.ts";
-import { ownPath, ownProgram, resolveOwnPrograms, untrustedPathEntry } from "../../src/runtime/own-programs.ts";
+import { GIT_HARDENING, ownGitEnv } from "../../src/host/own-git.ts";
+import { ownPath, ownProgram, resolveOwnPrograms, untrustedPathEntry } from "../../src/host/own-programs.ts";
 import { findRepo, runGit, writeSlotIndex } from "../../src/changes/private-git.ts";
 import { cli, ensureBuilt } from "../cli/cli-helpers.ts";
 

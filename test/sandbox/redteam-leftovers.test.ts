@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { beforeAll, describe, expect, it } from "vitest";
-import { carriesMark, LEFTOVER_MARK } from "../../src/runtime/orphans.ts";
+import { carriesMark, LEFTOVER_MARK } from "../../src/host/orphans.ts";
 import { cli, cliAsync, ensureBuilt, tempDir, write } from "../cli/cli-helpers.ts";
 
 beforeAll(() => ensureBuilt(), 120_000);

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
+import { probeSandbox } from "../../src/host/probe-sandbox.ts";
 import { cliAsync, ensureBuilt, events, git, tempDir, write } from "../cli/cli-helpers.ts";
 import { skipped } from "../skip-reason.ts";
 

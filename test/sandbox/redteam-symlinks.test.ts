@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { parentsInside, removeInside } from "../../src/runtime/remove-inside.ts";
+import { parentsInside, removeInside } from "../../src/host/remove-inside.ts";
 import { ROOT } from "../cli/cli-helpers.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pl-redteam-links-"));

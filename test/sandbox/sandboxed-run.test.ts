@@ -10,7 +10,7 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
+import { probeSandbox } from "../../src/host/probe-sandbox.ts";
 import { startFakeOpenAi, type FakeServer } from "../agents/fake-openai.ts";
 import { cliAsync, ensureBuilt, events, git, runDir, tempDir, write } from "../cli/cli-helpers.ts";
 import { skipped } from "../skip-reason.ts";

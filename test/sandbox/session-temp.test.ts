@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { describe, expect, it } from "vitest";
-import { probeSandbox } from "../../src/runtime/probe-sandbox.ts";
-import { runProcess } from "../../src/runtime/run-process.ts";
-import { closeSandboxSession, releaseSandboxed, wrapInSandbox } from "../../src/runtime/sandbox-session.ts";
+import { probeSandbox } from "../../src/host/probe-sandbox.ts";
+import { runProcess } from "../../src/host/run-process.ts";
+import { closeSandboxSession, releaseSandboxed, wrapInSandbox } from "../../src/host/sandbox-session.ts";
 import { compileSandbox } from "../../src/sandbox/compile-sandbox.ts";
 import { skipped } from "../skip-reason.ts";
 

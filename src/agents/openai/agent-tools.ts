@@ -11,7 +11,7 @@
 import { readdirSync, realpathSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import type { ToolSetSpec } from "../../pipeline/spec.ts";
-import { AGENT_PROTECTED, PATH_MAX_DEPTH, placeInside, readInside, writeInside } from "../../runtime/open-inside.ts";
+import { AGENT_PROTECTED, PATH_MAX_DEPTH, placeInside, readInside, writeInside } from "../../host/open-inside.ts";
 import { PROTECTED_NAMES } from "../../sandbox/bwrap-args.ts";
 import { allowedBy, outputFlagOrEscape, splitCommand } from "../command-words.ts";
 

@@ -10,7 +10,7 @@
  * exactly as for the other agents.
  */
 import type { AgentSpec, ToolSetSpec } from "../../pipeline/spec.ts";
-import type { ProcessResult } from "../../runtime/run-process.ts";
+import type { ProcessResult } from "../../host/run-process.ts";
 import type { AgentRunReport } from "../agent-adapter.ts";
 import type { McpToolbox } from "./mcp-client-tools.ts";
 import { type CommandRunner, createAgentTools } from "./agent-tools.ts";

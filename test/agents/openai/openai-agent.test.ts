@@ -8,7 +8,7 @@ import { runOpenAiAgent, type OpenAiAgentInput } from "../../../src/agents/opena
 import { allowedBy, matchesPattern, outputFlagOrEscape, splitCommand } from "../../../src/agents/command-words.ts";
 import { ChatStream } from "../../../src/agents/openai/chat-stream.ts";
 import { textToolCalls } from "../../../src/agents/openai/text-tool-calls.ts";
-import { runProcess } from "../../../src/runtime/run-process.ts";
+import { runProcess } from "../../../src/host/run-process.ts";
 import { startFakeOpenAi, type FakeServer, type ScriptedAnswer } from "../fake-openai.ts";
 
 const cleanup: (() => void)[] = [];

@@ -16,7 +16,7 @@
 import { Buffer } from "node:buffer";
 import { openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import process from "node:process";
-import { isProcessAlive } from "./run-lock.ts";
+import { isProcessAlive } from "./process-alive.ts";
 
 /**
  * Where the kernel's pid counter stood before a phase started, so that the

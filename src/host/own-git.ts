@@ -1,6 +1,6 @@
 /**
  * The one way phaseloop runs git itself (change measurement, lanes, merges):
- * its own git binary (src/runtime/own-programs.ts), with every setting that
+ * its own git binary (src/host/own-programs.ts), with every setting that
  * would run something the repository defines turned off. An agent may write
  * `.gitattributes`, nested repositories and their `.git/config`; none of
  * those may make phaseloop's git run a program: no hooks, no fsmonitor, no

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { afterAll, describe, expect, it } from "vitest";
-import { isProcessAlive } from "../../src/runtime/run-lock.ts";
-import { runProcess } from "../../src/runtime/run-process.ts";
+import { isProcessAlive } from "../../src/host/process-alive.ts";
+import { runProcess } from "../../src/host/run-process.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "phaseloop-proc-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { fewPidsSince, findRunProcesses, madeSince, markPids } from "../../src/runtime/orphans.ts";
+import { fewPidsSince, findRunProcesses, madeSince, markPids } from "../../src/host/orphans.ts";
 import { skipped } from "../skip-reason.ts";
 
 describe("madeSince: the pids made between two marks of the pid counter", () => {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readInside } from "../../src/runtime/read-inside.ts";
+import { readInside } from "../../src/host/read-inside.ts";
 
 const workdir = () => {
   const dir = mkdtempSync(join(tmpdir(), "phaseloop-read-"));

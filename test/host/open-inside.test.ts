@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { AGENT_PROTECTED, placeInside, readInside, writeInside } from "../../src/runtime/open-inside.ts";
+import { AGENT_PROTECTED, placeInside, readInside, writeInside } from "../../src/host/open-inside.ts";
 
 const base = mkdtempSync(join(tmpdir(), "phaseloop-inside-"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));

@@ -5,7 +5,7 @@ import { LEFTOVER_MARK, liveRoots } from "./orphans.ts";
 import { OWN_PROGRAMS, ownProgram } from "./own-programs.ts";
 import { StringDecoder } from "node:string_decoder";
 import process from "node:process";
-import type { ProcessResult, ProcessSpec } from "../host/host.ts";
+import type { ProcessResult, ProcessSpec } from "./host.ts";
 
 export type { ProcessResult, ProcessSpec };
 
