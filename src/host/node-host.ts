@@ -26,7 +26,8 @@ export const nodeHost: Host = {
   },
   git: {
     run(args, options) {
-      const r = ownGitSync(args, { cwd: options.cwd, input: options.input, env: options.env, maxBuffer: options.maxBuffer });
+      // spawnSync's default buffer stays unless one is asked for (an explicit undefined would lift it)
+      const r = ownGitSync(args, { cwd: options.cwd, input: options.input, env: options.env, ...(options.maxBuffer !== undefined ? { maxBuffer: options.maxBuffer } : {}) });
       return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
     },
     start: (args, options) => piped(ownGitSpawn(args, { cwd: options.cwd, env: options.env, detached: true })),
