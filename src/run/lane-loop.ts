@@ -8,7 +8,8 @@
 import { join } from "node:path";
 import { isoNow, type Host } from "../host/host.ts";
 import { initialSnapshot } from "../machine/initial-snapshot.ts";
-import type { Machine, Snapshot, TaskItem, TaskState } from "../machine/types.ts";
+import type { LaneEvent } from "../machine/lanes.ts";
+import type { LaneState, Machine, Snapshot, TaskItem, TaskState } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
 import { RunStore } from "../runtime/run-store.ts";
 import type { Checkpoint } from "./checkpoint.ts";
@@ -80,6 +81,23 @@ export class LaneLoop {
       }
     }
     return undefined;
+  }
+
+  /**
+   * A lane a crash left running: what its loop did that the run's checkpoint
+   * had not yet taken from its events (they reach it at most every 100 ms),
+   * from the lane's own checkpoint and log: the phase it finished last (the
+   * one run again after a rebase) and what its phases used. Undefined when
+   * the run knows it all.
+   */
+  missedProgress(lane: Pick<LaneState, "task" | "verify" | "tokens" | "cost_usd">, at: number): Extract<LaneEvent, { type: "lane.progress" }> | undefined {
+    const cp = this.checkpoint();
+    if (!cp) return undefined;
+    const phase = this.lastFinishedPhase(cp) ?? lane.verify;
+    const tokens = Math.max(0, cp.snapshot.tokens - lane.tokens);
+    const costUsd = Math.max(0, cp.snapshot.costUsd - lane.cost_usd);
+    if (!phase || (phase === lane.verify && tokens === 0 && costUsd === 0)) return undefined;
+    return { type: "lane.progress", at, task: lane.task, used: { phase, tokens, costUsd } };
   }
 
   /** Run the lane from its start, or on from its checkpoint. */
@@ -163,4 +181,13 @@ export class LaneLoop {
   close(): void {
     this.store.close();
   }
+}
+
+/** Why a lane's loop did not finish its task, in words. */
+export function laneReason(result: RunResult, id: string): string {
+  if (result.outcome === "awaiting") return "its loop asks a question, which a lane cannot wait for";
+  const task = result.snapshot.tasks?.find((t) => t.id === id);
+  if (task?.status === "blocked" && task.reason) return task.reason;
+  const o = result.snapshot.outcome;
+  return o ? `its loop ended ${o.outcome}: ${o.reason.message}` : `its loop ended ${result.outcome}`;
 }

@@ -30,7 +30,7 @@ import { writeBackTask } from "./load-tasks.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
 import { addWorktree, gitSettled, removeWorktree, revParse } from "../lanes/lane-git.ts";
 import { laneName } from "../lanes/lane-runner.ts";
-import { LaneLoop } from "./lane-loop.ts";
+import { LaneLoop, laneReason } from "./lane-loop.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { abortUnfinishedMerge, keepLane, mergeLane, rebaseLane, tidyLane } from "../lanes/lane-merge.ts";
 
@@ -195,10 +195,13 @@ class LaneRun {
   private async perform(fx: LaneEffect): Promise<void> {
     const lanes = this.s.lanes!;
     switch (fx.type) {
-      case "lane.resume":
-        this.catchUp(fx.task);
+      case "lane.resume": {
+        // what the lane's loop did that the run's checkpoint had not yet taken from its events
+        const missed = this.loopFor(fx.task).missedProgress(this.lane(fx.task), this.host.clock.now());
+        if (missed) this.dispatch(missed);
         this.startLoop(fx.task);
         return;
+      }
       case "lane.open":
         this.startLoop(fx.task);
         return;
@@ -283,24 +286,6 @@ class LaneRun {
       if (this.board.interrupted) return { exitCode: 130, outcome: "interrupted", snapshot: this.s };
       return this.loopFor(task).run();
     });
-  }
-
-  /**
-   * A lane a crash left running: what its loop did that the run's checkpoint
-   * had not yet taken from its events (they reach it at most every
-   * CHECKPOINT_MS) is told to the scheduler from the lane's own checkpoint and
-   * log: the phase it finished last (the one run again after a rebase) and
-   * what its phases used.
-   */
-  private catchUp(task: string): void {
-    const loop = this.loopFor(task);
-    const cp = loop.checkpoint();
-    if (!cp) return;
-    const lane = this.lane(task);
-    const phase = loop.lastFinishedPhase(cp) ?? lane.verify;
-    const tokens = Math.max(0, cp.snapshot.tokens - lane.tokens);
-    const costUsd = Math.max(0, cp.snapshot.costUsd - lane.cost_usd);
-    if (phase && (phase !== lane.verify || tokens > 0 || costUsd > 0)) this.dispatch({ type: "lane.progress", at: this.host.clock.now(), task, used: { phase, tokens, costUsd } });
   }
 
   /** A lane's loop runs beside the chain; how it ended goes to the scheduler. */
@@ -445,13 +430,4 @@ class LaneRun {
       }
     }
   }
-}
-
-/** Why a lane's loop did not finish its task, in words. */
-export function laneReason(result: RunResult, id: string): string {
-  if (result.outcome === "awaiting") return "its loop asks a question, which a lane cannot wait for";
-  const task = result.snapshot.tasks?.find((t) => t.id === id);
-  if (task?.status === "blocked" && task.reason) return task.reason;
-  const o = result.snapshot.outcome;
-  return o ? `its loop ended ${o.outcome}: ${o.reason.message}` : `its loop ended ${result.outcome}`;
 }

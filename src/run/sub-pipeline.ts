@@ -189,7 +189,6 @@ function findChild(files: HostFiles, subRoot: string, link: ParentLink): { name:
   return undefined;
 }
 
-/** A folder no child holds: missing, or one a crash left before its parent.json was written. */
 /** Whether the child wrote a checkpoint: its state.json, or where a crash while replacing it left it (see CheckpointFile). */
 function hasCheckpoint(files: HostFiles, dir: string): boolean {
   const state = join(dir, "state.json");
@@ -207,6 +206,7 @@ function repairChild(files: HostFiles, dir: string, runId: string): void {
   repairTornLogs(dir, runId, files);
 }
 
+/** A folder no child holds: missing, or one a crash left before its parent.json was written. */
 function freeFolder(files: HostFiles, subRoot: string, seq: number, phase: string): string {
   const name = `${String(seq).padStart(4, "0")}-${phase}`;
   const free = (n: string) => !files.exists(join(subRoot, n, "parent.json"));
