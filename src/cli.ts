@@ -5,8 +5,8 @@
  * close to the runtime's own.
  */
 import { Buffer } from "node:buffer";
-import { writeSync } from "node:fs";
 import process from "node:process";
+import { nodeFiles } from "./host/node-files.ts";
 import { VERSION } from "./generated/version.ts";
 import type { CliIo, CommandMain } from "./commands/cli-io.ts";
 
@@ -93,7 +93,7 @@ function fdWriter(fd: 1 | 2, stream: () => NodeJS.WriteStream): (text: string) =
       const bytes = Buffer.from(text);
       let offset = 0;
       try {
-        while (offset < bytes.length) offset += writeSync(fd, bytes, offset);
+        while (offset < bytes.length) offset += nodeFiles.writeDescriptor(fd, bytes, offset);
         return;
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;

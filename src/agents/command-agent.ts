@@ -1,14 +1,15 @@
 import type { AgentAdapter, AgentInvocationInput, AgentInvocation } from "./agent-adapter.ts";
 import { createTextParser } from "./text-parser.ts";
-import { privateConfigFile } from "./private-config.ts";
+import type { PresetEffects } from "./presets/agent-preset.ts";
 import { claudeMcpConfig } from "./presets/claude.ts";
 import { CLI_PRESETS } from "./presets/registry.ts";
 
 /**
  * Any program is an agent: argv rendered element by element; the prompt on
- * stdin (default), as an argument, or as a file path.
+ * stdin (default), as an argument, or as a file path. Its MCP configuration is
+ * written through `fx` (the host's private folder).
  */
-export const commandAgent: AgentAdapter = {
+export const commandAgentWith = (fx: Pick<PresetEffects, "configFile">): AgentAdapter => ({
   name: "command",
   buildInvocation(input: AgentInvocationInput): AgentInvocation {
     const { agent } = input;
@@ -29,11 +30,11 @@ export const commandAgent: AgentAdapter = {
     // a command agent gets the model through the environment, never by a guessed flag
     if (agent.model) env.PHASELOOP_MODEL = agent.model;
     // the phase's MCP servers, described in Claude Code's --mcp-config form
-    if (input.mcp?.length) env.PHASELOOP_MCP_CONFIG = privateConfigFile("mcp-config", "json", claudeMcpConfig(input.mcp, input.workdir));
+    if (input.mcp?.length) env.PHASELOOP_MCP_CONFIG = fx.configFile("mcp-config", "json", claudeMcpConfig(input.mcp, input.workdir));
     return { argv, stdin, env, outputFormat: agent.output_format ?? "text" };
   },
   createParser: createTextParser,
-};
+});
 
 /** The parser for an output format, whatever the agent: the preset's that prints it, else text. */
 export function parserFor(format: AgentInvocation["outputFormat"]) {

@@ -161,3 +161,38 @@ export function brief(text: string, max = 160): string {
   const one = text.replace(/\s+/g, " ").trim();
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
+
+/**
+ * An assistant message in content blocks (claude's stream-json, and Qwen Code's, which
+ * follows it): its text and its tool calls, added to `d` with a display line each.
+ */
+export function decodeContentBlocks(d: Decoded, content: unknown, toolCall: (block: Ev) => ToolCall, describe: (call: ToolCall, input: Ev) => string): void {
+  if (!Array.isArray(content)) return;
+  d.display = [];
+  d.tools = [];
+  for (const c of content as Ev[]) {
+    if (c?.type === "text" && typeof c.text === "string" && c.text.trim()) {
+      d.textDelta = (d.textDelta ?? "") + c.text;
+      d.display.push(...c.text.trim().split("\n").filter((l) => l.trim()).map((l) => brief(l, 200)));
+    } else if (c?.type === "tool_use") {
+      const call = toolCall(c);
+      d.tools.push(call);
+      d.display.push(`→ ${describe(call, (c.input ?? {}) as Ev)}`);
+    }
+  }
+}
+
+/**
+ * The refusals a user message's tool results report, in content blocks: each failed result
+ * whose text `refused` recognises is recorded against its call, with a display line made by `say`.
+ */
+export function toolResultRefusals(d: Decoded, content: unknown, refused: RegExp, say: (text: string) => string): void {
+  if (!Array.isArray(content)) return;
+  for (const c of content as Ev[]) {
+    if (c?.type !== "tool_result" || c.is_error !== true) continue;
+    const text = typeof c.content === "string" ? c.content : Array.isArray(c.content) ? (c.content as Ev[]).map((x) => str(x?.text) ?? "").join("") : "";
+    if (!refused.test(text)) continue;
+    (d.refused ??= []).push({ id: str(c.tool_use_id), reason: brief(text.split("\n")[0] ?? text, 200) });
+    (d.display ??= []).push(`✗ refused: ${say(text)}`);
+  }
+}

@@ -17,7 +17,7 @@ export interface CliIo extends CommandIo {
 }
 
 /** The host a command works on. */
-export function hostOf(io: CliIo): Host {
+export function hostOf(io: { host?: Host }): Host {
   return io.host ?? nodeHost;
 }
 

@@ -1,7 +1,6 @@
-import { cp, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
-import { parseCommandArgs, type CliIo } from "./cli-io.ts";
+import { hostOf, parseCommandArgs, type CliIo } from "./cli-io.ts";
 import { extendingFile, extendsSpecifier, ownRecipes, packageRecipes, relativeFilesOf, schemaPathFor, withSchemaLine } from "../control/package-recipes.ts";
 
 /** What `phaseloop init` copies when no recipe is named: the simplest loop there is. */
@@ -24,15 +23,6 @@ Options:
   -h, --help         this text
 `;
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export async function main(argv: string[], io: CliIo): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
     io.stdout(USAGE);
@@ -45,8 +35,17 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   const name = (base ?? parsed.args.positionals[0] ?? STARTER_RECIPE).replace(/\.ya?ml$/, "");
-  const own = await ownRecipes();
-  const recipes = [...own, ...(await packageRecipes(io.cwd))];
+  const host = hostOf(io);
+  const { files } = host;
+  const exists = (path: string): boolean => {
+    try {
+      return files.stat(path) !== undefined;
+    } catch {
+      return false;
+    }
+  };
+  const own = await ownRecipes(files);
+  const recipes = [...own, ...(await packageRecipes(io.cwd, files))];
   const recipe = recipes.find((r) => r.id === name || (r.package === "phaseloop" && r.name === name));
   if (!recipe) {
     const names = recipes.map((r) => (r.package === "phaseloop" ? r.name : r.id));
@@ -60,21 +59,21 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const copies: [string, string][] = base !== undefined ? [] : [[recipe.file, target]];
   if (base === undefined && recipe.folder) copies.push([recipe.folder, join(dir, recipe.name)]);
   // the files it extends or includes by relative path come along
-  if (base === undefined) for (const f of relativeFilesOf(recipe.file)) if (!recipe.folder || !f.startsWith(recipe.folder + sep)) copies.push([f, join(dir, relative(dirname(recipe.file), f))]);
+  if (base === undefined) for (const f of relativeFilesOf(recipe.file, files)) if (!recipe.folder || !f.startsWith(recipe.folder + sep)) copies.push([f, join(dir, relative(dirname(recipe.file), f))]);
   const clashes = [];
-  for (const to of base !== undefined ? [target] : copies.map((c) => c[1])) if (await exists(to)) clashes.push(relative(io.cwd, to) || to);
+  for (const to of base !== undefined ? [target] : copies.map((c) => c[1])) if (exists(to)) clashes.push(relative(io.cwd, to) || to);
   if (clashes.length && !force) {
     io.stderr(`phaseloop init: ${clashes.join(", ")} already exist${clashes.length === 1 ? "s" : ""}; use --force to overwrite\n`);
     return 2;
   }
-  await mkdir(dir, { recursive: true });
-  for (const [, to] of copies) await mkdir(dirname(to), { recursive: true });
+  files.mkdir(dir);
+  for (const [, to] of copies) files.mkdir(dirname(to));
   if (base !== undefined) {
-    await writeFile(target, extendingFile(recipe, await extendsSpecifier(recipe, target), schemaPathFor(target), recipe.name));
+    files.writeText(target, extendingFile(recipe, await extendsSpecifier(recipe, target, host), schemaPathFor(target, files), recipe.name, files));
   } else {
-    for (const [from, to] of copies) await cp(from, to, { recursive: true, force: true });
+    for (const [from, to] of copies) files.copy(from, to);
     // the copy's editor line points at the installed schema, wherever the copy is
-    await writeFile(target, withSchemaLine(await readFile(target, "utf8"), schemaPathFor(target)));
+    files.writeText(target, withSchemaLine(files.readText(target), schemaPathFor(target, files)));
   }
   const shown = relative(io.cwd, target) || target;
   const what = base !== undefined ? ` (extends ${recipe.id})` : copies.length > 1 ? ` and ${relative(io.cwd, join(dir, recipe.name))}/` : "";

@@ -7,6 +7,8 @@
 import { join, resolve } from "node:path";
 import { parseCommandArgs, writerOf } from "../reporters/command-io.ts";
 import type { CommandIo } from "../reporters/command-io.ts";
+import type { Host } from "../host/host.ts";
+import { hostOf } from "./cli-io.ts";
 import { formatEventLine } from "../run/format-event-line.ts";
 import { followEvents, isRunLive, readEvents, runDir } from "../records/run-log.ts";
 import type { RunEvent } from "../run/run-events.ts";
@@ -40,7 +42,8 @@ export interface LogsOptions {
   utc?: boolean;
 }
 
-export async function main(argv: string[], io: CommandIo, options: LogsOptions = {}): Promise<number> {
+export async function main(argv: string[], io: CommandIo & { host?: Host }, options: LogsOptions = {}): Promise<number> {
+  const on = hostOf(io);
   const out = writerOf(io.stdout);
   const err = writerOf(io.stderr);
   const parsed = parseCommandArgs(argv, ["--json", "--follow", "-f", "--help", "-h"], ["--workdir"]);
@@ -58,7 +61,7 @@ export async function main(argv: string[], io: CommandIo, options: LogsOptions =
     return 2;
   }
   const workdir = resolve(io.cwd ?? process.cwd(), args.values.get("--workdir") ?? ".");
-  const selection = await selectRun(workdir, args.positionals[0]);
+  const selection = await selectRun(workdir, args.positionals[0], on.files);
   if (!selection.ok) {
     err(`phaseloop logs: ${selection.message}${selection.hint === undefined ? "" : `\n  hint: ${selection.hint}`}\n`);
     return 2;
@@ -76,13 +79,13 @@ export async function main(argv: string[], io: CommandIo, options: LogsOptions =
     return 2;
   };
   if (!args.flags.has("--follow") && !args.flags.has("-f")) {
-    const result = await readEvents(path, print);
+    const result = await readEvents(path, print, on.files);
     if (result.problem !== undefined) return unreadable(result.problem);
     if (result.torn && !json) err(`phaseloop logs: the last line of ${path} is torn (a crash mid-write); it was skipped\n`);
     return 0;
   }
 
-  const probe = await readEvents(path, () => undefined);
+  const probe = await readEvents(path, () => undefined, on.files);
   if (probe.problem !== undefined) return unreadable(probe.problem);
   const controller = new AbortController();
   const onSigint = (): void => controller.abort();
@@ -91,11 +94,11 @@ export async function main(argv: string[], io: CommandIo, options: LogsOptions =
   if (external === undefined) process.once("SIGINT", onSigint);
   try {
     const host = machineName();
-    const end = await followEvents(path, print, {
+    const end = await followEvents(path, print, on, {
       signal: controller.signal,
       pollMs: options.pollMs,
       idleCheckMs: options.idleCheckMs,
-      isLive: () => isRunLive(workdir, runId, host),
+      isLive: () => isRunLive(workdir, runId, host, on),
     });
     if (end === "aborted") return 130;
     if (end === "not_running") err(`phaseloop logs: run "${runId}" is not running; stopped following (resume with phaseloop resume ${runId})\n`);

@@ -24,7 +24,7 @@ Options:
     io.stderr(`phaseloop recipes: unexpected argument "${unknown}"\n`);
     return 2;
   }
-  const recipes = [...(await listRecipes(hostOf(io).files)).map((r) => ({ ...r, package: "phaseloop", version: undefined as string | undefined })), ...(await packageRecipes(io.cwd)).map((r) => ({ name: r.id, file: r.file, description: r.description, package: r.package, version: r.version }))];
+  const recipes = [...(await listRecipes(hostOf(io).files)).map((r) => ({ ...r, package: "phaseloop", version: undefined as string | undefined })), ...(await packageRecipes(io.cwd, hostOf(io).files)).map((r) => ({ name: r.id, file: r.file, description: r.description, package: r.package, version: r.version }))];
   if (argv.includes("--json")) {
     io.stdout(JSON.stringify(recipes.map(({ name, description, package: pkg, version }) => ({ name, description, package: pkg, ...(version ? { version } : {}) })), null, 2) + "\n");
     return 0;

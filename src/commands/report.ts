@@ -7,6 +7,8 @@
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { parseCommandArgs, writerOf, type CommandIo } from "../reporters/command-io.ts";
+import type { Host } from "../host/host.ts";
+import { hostOf } from "./cli-io.ts";
 import { runDir } from "../records/run-log.ts";
 import { selectRun } from "../records/select-run.ts";
 
@@ -27,7 +29,8 @@ Options:
   -h, --help           this text
 `;
 
-export async function main(argv: string[], io: CommandIo): Promise<number> {
+export async function main(argv: string[], io: CommandIo & { host?: Host }): Promise<number> {
+  const host = hostOf(io);
   const out = writerOf(io.stdout);
   const err = writerOf(io.stderr);
   const parsed = parseCommandArgs(argv, ["--html", "--help", "-h"], ["-o", "--output", "--workdir"]);
@@ -46,7 +49,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   }
   const cwd = io.cwd ?? process.cwd();
   const workdir = resolve(cwd, args.values.get("--workdir") ?? ".");
-  const selection = await selectRun(workdir, args.positionals[0]);
+  const selection = await selectRun(workdir, args.positionals[0], host.files);
   if (!selection.ok) {
     err(`phaseloop report: ${selection.message}${selection.hint === undefined ? "" : `\n  hint: ${selection.hint}`}\n`);
     return 2;
@@ -54,7 +57,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   const target = args.values.get("-o") ?? args.values.get("--output");
   const { buildRunReport, writeRunReport } = await import("../ui/write-report.ts");
   if (target === "-") {
-    const built = await buildRunReport(workdir, selection.runId);
+    const built = await buildRunReport(workdir, selection.runId, host);
     if (!built.ok) {
       err(`phaseloop report: ${built.message}\n`);
       return 1;
@@ -64,7 +67,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   }
   const file = target === undefined ? join(runDir(workdir, selection.runId), "report.html") : resolve(cwd, target);
   try {
-    const written = await writeRunReport(workdir, selection.runId, file);
+    const written = await writeRunReport(workdir, selection.runId, file, host);
     if (!written.ok) {
       err(`phaseloop report: ${written.message}\n`);
       return 1;

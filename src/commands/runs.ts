@@ -5,6 +5,8 @@
 import { resolve } from "node:path";
 import process from "node:process";
 import { parseCommandArgs, writerOf, type CommandIo } from "../reporters/command-io.ts";
+import type { Host } from "../host/host.ts";
+import { hostOf } from "./cli-io.ts";
 import { formatCost, formatCount, formatDuration, paintFor, type Paint } from "../run/format-event-line.ts";
 import { listRuns, type RunListEntry } from "../records/list-runs.ts";
 
@@ -22,7 +24,7 @@ Options:
   -h, --help      this text
 `;
 
-export async function main(argv: string[], io: CommandIo): Promise<number> {
+export async function main(argv: string[], io: CommandIo & { host?: Host }): Promise<number> {
   const out = writerOf(io.stdout);
   const err = writerOf(io.stderr);
   const parsed = parseCommandArgs(argv, ["--json", "--help", "-h"], ["--workdir"]);
@@ -36,7 +38,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   }
   const workdir = resolve(io.cwd ?? process.cwd(), args.values.get("--workdir") ?? ".");
-  const runs = await listRuns(workdir);
+  const runs = await listRuns(workdir, hostOf(io));
   if (args.flags.has("--json")) {
     out(`${JSON.stringify(runs, null, 2)}\n`);
     return 0;

@@ -5,6 +5,8 @@
 import { basename, resolve } from "node:path";
 import { parseCommandArgs, writerOf } from "../reporters/command-io.ts";
 import type { CommandIo } from "../reporters/command-io.ts";
+import type { Host } from "../host/host.ts";
+import { hostOf } from "./cli-io.ts";
 import { formatClock, formatCost, formatCount, formatDuration, formatOutcome, paintFor, plural } from "../run/format-event-line.ts";
 import { formatFailure } from "../run/format-reason.ts";
 import { runDir } from "../records/run-log.ts";
@@ -89,7 +91,8 @@ function formatStatus(status: RunStatus, color: boolean): string {
   return `${lines.join("\n")}\n`;
 }
 
-export async function main(argv: string[], io: CommandIo): Promise<number> {
+export async function main(argv: string[], io: CommandIo & { host?: Host }): Promise<number> {
+  const host = hostOf(io);
   const out = writerOf(io.stdout);
   const err = writerOf(io.stderr);
   const parsed = parseCommandArgs(argv, ["--json", "--help", "-h"], ["--workdir"]);
@@ -107,14 +110,14 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return 2;
   }
   const workdir = resolve(io.cwd ?? process.cwd(), args.values.get("--workdir") ?? ".");
-  const selection = await selectRun(workdir, args.positionals[0]);
+  const selection = await selectRun(workdir, args.positionals[0], host.files);
   if (!selection.ok) {
     err(`phaseloop status: ${selection.message}${selection.hint === undefined ? "" : `\n  hint: ${selection.hint}`}\n`);
     return 2;
   }
   let status: RunStatus;
   try {
-    status = await readRunStatus(workdir, selection.runId);
+    status = await readRunStatus(workdir, selection.runId, host);
   } catch (error) {
     if (!(error instanceof UnreadableLogError)) throw error;
     err(`${error.file}: error RUN_STATE_INVALID ${error.message}\n  hint: the run's event log is gone; its other files are under ${runDir(workdir, selection.runId)}\n`);

@@ -3,10 +3,11 @@
  * of the workdir's runs. Prints the address to open (with its token) and
  * serves until Ctrl-C.
  */
-import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import process from "node:process";
+import type { Host } from "../host/host.ts";
 import { parseCommandArgs, writerOf, type CommandIo } from "../reporters/command-io.ts";
+import { hostOf } from "./cli-io.ts";
 
 const USAGE = "Usage: phaseloop ui [options]";
 
@@ -33,7 +34,8 @@ export interface UiOptions {
   until?: Promise<void>;
 }
 
-export async function main(argv: string[], io: CommandIo, options: UiOptions = {}): Promise<number> {
+export async function main(argv: string[], io: CommandIo & { host?: Host }, options: UiOptions = {}): Promise<number> {
+  const machine = hostOf(io);
   const out = writerOf(io.stdout);
   const err = writerOf(io.stderr);
   const parsed = parseCommandArgs(argv, ["--open", "--help", "-h"], ["--workdir", "--port", "--host"]);
@@ -58,7 +60,7 @@ export async function main(argv: string[], io: CommandIo, options: UiOptions = {
   const { uiControls } = await import("../ui/ui-controls.ts");
   let server;
   try {
-    server = await startUiServer({ workdir, host, port, controls: uiControls(workdir) });
+    server = await startUiServer({ workdir, host, port, controls: uiControls(workdir, machine), machine });
   } catch (error) {
     err(`phaseloop ui: cannot listen on ${host}:${port}: ${(error as Error).message}\n`);
     return 2;
@@ -67,7 +69,7 @@ export async function main(argv: string[], io: CommandIo, options: UiOptions = {
     err(`phaseloop ui: warning: listening on ${host}, not on loopback: anyone who can reach this address and has the token can see and steer the runs of ${workdir}\n`);
   }
   out(`phaseloop ui: the runs of ${workdir}\n${server.url}\n`);
-  if (args.flags.has("--open")) openBrowser(server.url, err);
+  if (args.flags.has("--open")) openBrowser(machine, server.url, err);
   const until =
     options.until ??
     new Promise<void>((done) => {
@@ -83,12 +85,13 @@ function isLoopback(host: string): boolean {
   return host === "127.0.0.1" || host === "::1" || host === "localhost" || /^127\./.test(host);
 }
 
-function openBrowser(url: string, err: (text: string) => void): void {
+function openBrowser(machine: Host, url: string, err: (text: string) => void): void {
   const command = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
   try {
-    const child = spawn(command, [url], { detached: true, stdio: "ignore" });
-    child.on("error", () => err(`phaseloop ui: could not start ${command}; open the address above yourself\n`));
-    child.unref();
+    const child = machine.processes.detach({ command: [command, url] });
+    void child.exited.then((code) => {
+      if (code === null) err(`phaseloop ui: could not start ${command}; open the address above yourself\n`);
+    });
   } catch {
     err(`phaseloop ui: could not start ${command}; open the address above yourself\n`);
   }

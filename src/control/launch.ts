@@ -5,27 +5,28 @@
  * is an ordinary `phaseloop run` or `phaseloop resume`: one code path for
  * every run, whoever starts it.
  */
-import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
-import { makePhaseloopDir } from "../runtime/run-store.ts";
+import type { Host, HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
+import { nodeHost } from "../host/node-host.ts";
+import { makePhaseloopDirOn } from "../runtime/run-store.ts";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 
 /** The program and the arguments that start this phaseloop's CLI. */
-export function phaseloopCommand(): string[] {
+export function phaseloopCommand(files: HostFiles = nodeFiles): string[] {
   const deno = (globalThis as { Deno?: DenoLike }).Deno;
   if (deno) {
     // Deno runs this phaseloop again (the script it started from, or the sources), with no more permission than this process has
     const main = deno.mainModule.startsWith("file:") ? fileURLToPath(deno.mainModule) : "";
-    const script = /[\\/]cli\.(ts|cjs)$/.test(main) ? main : [new URL("../cli.ts", import.meta.url), new URL("../../src/cli.ts", import.meta.url)].map((u) => fileURLToPath(u)).find((p) => existsSync(p));
+    const script = /[\\/]cli\.(ts|cjs)$/.test(main) ? main : [new URL("../cli.ts", import.meta.url), new URL("../../src/cli.ts", import.meta.url)].map((u) => fileURLToPath(u)).find((p) => files.exists(p));
     if (!script) throw new Error("cannot find phaseloop's CLI (src/cli.ts)");
     return [deno.execPath(), "run", ...denoPermissions(deno), script];
   }
   // the bundle (dist/chunks/ → dist/cli.cjs), the library build (dist/control/ → dist/cli.cjs), the sources (src/control/ → dist/cli.cjs)
   for (const candidate of ["../cli.cjs", "../../dist/cli.cjs"]) {
     const path = fileURLToPath(new URL(candidate, import.meta.url));
-    if (existsSync(path)) return [process.execPath, path];
+    if (files.exists(path)) return [process.execPath, path];
   }
   throw new Error("cannot find phaseloop's CLI (dist/cli.cjs): build it with npm run build");
 }
@@ -66,37 +67,18 @@ export interface LaunchOptions {
   env: Record<string, string | undefined>;
   /** The program that starts phaseloop (default: this one). */
   command?: string[];
+  /** Files and processes: the machine phaseloop runs on, unless given. */
+  host?: Host;
 }
 
 export function launchDetached(o: LaunchOptions): Launched {
-  const [program, ...prefix] = o.command ?? phaseloopCommand();
+  const host = o.host ?? nodeHost;
+  const command = o.command ?? phaseloopCommand(host.files);
   const logPath = outputLogPath(o.workdir, o.runId);
-  makePhaseloopDir(o.workdir, "output"); // with its .gitignore, as a run makes it
-  const fd = openSync(logPath, "a");
+  makePhaseloopDirOn(host.files, o.workdir, "output"); // with its .gitignore, as a run makes it
   let exitCode: number | null | undefined;
-  let child;
-  try {
-    child = spawn(program!, [...prefix, ...o.args], {
-      cwd: o.workdir,
-      detached: true,
-      stdio: ["ignore", fd, fd],
-      env: Object.fromEntries(Object.entries({ ...o.env, NO_COLOR: "1" }).filter((e): e is [string, string] => e[1] !== undefined)),
-    });
-  } finally {
-    closeSync(fd);
-  }
-  const exited = new Promise<number | null>((resolveExit) => {
-    child.once("error", () => {
-      exitCode = null;
-      resolveExit(null);
-    });
-    child.once("exit", (code, signal) => {
-      exitCode = code ?? (signal ? 128 : null);
-      resolveExit(exitCode);
-    });
-  });
-  // the caller may end before the run does
-  child.unref();
+  const child = host.processes.detach({ command: [...command, ...o.args], cwd: o.workdir, env: { ...o.env, NO_COLOR: "1" }, logFile: logPath });
+  const exited = child.exited.then((code) => (exitCode = code));
   return {
     pid: child.pid ?? -1,
     exited,
@@ -105,7 +87,7 @@ export function launchDetached(o: LaunchOptions): Launched {
     },
     output: () => {
       try {
-        return readFileSync(logPath, "utf8");
+        return host.files.readText(logPath);
       } catch {
         return "";
       }

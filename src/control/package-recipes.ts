@@ -4,16 +4,14 @@
  * `phaseloop recipes` lists them as PACKAGE/RECIPE. phaseloop's own six
  * recipes are published the same way. Also: the `$schema` line a copied or
  * written file gets, a path that resolves offline to the installed schema.
+ * Files are the host's, given by the caller.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { isPromptPath } from "../pipeline/paths.ts";
 import { resolveSpecifier } from "../pipeline/resolve-specifier.ts";
-import { readHostOf } from "../host/host.ts";
-import { nodeHost } from "../host/node-host.ts";
+import { readHostOf, type Host, type HostFiles } from "../host/host.ts";
 
 /** The root of the phaseloop package that is running. */
 export const PACKAGE_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -40,13 +38,13 @@ interface Manifest {
 }
 
 /** The packages installed from `cwd` upward (nearest first), by name. */
-function installedPackages(cwd: string): Map<string, string> {
+function installedPackages(files: HostFiles, cwd: string): Map<string, string> {
   const found = new Map<string, string>();
   for (let dir = resolve(cwd); ; dir = dirname(dir)) {
     const nm = join(dir, "node_modules");
-    for (const entry of safeList(nm)) {
+    for (const entry of safeList(files, nm)) {
       if (entry.startsWith(".")) continue;
-      const names = entry.startsWith("@") ? safeList(join(nm, entry)).map((n) => `${entry}/${n}`) : [entry];
+      const names = entry.startsWith("@") ? safeList(files, join(nm, entry)).map((n) => `${entry}/${n}`) : [entry];
       for (const name of names) if (!found.has(name)) found.set(name, join(nm, name));
     }
     if (dirname(dir) === dir) break;
@@ -54,17 +52,17 @@ function installedPackages(cwd: string): Map<string, string> {
   return found;
 }
 
-function safeList(dir: string): string[] {
+function safeList(files: HostFiles, dir: string): string[] {
   try {
-    return readdirSync(dir);
+    return files.readdir(dir);
   } catch {
     return [];
   }
 }
 
-function manifestOf(dir: string): Manifest | undefined {
+function manifestOf(files: HostFiles, dir: string): Manifest | undefined {
   try {
-    return JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest;
+    return JSON.parse(files.readText(join(dir, "package.json"))) as Manifest;
   } catch {
     return undefined;
   }
@@ -78,42 +76,47 @@ function recipesFolder(pkgDir: string, manifest: Manifest): string | undefined {
   return folder === pkgDir || folder.startsWith(pkgDir + sep) ? folder : undefined;
 }
 
-async function recipesIn(pkg: string, version: string | undefined, folder: string): Promise<PackageRecipe[]> {
+async function recipesIn(on: HostFiles, pkg: string, version: string | undefined, folder: string): Promise<PackageRecipe[]> {
   let files: string[];
   try {
-    files = (await readdir(folder)).filter((f) => f.endsWith(".yaml") || f.endsWith(".yml")).sort();
+    files = on.readdir(folder).filter((f) => f.endsWith(".yaml") || f.endsWith(".yml")).sort();
   } catch {
     return [];
   }
   const out: PackageRecipe[] = [];
   for (const f of files) {
     const name = f.replace(/\.ya?ml$/, "");
-    const text = await readFile(join(folder, f), "utf8").catch(() => "");
+    let text = "";
+    try {
+      text = on.readText(join(folder, f));
+    } catch {
+      // unreadable: not a recipe
+    }
     if (!/^phaseloop:\s*1\s*$/m.test(text)) continue; // an include or another YAML file, not a pipeline
     const description = /^description:\s*(.+)$/m.exec(text)?.[1]?.trim().replace(/^["']|["']$/g, "") ?? "";
     const sub = join(folder, name);
-    out.push({ id: `${pkg}/${name}`, package: pkg, ...(version ? { version } : {}), name, file: join(folder, f), ...(existsSync(sub) ? { folder: sub } : {}), description });
+    out.push({ id: `${pkg}/${name}`, package: pkg, ...(version ? { version } : {}), name, file: join(folder, f), ...(on.exists(sub) ? { folder: sub } : {}), description });
   }
   return out;
 }
 
 /** Recipes of the installed packages that declare some (phaseloop itself excluded: its own come first, by name). */
-export async function packageRecipes(cwd: string): Promise<PackageRecipe[]> {
+export async function packageRecipes(cwd: string, files: HostFiles): Promise<PackageRecipe[]> {
   const out: PackageRecipe[] = [];
-  for (const [name, dir] of [...installedPackages(cwd)].sort((a, b) => a[0].localeCompare(b[0]))) {
+  for (const [name, dir] of [...installedPackages(files, cwd)].sort((a, b) => a[0].localeCompare(b[0]))) {
     if (name === "phaseloop") continue;
-    const manifest = manifestOf(dir);
+    const manifest = manifestOf(files, dir);
     const folder = manifest && recipesFolder(dir, manifest);
-    if (folder) out.push(...(await recipesIn(name, manifest.version, folder)));
+    if (folder) out.push(...(await recipesIn(files, name, manifest.version, folder)));
   }
   return out;
 }
 
 /** phaseloop's own recipes, as a package publishes them. */
-export async function ownRecipes(): Promise<PackageRecipe[]> {
-  const manifest = manifestOf(PACKAGE_ROOT) ?? {};
+export async function ownRecipes(files: HostFiles): Promise<PackageRecipe[]> {
+  const manifest = manifestOf(files, PACKAGE_ROOT) ?? {};
   const folder = recipesFolder(PACKAGE_ROOT.replace(/[\\/]$/, ""), manifest) ?? join(PACKAGE_ROOT, "pipelines");
-  return recipesIn("phaseloop", manifest.version, folder);
+  return recipesIn(files, "phaseloop", manifest.version, folder);
 }
 
 /**
@@ -121,11 +124,11 @@ export async function ownRecipes(): Promise<PackageRecipe[]> {
  * installed in the nearest node_modules (so the line keeps working for the
  * whole team), else the schema of the phaseloop that is running.
  */
-export function schemaPathFor(file: string): string {
+export function schemaPathFor(file: string, files: HostFiles): string {
   const from = dirname(resolve(file));
   for (let dir = from; ; dir = dirname(dir)) {
     const candidate = join(dir, "node_modules", "phaseloop", "schemas", "pipeline.schema.json");
-    if (existsSync(candidate)) return toPosix(relative(from, candidate));
+    if (files.exists(candidate)) return toPosix(relative(from, candidate));
     if (dirname(dir) === dir) break;
   }
   return toPosix(relative(from, SCHEMA_FILE));
@@ -145,10 +148,10 @@ export function withSchemaLine(text: string, schema: string): string {
  * The files a recipe names by relative path (`extends: ./x.yaml`, `include:
  * [./agents.yaml]`), and theirs, inside the recipe's folder: a copy takes them along.
  */
-export function relativeFilesOf(file: string, root = dirname(file), seen = new Set<string>()): string[] {
+export function relativeFilesOf(file: string, files: HostFiles, root = dirname(file), seen = new Set<string>()): string[] {
   let doc: { extends?: unknown; include?: unknown } | undefined;
   try {
-    doc = parseYaml(readFileSync(file, "utf8")) as typeof doc;
+    doc = parseYaml(files.readText(file)) as typeof doc;
   } catch {
     return [];
   }
@@ -156,9 +159,9 @@ export function relativeFilesOf(file: string, root = dirname(file), seen = new S
   const out: string[] = [];
   for (const spec of named) {
     const path = resolve(dirname(file), spec);
-    if (seen.has(path) || !path.startsWith(root + sep) || !existsSync(path)) continue;
+    if (seen.has(path) || !path.startsWith(root + sep) || !files.exists(path)) continue;
     seen.add(path);
-    out.push(path, ...relativeFilesOf(path, root, seen));
+    out.push(path, ...relativeFilesOf(path, files, root, seen));
   }
   // prompt files, and files reached through {{ pipeline.dir }}
   const phases = (doc as { phases?: Record<string, { prompt?: unknown }> } | undefined)?.phases;
@@ -166,7 +169,7 @@ export function relativeFilesOf(file: string, root = dirname(file), seen = new S
   for (const m of JSON.stringify(doc ?? {}).matchAll(/\{\{\s*pipeline\.dir\s*\}\}\/([\w./-]+)/g)) used.push(m[1]!);
   for (const rel of used) {
     const path = resolve(dirname(file), rel);
-    if (seen.has(path) || !path.startsWith(root + sep) || !existsSync(path)) continue;
+    if (seen.has(path) || !path.startsWith(root + sep) || !files.exists(path)) continue;
     seen.add(path);
     out.push(path);
   }
@@ -174,8 +177,8 @@ export function relativeFilesOf(file: string, root = dirname(file), seen = new S
 }
 
 /** The `extends:` value that names a recipe from a file at `file`: its package path when that resolves to it, else a relative path. */
-export async function extendsSpecifier(recipe: PackageRecipe, file: string): Promise<string> {
-  const host = readHostOf(nodeHost);
+export async function extendsSpecifier(recipe: PackageRecipe, file: string, on: Host): Promise<string> {
+  const host = readHostOf(on);
   for (const spec of [`${recipe.package}/${recipe.name}.yaml`, `${recipe.id}`]) {
     const r = await resolveSpecifier(spec, resolve(file), host);
     if (r.ok && resolve(r.file) === resolve(recipe.file)) return spec;
@@ -185,8 +188,8 @@ export async function extendsSpecifier(recipe: PackageRecipe, file: string): Pro
 }
 
 /** The short file `init --extends` writes: the base, and its params as comments to override. */
-export function extendingFile(recipe: PackageRecipe, specifier: string, schema: string, name: string): string {
-  const text = readFileSync(recipe.file, "utf8");
+export function extendingFile(recipe: PackageRecipe, specifier: string, schema: string, name: string, files: HostFiles): string {
+  const text = files.readText(recipe.file);
   const params = /^params:\s*\n((?:[ \t]+.*\n|\s*\n)*)/m.exec(text)?.[1] ?? "";
   const names = [...params.matchAll(/^  ([A-Za-z_][A-Za-z0-9_]*):/gm)].map((m) => m[1]!);
   const lines = [

@@ -4,8 +4,9 @@
  * line's start), so a page costs what it reads, however long the log, and a
  * cursor taken while the run goes on picks up exactly the events written since.
  */
-import { open } from "node:fs/promises";
 import { join } from "node:path";
+import type { Host } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 import { Buffer } from "node:buffer";
 import { checkEvent } from "../run/check-run-state.ts";
 import type { RunEvent } from "../run/run-events.ts";
@@ -21,6 +22,8 @@ export interface ReadRunLogOptions {
   limit?: number;
   /** Only the events of this phase. */
   phase?: string;
+  /** Files: the machine phaseloop runs on, unless given. */
+  host?: Host;
 }
 
 export interface RunLogPage {
@@ -48,8 +51,9 @@ function decodeCursor(cursor: string): number {
 }
 
 export async function readRunLog(workdir: string, runId: string, options: ReadRunLogOptions = {}): Promise<RunLogPage> {
-  const dir = resolveWorkdir(workdir);
-  const id = await findRun(dir, runId);
+  const host = options.host ?? nodeHost;
+  const dir = resolveWorkdir(workdir, undefined, host.files);
+  const id = await findRun(dir, runId, host);
   const limit = options.limit ?? DEFAULT_LOG_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LOG_LIMIT) throw new ControlError("BAD_ARGUMENT", `limit must be a whole number from 1 to ${MAX_LOG_LIMIT}, got ${String(limit)}`);
   if (options.phase !== undefined && (typeof options.phase !== "string" || options.phase === "")) throw new ControlError("BAD_ARGUMENT", "phase must be a phase name");
@@ -57,7 +61,7 @@ export async function readRunLog(workdir: string, runId: string, options: ReadRu
   const path = join(runDir(dir, id), "events.jsonl");
   let handle;
   try {
-    handle = await open(path, "r");
+    handle = await host.files.openRead(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT" && start === 0) return { run: id, events: [], cursor: encodeCursor(0), more: false };
     throw new ControlError("RUN_STATE_INVALID", `${path}: cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
@@ -78,7 +82,7 @@ export async function readRunLog(workdir: string, runId: string, options: ReadRu
     let readAt = start;
     scan: while (readAt < size) {
       const chunk = Buffer.alloc(Math.min(CHUNK, size - readAt));
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, readAt);
+      const bytesRead = await handle.read(chunk, 0, chunk.length, readAt);
       if (bytesRead === 0) break;
       readAt += bytesRead;
       const buffer = carry.length ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);

@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import process from "node:process";
 import { hasErrors, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { Host, HostClock } from "../host/host.ts";
+import type { Host, HostClock, HostFiles } from "../host/host.ts";
 import { nodeClock } from "../host/node-clock.ts";
 import { nodeHost } from "../host/node-host.ts";
 import { SourceMap, sortDiagnostics, toJsonDiagnostic, type JsonDiagnostic } from "../diagnostics/format-diagnostic.ts";
@@ -69,7 +69,7 @@ export async function startRun(o: StartRunOptions): Promise<StartedRun> {
   const host = o.host ?? nodeHost;
   const workdir = resolveWorkdir(o.workdir, undefined, host.files);
   if ((o.pipeline === undefined) === (o.recipe === undefined)) throw new ControlError("BAD_ARGUMENT", "give a pipeline (a path in the workdir) or a recipe, one of them");
-  const file = o.pipeline !== undefined ? resolveInWorkdir(workdir, o.pipeline, "pipeline", host.files) : await findRecipe(o.recipe!, workdir);
+  const file = o.pipeline !== undefined ? resolveInWorkdir(workdir, o.pipeline, "pipeline", host.files) : await findRecipe(o.recipe!, workdir, host);
   const params = paramArgs(o.params ?? {});
   if (o.maxIterations !== undefined && (!Number.isInteger(o.maxIterations) || o.maxIterations < 1)) throw new ControlError("BAD_ARGUMENT", `max_iterations must be a whole number of at least 1, got ${String(o.maxIterations)}`);
 
@@ -78,12 +78,12 @@ export async function startRun(o: StartRunOptions): Promise<StartedRun> {
   if (!compiled.machine) throw invalidPipeline(file, compiled.diagnostics, compiled.loaded);
   const resolved = resolveParams(compiled.machine, Object.fromEntries(params.map((p) => [p.name, p.text])));
   if (resolved.diagnostics.length) throw invalidPipeline(file, resolved.diagnostics.map((d) => ({ ...d, file: compiled.loaded.file })), compiled.loaded);
-  await refuseBusy(workdir);
+  await refuseBusy(workdir, undefined, host);
 
   const runId = newRunId(new Date(host.clock.now()), Math.random);
   const args = ["run", file, "--workdir", workdir, CONTROL_FLAGS.runId, runId, CONTROL_FLAGS.startedVia, o.via, "--reporter", "plain", ...params.map((p) => `--param=${p.name}=${p.text}`)];
   if (o.maxIterations !== undefined) args.push("--max-iterations", String(o.maxIterations));
-  const launched = launchDetached({ args, workdir, runId, env: o.env ?? process.env, ...(o.command ? { command: o.command } : {}) });
+  const launched = launchDetached({ args, workdir, runId, env: o.env ?? process.env, host, ...(o.command ? { command: o.command } : {}) });
   await untilStarted(launched, () => host.files.exists(join(runPath(workdir, runId), "run.json")), o.startTimeoutMs ?? 60_000, `run ${runId}`, host.clock).catch(busyInstead);
   return { runId, pid: launched.pid, pipeline: file, workdir, output: outputLogPath(workdir, runId) };
 }
@@ -117,10 +117,10 @@ function invalidPipeline(file: string, diagnostics: Diagnostic[], loaded?: Loade
 }
 
 /** A workdir another live run holds is refused before anything starts. */
-export async function refuseBusy(workdir: string, exceptRun?: string): Promise<void> {
-  const lock = await readLock(workdir);
+export async function refuseBusy(workdir: string, exceptRun: string | undefined, host: Pick<Host, "files" | "processes">): Promise<void> {
+  const lock = await readLock(workdir, host.files);
   if (lock === null || lock.run === null || lock.run === exceptRun) return;
-  if (await isRunLive(workdir, lock.run, machineName())) {
+  if (await isRunLive(workdir, lock.run, machineName(), host)) {
     throw new ControlError("WORKDIR_BUSY", `the workdir is in use by run ${lock.run}${lock.pid === null ? "" : ` (pid ${lock.pid})`}`, { hint: `wait for it (wait_for_run), or stop it first (stop_run ${lock.run})` });
   }
 }

@@ -9,7 +9,7 @@ import { nodeHost } from "../host/node-host.ts";
 import process from "node:process";
 import { isRunLive, readLock } from "../records/run-log.ts";
 import type { RunStatus } from "../records/run-status.ts";
-import { isProcessAlive, machineName } from "../runtime/run-lock.ts";
+import { machineName } from "../runtime/run-lock.ts";
 import { ControlError } from "./control-error.ts";
 import { findRun, getRun } from "./read-runs.ts";
 import { resolveWorkdir } from "./workdir-path.ts";
@@ -31,11 +31,11 @@ export interface StopOptions {
 export async function stopRun(workdir: string, runId: string, options: StopOptions = {}): Promise<StopResult> {
   const on = options.host ?? nodeHost;
   const dir = resolveWorkdir(workdir, undefined, on.files);
-  const id = await findRun(dir, runId);
-  const lock = await readLock(dir);
+  const id = await findRun(dir, runId, on);
+  const lock = await readLock(dir, on.files);
   const host = machineName();
-  if (lock === null || lock.run !== id || lock.pid === null || !(await isRunLive(dir, id, host))) {
-    const status = await getRun(dir, id);
+  if (lock === null || lock.run !== id || lock.pid === null || !(await isRunLive(dir, id, host, on))) {
+    const status = await getRun(dir, id, on);
     throw new ControlError("RUN_NOT_RUNNING", `run ${id} is not running (${status.state})`, status.resume ? { hint: `it can be resumed (resume_run, or ${status.resume})` } : {});
   }
   if (lock.hostname !== null && lock.hostname !== host) throw new ControlError("RUN_NOT_RUNNING", `run ${id} runs on host ${lock.hostname}; stop it there`);
@@ -50,13 +50,13 @@ export async function stopRun(workdir: string, runId: string, options: StopOptio
   const deadline = on.clock.now() + (options.waitMs ?? 30_000);
   let stopped = false;
   while (on.clock.now() < deadline) {
-    if (!isProcessAlive(pid) || !(await isRunLive(dir, id, host))) {
+    if (!on.processes.alive(pid) || !(await isRunLive(dir, id, host, on))) {
       stopped = true;
       break;
     }
     await on.clock.sleep(50);
   }
-  return { run: id, stopped, status: await getRun(dir, id) };
+  return { run: id, stopped, status: await getRun(dir, id, on) };
 }
 
 /** /proc/PID/stat's fields after the command name. */

@@ -5,8 +5,9 @@
  * but a dead pid). Each look reads the end of the event log and the lock
  * only; the full status is read once, at the end.
  */
-import { watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
+import type { Host, Watcher } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 import { lastEvents } from "../records/list-runs.ts";
 import { isRunLive, runDir } from "../records/run-log.ts";
 import type { RunStatus } from "../records/run-status.ts";
@@ -44,13 +45,17 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /** How often to look when no watch fires (default 1 s). */
   checkEveryMs?: number;
+  /** Files and the clock: the machine phaseloop runs on, unless given. */
+  host?: Host;
 }
 
 export const DEFAULT_WAIT_MS = 5 * 60_000;
 
 export async function waitForRun(workdir: string, runId: string, options: WaitOptions = {}): Promise<WaitResult> {
-  const dir = resolveWorkdir(workdir);
-  const id = await findRun(dir, runId);
+  const on = options.host ?? nodeHost;
+  const { clock } = on;
+  const dir = resolveWorkdir(workdir, undefined, on.files);
+  const id = await findRun(dir, runId, on);
   const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new ControlError("BAD_ARGUMENT", `the timeout must be a number of milliseconds of at least 0, got ${String(timeoutMs)}`);
   const host = machineName();
@@ -59,24 +64,24 @@ export async function waitForRun(workdir: string, runId: string, options: WaitOp
 
   /** One look: how the wait ends now, or undefined to go on waiting. */
   const look = async (): Promise<WaitEnd | undefined> => {
-    const tail = await lastEvents(join(folder, "events.jsonl"));
+    const tail = await lastEvents(join(folder, "events.jsonl"), on.files);
     const last = tail.at(-1);
     if (last && last.seq !== lastSeq) {
       lastSeq = last.seq;
       options.onProgress?.(progressOf(id, tail));
     }
     // a finished run's process still writes its summary and lets go of the lock: the wait ends when it has
-    const live = await isRunLive(dir, id, host);
+    const live = await isRunLive(dir, id, host, on);
     // (a live run asking at its terminal waits for the person there: only they can answer it)
     if (live) return undefined;
     if (last?.type === "run.finished") return "finished";
-    const status = await getRun(dir, id);
+    const status = await getRun(dir, id, on);
     if (status.outcome !== null) return "finished";
     return status.state === "awaiting answer" ? "question" : "stopped";
   };
 
   const end = await new Promise<WaitEnd>((resolveEnd, rejectEnd) => {
-    const watchers: FSWatcher[] = [];
+    const watchers: Watcher[] = [];
     let settled = false;
     let looking = false;
     let again = false;
@@ -84,8 +89,8 @@ export async function waitForRun(workdir: string, runId: string, options: WaitOp
       if (settled) return;
       settled = true;
       for (const w of watchers) w.close();
-      clearTimeout(timer);
-      clearInterval(ticker);
+      clock.clearTimer(timer);
+      clock.clearTimer(ticker);
       options.signal?.removeEventListener("abort", onAbort);
       if (how instanceof Error) rejectEnd(how);
       else resolveEnd(how);
@@ -113,22 +118,25 @@ export async function waitForRun(workdir: string, runId: string, options: WaitOp
       );
     };
     const onAbort = (): void => finish("aborted");
-    const timer = setTimeout(() => finish("timeout"), timeoutMs);
-    const ticker = setInterval(check, options.checkEveryMs ?? 1000);
+    const timer = clock.setTimer(() => finish("timeout"), timeoutMs);
+    const every = options.checkEveryMs ?? 1000;
+    const tick = (): void => {
+      ticker = clock.setTimer(tick, every);
+      check();
+    };
+    let ticker = clock.setTimer(tick, every);
     if (options.signal?.aborted) return finish("aborted");
     options.signal?.addEventListener("abort", onAbort, { once: true });
     for (const path of [folder, join(dir, ".phaseloop")]) {
       try {
-        const w = watch(path, { persistent: false }, () => check());
-        w.on("error", () => undefined); // the slow timer still looks
-        watchers.push(w);
+        watchers.push(on.files.watch(path, () => check())); // after an error, the slow timer still looks
       } catch {
         // a folder that cannot be watched: the slow timer looks
       }
     }
     check();
   });
-  return { run: id, end, status: await getRun(dir, id) };
+  return { run: id, end, status: await getRun(dir, id, on) };
 }
 
 function progressOf(run: string, tail: RunEvent[]): WaitProgress {

@@ -34,11 +34,11 @@ export interface ProcessSpec {
   /** How long a program that printed its terminal result may go on. Default 2 s. */
   resultGraceMs?: number;
   /**
-   * Ends the processes that left the group: called with the program's pid
-   * when it is stopped (`ended` false) and when it has ended (`ended` true:
-   * it has exited and been reaped, so its pid is no longer its own).
+   * The phase this process is (its run's id and its phase folder): when it is stopped and when
+   * it has ended, the processes it left behind are ended too, those that shed their
+   * environment and process group included (orphans.ts).
    */
-  sweep?: (pid: number | undefined, ended: boolean) => void;
+  phase?: { runId: string; phaseDir: string };
 }
 
 /** A finished process, whatever happened: failures are results, not exceptions. */
@@ -72,6 +72,10 @@ export interface FileInfo {
   size: number;
   mode: number;
   mtimeMs: number;
+  /** The file's inode (a log replaced by another file has another). */
+  ino?: number;
+  /** Its owner's user id. */
+  uid?: number;
 }
 
 /** An open file, written in order; `sync` makes what was written durable. */
@@ -132,6 +136,42 @@ export interface HostFiles {
   removeDir(path: string): void;
   /** A second name for a file (a hard link); EEXIST when `to` exists: an atomic create-if-absent. */
   link(from: string, to: string): void;
+  /** Open for reading at any offset, asynchronously: a big log is read a chunk at a time. `noFollow`: a link in the last component is refused (ELOOP). */
+  openRead(path: string, options?: { noFollow?: boolean }): Promise<ReadHandle>;
+  /** Watch a file or folder without keeping phaseloop alive: `onChange` at each change (a hint: look again); after an error it is closed and `onError` told. Throws (ENOENT…) when it cannot. */
+  watch(path: string, onChange: () => void, onError?: () => void): Watcher;
+  /** Copy a file or a folder with what it holds (modes kept), over what is there. */
+  copy(from: string, to: string): void;
+  /** Write `data` from `offset` to an open descriptor (1: stdout, 2: stderr); the bytes written (EAGAIN when it would block). */
+  writeDescriptor(fd: number, data: Uint8Array, offset: number): number;
+}
+
+/** A file open for reading (`openRead`). */
+export interface ReadHandle {
+  /** Read up to `length` bytes at `position` into `buffer` from `offset`; the bytes read (0 at the end). */
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  stat(): Promise<FileInfo>;
+  close(): Promise<void>;
+}
+
+/** A watch of a file or folder (`watch`). */
+export interface Watcher {
+  close(): void;
+}
+
+/** A program started to outlive phaseloop (`processes.detach`). */
+export interface DetachSpec {
+  command: string[];
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** Its stdout and stderr appended to this file (created when missing); without it they go nowhere. */
+  logFile?: string;
+}
+
+export interface Detached {
+  pid: number | undefined;
+  /** Its exit code when it ends while phaseloop lives (128 after a signal), or null when it could not be started. */
+  exited: Promise<number | null>;
 }
 
 export interface HostProcesses {
@@ -139,6 +179,10 @@ export interface HostProcesses {
   run(spec: ProcessSpec): Promise<ProcessResult>;
   /** Whether the process `pid` is alive on this machine (a zombie is not). */
   alive(pid: number): boolean;
+  /** End what an earlier life of run `runId` left running (a phaseloop killed with its phase); the pids it ended. */
+  stopRun(runId: string): Promise<number[]>;
+  /** Start a program in a session and process group of its own, with no terminal, that outlives phaseloop; throws when spawning throws. */
+  detach(spec: DetachSpec): Detached;
 }
 
 /** Finding programs as a spawn would, and asking them their version (what preflight needs). */

@@ -15,6 +15,8 @@ import { fsError, type FileHandle, type FileInfo, type GitResult, type Host, typ
 
 import { FakeClock, START } from "./fake-clock.ts";
 import { HostCrash } from "./host-crash.ts";
+import { copyIn, detachIn, MemoryWatches, openReadIn, type DetachScript } from "./memory-extras.ts";
+import type { DetachSpec } from "./host.ts";
 
 export { FakeClock, HostCrash };
 
@@ -53,6 +55,8 @@ export interface MemoryHostOptions {
   crashAt?: number;
   /** With `crashAt`: an append or handle write at the crash lands half its data (a torn line). */
   tear?: boolean;
+  /** What a program started to outlive phaseloop does (default: it runs on). */
+  detach?: DetachScript;
 }
 
 function norm(path: string): string {
@@ -60,7 +64,11 @@ function norm(path: string): string {
   return p.length > 1 && p.endsWith("/") ? p.slice(0, -1) : p;
 }
 
+const inodes = new WeakMap<Node, number>();
+let lastInode = 0;
+
 function info(node: Node): FileInfo {
+  if (!inodes.has(node)) inodes.set(node, ++lastInode);
   return {
     isFile: () => node.kind === "file",
     isDirectory: () => node.kind === "dir",
@@ -70,6 +78,8 @@ function info(node: Node): FileInfo {
     size: node.kind === "file" ? new TextEncoder().encode(node.data).length : 0,
     mode: node.mode,
     mtimeMs: node.mtimeMs,
+    ino: inodes.get(node),
+    uid: typeof process.getuid === "function" ? process.getuid() : 0,
   };
 }
 
@@ -91,6 +101,12 @@ export class MemoryHost implements Host {
   private temp = 0;
   /** Scripted programs running now. */
   private inProgram = 0;
+  /** The watches of `files.watch`. */
+  private readonly watches = new MemoryWatches();
+  /** Programs started to outlive phaseloop (`processes.detach`), in order. */
+  readonly detached: DetachSpec[] = [];
+  /** What was written to each descriptor (`files.writeDescriptor`): 1 stdout, 2 stderr. */
+  readonly printed: Record<number, string> = {};
 
   constructor(options: MemoryHostOptions = {}) {
     this.options = options;
@@ -118,6 +134,9 @@ export class MemoryHost implements Host {
         return this.runScripted(spec, run);
       },
       alive: (pid) => pid === this.pid || (options.alive?.includes(pid) ?? false),
+      // scripted programs end with their run: nothing is left behind
+      stopRun: async () => [],
+      detach: (spec) => detachIn(this.detached, options.detach, spec),
     };
     // a program is found when a file of that name with an execute bit is on the search path
     this.programs = {
@@ -190,6 +209,7 @@ export class MemoryHost implements Host {
 
   /** Count a write; the injected crash freezes the files and throws. `tear` lands part of it first. */
   private write(tear?: () => void): void {
+    this.watches.changed();
     // a program's own writes are not phaseloop's: a crash of phaseloop neither stops nor tears them
     if (this.inProgram > 0) return;
     if (this.crashed) throw new HostCrash(this.writes);
@@ -424,6 +444,13 @@ export class MemoryHost implements Host {
         if (self.nodes.has(b)) throw fsError("EEXIST", "link", to);
         self.write();
         self.nodes.set(b, node);
+      },
+      openRead: (path, options) => openReadIn(self.files, path, options),
+      watch: (path, onChange) => self.watches.watch(self.files, path, onChange),
+      copy: (from, to) => copyIn(self.files, (target, path) => self.symlink(target, path), from, to),
+      writeDescriptor(fd, data, offset) {
+        self.printed[fd] = (self.printed[fd] ?? "") + new TextDecoder().decode(data.subarray(offset));
+        return data.length - offset;
       },
     };
   }

@@ -3,7 +3,8 @@
  * written its run folders. Apart from node-host.ts so that the modules that
  * keep a run's files can default to it without importing the processes.
  */
-import { appendFileSync, closeSync, linkSync, constants, existsSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, constants, cpSync, existsSync, fsyncSync, ftruncateSync, linkSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, truncateSync, watch, writeFileSync, writeSync } from "node:fs";
+import { open } from "node:fs/promises";
 import process from "node:process";
 import { readSourceFile } from "./read-source-file.ts";
 import type { FileHandle, HostFiles, OpenOptions } from "./host.ts";
@@ -73,5 +74,23 @@ export const nodeFiles: HostFiles = {
   },
   removeDir: (path) => rmdirSync(path),
   link: (from, to) => linkSync(from, to),
+  async openRead(path, options = {}) {
+    const handle = await open(path, options.noFollow ? constants.O_RDONLY | constants.O_NOFOLLOW : constants.O_RDONLY);
+    return {
+      read: async (buffer, offset, length, position) => (await handle.read(buffer, offset, length, position)).bytesRead,
+      stat: () => handle.stat(),
+      close: () => handle.close(),
+    };
+  },
+  watch(path, onChange, onError) {
+    const watcher = watch(path, { persistent: false }, () => onChange());
+    watcher.on("error", () => {
+      watcher.close();
+      onError?.();
+    });
+    return watcher;
+  },
+  copy: (from, to) => cpSync(from, to, { recursive: true, force: true }),
+  writeDescriptor: (fd, data, offset) => writeSync(fd, data, offset),
 };
 

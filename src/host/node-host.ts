@@ -1,25 +1,27 @@
 /**
  * The real host: the machine phaseloop runs on, under Node and Deno alike.
- * With node-files.ts and node-clock.ts, the only modules of the shell that
- * import `node:fs` or read the clock; the safe helpers (read-source-file,
- * run-process, own-git, preflight-host) stay the implementation behind it.
+ * It and the modules of host/ it is made of (node-files, node-clock,
+ * run-process, orphans, own-git, preflight-host, the Linux fence…) are the
+ * only ones that import `node:fs` or `node:child_process` or read the clock.
  */
-import process from "node:process";
 import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import process from "node:process";
 import type { Readable } from "node:stream";
 import { ownGitEnv, ownGitSpawn, ownGitSync, ownGitWords } from "./own-git.ts";
 import { ownProgram } from "./own-programs.ts";
+import { stopRunProcesses } from "./orphans.ts";
 import { createPreflightHost, findProgram } from "./preflight-host.ts";
 import { isProcessAlive } from "./process-alive.ts";
 import { runProcess } from "./run-process.ts";
-import type { GitResult, Host } from "./host.ts";
+import type { Detached, DetachSpec, GitResult, Host } from "./host.ts";
 import { nodeClock } from "./node-clock.ts";
 import { nodeFiles } from "./node-files.ts";
 
 /** The machine phaseloop runs on. */
 export const nodeHost: Host = {
   files: nodeFiles,
-  processes: { run: runProcess, alive: isProcessAlive },
+  processes: { run: runProcess, alive: isProcessAlive, stopRun: (runId) => stopRunProcesses(runId), detach },
   programs: {
     find: findProgram,
     version: (argv, cwd, env) => createPreflightHost(env).readVersion(argv, cwd),
@@ -54,4 +56,28 @@ function piped(child: ChildProcessByStdio<null, Readable, Readable>): Promise<Gi
     child.on("error", (e) => resolveGit({ status: null, stdout: "", stderr: e.message }));
     child.on("close", (code) => resolveGit({ status: code, stdout: out, stderr: err }));
   });
+}
+
+/** A program in a session and process group of its own, with no terminal, that outlives phaseloop. */
+function detach(spec: DetachSpec): Detached {
+  const [program, ...args] = spec.command;
+  const fd = spec.logFile === undefined ? undefined : openSync(spec.logFile, "a");
+  let child;
+  try {
+    child = spawn(program!, args, {
+      ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+      detached: true,
+      stdio: fd === undefined ? "ignore" : ["ignore", fd, fd],
+      ...(spec.env === undefined ? {} : { env: Object.fromEntries(Object.entries(spec.env).filter((e): e is [string, string] => e[1] !== undefined)) }),
+    });
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  const exited = new Promise<number | null>((resolveExit) => {
+    child.once("error", () => resolveExit(null));
+    child.once("exit", (code, signal) => resolveExit(code ?? (signal ? 128 : null)));
+  });
+  // the caller may end before it does
+  child.unref();
+  return { pid: child.pid, exited };
 }

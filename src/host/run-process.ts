@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants, createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { delimiter, dirname, isAbsolute, join } from "node:path";
-import { LEFTOVER_MARK, liveRoots } from "./orphans.ts";
+import { killPhaseProcesses, LEFTOVER_MARK, liveRoots } from "./orphans.ts";
 import { OWN_PROGRAMS, ownProgram } from "./own-programs.ts";
 import { StringDecoder } from "node:string_decoder";
 import process from "node:process";
@@ -159,7 +159,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     // phaseloop's own programs (the shell of a `run:` string, bwrap) by their absolute path, never a PATH lookup an agent could steer
     let program = OWN_PROGRAMS.has(argv[0]!) ? ownProgram(argv[0]!) : argv[0]!;
     let args = argv.slice(1);
-    if (spec.sweep && !program.endsWith("/bwrap") && process.platform === "linux" && findable(program, spec.cwd, spec.env.PATH)) {
+    if (spec.phase && !program.endsWith("/bwrap") && process.platform === "linux" && findable(program, spec.cwd, spec.env.PATH)) {
       // outside a sandbox's pid namespace: a mark every process of the phase inherits and none can take off (orphans.ts)
       args = ["-c", `ulimit -w ${LEFTOVER_MARK} 2>/dev/null; exec "$@"`, "sh", program, ...args];
       program = ownProgram("sh");
@@ -268,11 +268,13 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     });
 
     // ended: the program has exited and been reaped, whoever called
-    if (spec.sweep && child.pid !== undefined) liveRoots.add(child.pid);
+    if (spec.phase && child.pid !== undefined) liveRoots.add(child.pid);
     const sweep = () => {
       if (child.pid !== undefined) liveRoots.delete(child.pid);
       try {
-        spec.sweep?.(child.pid, child.exitCode !== null || child.signalCode !== null);
+        // every process of the phase came after its first one: only those are read (the first, once reaped, is not)
+        const ended = child.exitCode !== null || child.signalCode !== null;
+        if (spec.phase) killPhaseProcesses(spec.phase.runId, spec.phase.phaseDir, child.pid === undefined ? undefined : { lastPid: ended ? child.pid : child.pid - 1, at: started });
       } catch {
         // nothing to end
       }

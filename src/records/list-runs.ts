@@ -4,13 +4,13 @@
  * totals) and, for a run that has not finished, its checkpoint. No log is
  * read whole, so a workdir of long runs lists at once.
  */
-import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { HostFiles } from "../host/host.ts";
 import type { RunEvent, RunOutcome } from "../run/run-events.ts";
 import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { listRunIds } from "../runtime/run-store.ts";
-import { isRunLive, runDir } from "./run-log.ts";
+import { isRunLive, runDir, type RunReadHost } from "./run-log.ts";
 
 export interface RunListEntry {
   run: string;
@@ -29,19 +29,20 @@ export interface RunListEntry {
   dir: string;
 }
 
-/** Newest first. */
-export async function listRuns(workdir: string, now = Date.now()): Promise<RunListEntry[]> {
-  const ids = (await listRunIds(workdir)).reverse();
+/** Newest first; `now` (the clock's, unless given) is when a running run's duration ends. */
+export async function listRuns(workdir: string, on: RunReadHost, now = on.clock.now()): Promise<RunListEntry[]> {
+  const ids = (await listRunIds(workdir, on.files)).reverse();
   const host = machineName();
-  return Promise.all(ids.map((id) => readEntry(workdir, id, host, now)));
+  return Promise.all(ids.map((id) => readEntry(workdir, id, host, now, on)));
 }
 
 type Finished = Extract<RunEvent, { type: "run.finished" }>;
 
-async function readEntry(workdir: string, runId: string, host: string | null, now: number): Promise<RunListEntry> {
+async function readEntry(workdir: string, runId: string, host: string | null, now: number, on: RunReadHost): Promise<RunListEntry> {
+  const { files } = on;
   const dir = runDir(workdir, runId);
-  const info = await readJson<{ pipeline?: unknown; file?: unknown; started_at?: unknown }>(join(dir, "run.json"));
-  const last = await lastEvents(join(dir, "events.jsonl"));
+  const info = readJson<{ pipeline?: unknown; file?: unknown; started_at?: unknown }>(files, join(dir, "run.json"));
+  const last = await lastEvents(join(dir, "events.jsonl"), files);
   const finished = [...last].reverse().find((e): e is Finished => e.type === "run.finished");
   const interrupted = last.at(-1)?.type === "run.interrupted";
   // an ask phase's question with no answer after it: the run saved itself to wait for one
@@ -65,8 +66,8 @@ async function readEntry(workdir: string, runId: string, host: string | null, no
   if (finished !== undefined && last.at(-1) === finished) {
     return { ...entry, duration_ms: finished.elapsed_ms, outcome: finished.outcome, reason: finished.reason.message || finished.reason.code, exit_code: finished.exit_code, iterations: finished.iterations, tokens: finished.tokens, cost_usd: finished.cost_usd };
   }
-  const snapshot = readSnapshot(dir);
-  const live = await isRunLive(workdir, runId, host);
+  const snapshot = readSnapshot(dir, files);
+  const live = await isRunLive(workdir, runId, host, on);
   const started = startedAt === null ? NaN : Date.parse(startedAt);
   return {
     ...entry,
@@ -79,16 +80,16 @@ async function readEntry(workdir: string, runId: string, host: string | null, no
   };
 }
 
-async function readJson<T>(path: string): Promise<T | undefined> {
+function readJson<T>(files: HostFiles, path: string): T | undefined {
   try {
-    return JSON.parse(await readFile(path, "utf8")) as T;
+    return JSON.parse(files.readText(path)) as T;
   } catch {
     return undefined;
   }
 }
 
-function readSnapshot(dir: string): { iteration?: number; tokens?: number; costUsd?: number; elapsedMs?: number } | undefined {
-  const text = readCheckpointFile(join(dir, "state.json"));
+function readSnapshot(dir: string, files: HostFiles): { iteration?: number; tokens?: number; costUsd?: number; elapsedMs?: number } | undefined {
+  const text = readCheckpointFile(join(dir, "state.json"), files);
   if (text === undefined) return undefined;
   try {
     const s = (JSON.parse(text) as { snapshot?: Record<string, unknown> }).snapshot ?? {};
@@ -102,10 +103,10 @@ function readSnapshot(dir: string): { iteration?: number; tokens?: number; costU
 const TAIL = 16 * 1024;
 
 /** The last few events of a log (its end only is read). */
-export async function lastEvents(path: string): Promise<RunEvent[]> {
+export async function lastEvents(path: string, files: HostFiles): Promise<RunEvent[]> {
   let handle;
   try {
-    handle = await open(path, "r");
+    handle = await files.openRead(path);
   } catch {
     return [];
   }

@@ -5,8 +5,8 @@
  * numeric field named like a breaker is taken, under a `limits`/`stop`/`max`
  * path as its limit, elsewhere as its current count. Nothing found is fine.
  */
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { HostFiles } from "../host/host.ts";
 import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 
 export interface Breaker {
@@ -47,9 +47,9 @@ export function findBreakers(...documents: unknown[]): Breakers {
   return found;
 }
 
-async function readJson(path: string): Promise<unknown> {
+function readJson(files: HostFiles, path: string): unknown {
   try {
-    return JSON.parse(await readFile(path, "utf8")) as unknown;
+    return JSON.parse(files.readText(path)) as unknown;
   } catch {
     return null;
   }
@@ -64,8 +64,8 @@ function parseOrNull(text: string | undefined): unknown {
 }
 
 /** Reads the checkpoint (counts) and run.json (limits, if the runner keeps them there) of a run directory. */
-export async function readBreakers(dir: string): Promise<{ breakers: Breakers; hasState: boolean }> {
-  const state = parseOrNull(readCheckpointFile(join(dir, "state.json")));
-  const run = await readJson(join(dir, "run.json"));
+export async function readBreakers(dir: string, files: HostFiles): Promise<{ breakers: Breakers; hasState: boolean }> {
+  const state = parseOrNull(readCheckpointFile(join(dir, "state.json"), files));
+  const run = readJson(files, join(dir, "run.json"));
   return { breakers: findBreakers(state, run), hasState: state !== null };
 }

@@ -2,13 +2,13 @@
  * Reading a run directory back for `status` and `logs`: the run ids, the lock,
  * and events.jsonl read as a stream (a chunk at a time, never the whole file)
  * or followed as it grows. A crash can leave a torn last line; it is skipped,
- * and a follower waits for the rest of it.
+ * and a follower waits for the rest of it. Files and the clock are the host's
+ * the caller gives.
  */
-import { lstat, open, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
+import type { Host, HostFiles } from "../host/host.ts";
 import { checkEvent } from "../run/check-run-state.ts";
 import type { RunEvent } from "../run/run-events.ts";
-import { isProcessAlive } from "../runtime/run-lock.ts";
 
 export function runsDir(workdir: string): string {
   return join(workdir, ".phaseloop", "runs");
@@ -26,10 +26,10 @@ export interface LockInfo {
 }
 
 /** The workdir's lock, read leniently: a missing or garbled lock is no lock. */
-export async function readLock(workdir: string): Promise<LockInfo | null> {
+export async function readLock(workdir: string, files: HostFiles): Promise<LockInfo | null> {
   let text: string;
   try {
-    text = await readFile(join(workdir, ".phaseloop", "lock"), "utf8");
+    text = files.readText(join(workdir, ".phaseloop", "lock"));
   } catch {
     return null;
   }
@@ -52,16 +52,16 @@ export async function readLock(workdir: string): Promise<LockInfo | null> {
   return { pid, run: str("run_id", "runId", "run"), started_at: str("started_at", "startedAt", "start_time", "started"), hostname: str("hostname", "host") };
 }
 
-/** One test of liveness for the lock's writer and its readers: it knows zombies. */
-export { isProcessAlive };
+/** What reading a run folder back asks of the host: its files, its clock, and whether a process is alive. */
+export type RunReadHost = Pick<Host, "files" | "clock" | "processes">;
 
-/** Whether a live process on this host holds the lock for this run. */
-export async function isRunLive(workdir: string, runId: string, hostname: string | null): Promise<boolean> {
-  const lock = await readLock(workdir);
+/** Whether a live process on this host holds the lock for this run (the host's test of liveness knows zombies). */
+export async function isRunLive(workdir: string, runId: string, hostname: string | null, host: Pick<Host, "files" | "processes">): Promise<boolean> {
+  const lock = await readLock(workdir, host.files);
   if (lock === null || lock.pid === null || lock.run !== runId) return false;
   // A lock taken on another host cannot be checked from here; trust it.
   if (lock.hostname !== null && hostname !== null && lock.hostname !== hostname) return true;
-  return isProcessAlive(lock.pid);
+  return host.processes.alive(lock.pid);
 }
 
 /** Reads JSON objects from complete lines of a growing buffer; keeps the unfinished tail. */
@@ -131,12 +131,13 @@ export interface ReadEventsResult {
 const CHUNK = 256 * 1024;
 
 /** Streams events.jsonl to `onEvent`, a chunk at a time. A missing file is an empty log. */
-export async function readEvents(path: string, onEvent: (event: RunEvent) => void): Promise<ReadEventsResult> {
+export async function readEvents(path: string, onEvent: (event: RunEvent) => void, files: HostFiles): Promise<ReadEventsResult> {
   let handle;
   try {
-    const info = await lstat(path);
+    const info = files.lstat(path);
+    if (info === undefined) return { torn: false, malformed: 0, bytes: 0 };
     if (!info.isFile()) return { torn: false, malformed: 0, bytes: 0, problem: `is ${info.isDirectory() ? "a directory" : info.isSymbolicLink() ? "a symbolic link" : "a special file"}, not a file` };
-    handle = await open(path, "r");
+    handle = await files.openRead(path);
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT") return { torn: false, malformed: 0, bytes: 0 };
     return { torn: false, malformed: 0, bytes: 0, problem: `cannot be read: ${(error as Error).message}` };
@@ -146,7 +147,7 @@ export async function readEvents(path: string, onEvent: (event: RunEvent) => voi
   let bytes = 0;
   try {
     for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, CHUNK, bytes);
+      const bytesRead = await handle.read(buffer, 0, CHUNK, bytes);
       if (bytesRead === 0) break;
       bytes += bytesRead;
       splitter.push(buffer.subarray(0, bytesRead), onEvent);
@@ -174,32 +175,20 @@ export interface FollowOptions {
 
 export type FollowEnd = "finished" | "aborted" | "not_running";
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
-
 /**
  * Streams events.jsonl from the start and keeps reading as it grows, until a
  * `run.finished` event, the signal, or `isLive` saying nobody will write more.
  * Polls the file size: fs.watch misses appends on some file systems.
  */
-export async function followEvents(path: string, onEvent: (event: RunEvent) => void, options: FollowOptions = {}): Promise<FollowEnd> {
+export async function followEvents(path: string, onEvent: (event: RunEvent) => void, host: Pick<Host, "files" | "clock">, options: FollowOptions = {}): Promise<FollowEnd> {
+  const { files, clock } = host;
   const pollMs = options.pollMs ?? 200;
   const idleCheckMs = options.idleCheckMs ?? 2000;
   const splitter = new EventLineSplitter();
   const buffer = new Uint8Array(CHUNK);
   let offset = 0;
   let finished = false;
-  let idleSince = Date.now();
+  let idleSince = clock.now();
   const deliver = (event: RunEvent): void => {
     if (finished) return;
     onEvent(event);
@@ -209,17 +198,17 @@ export async function followEvents(path: string, onEvent: (event: RunEvent) => v
     if (options.signal?.aborted) return "aborted";
     let size = 0;
     try {
-      size = (await stat(path)).size;
+      size = files.stat(path)?.size ?? 0;
     } catch {
       size = 0;
     }
     // A log replaced by a shorter one (a new file): start again from the top.
     if (size < offset) offset = 0;
     if (size > offset) {
-      const handle = await open(path, "r");
+      const handle = await files.openRead(path);
       try {
         while (offset < size) {
-          const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK, size - offset), offset);
+          const bytesRead = await handle.read(buffer, 0, Math.min(CHUNK, size - offset), offset);
           if (bytesRead === 0) break;
           offset += bytesRead;
           splitter.push(buffer.subarray(0, bytesRead), deliver);
@@ -228,15 +217,15 @@ export async function followEvents(path: string, onEvent: (event: RunEvent) => v
       } finally {
         await handle.close();
       }
-      idleSince = Date.now();
-    } else if (options.isLive !== undefined && Date.now() - idleSince >= idleCheckMs) {
+      idleSince = clock.now();
+    } else if (options.isLive !== undefined && clock.now() - idleSince >= idleCheckMs) {
       if (!(await options.isLive())) {
         // Nothing more will come: a last line without its newline is whole or torn for good.
         splitter.end(deliver);
         return finished ? "finished" : "not_running";
       }
-      idleSince = Date.now();
+      idleSince = clock.now();
     }
-    await sleep(pollMs, options.signal);
+    await clock.sleep(pollMs, options.signal);
   }
 }

@@ -5,9 +5,10 @@
  * prints, and what the control layer's `getRun` answers.
  */
 import { join } from "node:path";
+import type { HostFiles } from "../host/host.ts";
 import { formatReason } from "../run/format-reason.ts";
 import { readBreakers, type Breakers } from "./read-breakers.ts";
-import { isRunLive, readEvents, readLock, runDir } from "./run-log.ts";
+import { isRunLive, readEvents, readLock, runDir, type RunReadHost } from "./run-log.ts";
 import { addToRunSummary, emptyRunSummary, runStateOf, type RunState, type RunSummary } from "./run-summary.ts";
 import { machineName } from "../runtime/run-lock.ts";
 import { runStateProblems, type StateProblem } from "../run/read-run-state.ts";
@@ -75,14 +76,15 @@ export class UnreadableLogError extends Error {
   }
 }
 
-/** Reads one run's directory and sums it up. */
-export async function readRunStatus(workdir: string, runId: string, now = Date.now()): Promise<RunStatus> {
+/** Reads one run's directory and sums it up; `now` (the clock's, unless given) is when a running run's time ends. */
+export async function readRunStatus(workdir: string, runId: string, on: RunReadHost, now = on.clock.now()): Promise<RunStatus> {
+  const { files } = on;
   const dir = runDir(workdir, runId);
   const summary = emptyRunSummary();
-  const log = await readEvents(join(dir, "events.jsonl"), (event) => addToRunSummary(summary, event));
+  const log = await readEvents(join(dir, "events.jsonl"), (event) => addToRunSummary(summary, event), files);
   if (log.problem !== undefined) throw new UnreadableLogError(join(dir, "events.jsonl"), log.problem);
   // the checkpoint holds the last transition's events until they are appended (the phase just started, say)
-  const checkpoint = readCheckpointSummary(dir);
+  const checkpoint = readCheckpointSummary(dir, files);
   for (const event of checkpoint.pending) if (event.seq > summary.last_seq) addToRunSummary(summary, event);
   // a phase's start is logged with its end: while it runs, the checkpoint says which phase the run awaits
   if (summary.phase === null && summary.finished === null && checkpoint.awaiting !== null) {
@@ -91,13 +93,13 @@ export async function readRunStatus(workdir: string, runId: string, now = Date.n
     summary.phase_started_at = checkpoint.awaiting.since;
   }
   const host = machineName();
-  const lock = await readLock(workdir);
-  const live = lock !== null && lock.run === runId ? await isRunLive(workdir, runId, host) : false;
+  const lock = await readLock(workdir, files);
+  const live = lock !== null && lock.run === runId ? await isRunLive(workdir, runId, host, on) : false;
   const state = runStateOf(summary, live);
-  const { breakers } = await readBreakers(dir);
+  const { breakers } = await readBreakers(dir, files);
   const taskList = Object.values(summary.tasks);
   const resumable = state === "interrupted" || state === "crashed" || state === "awaiting answer";
-  const problems = runStateProblems(dir, runId);
+  const problems = runStateProblems(dir, runId, files);
   return {
     run: runId,
     state,
@@ -156,9 +158,9 @@ interface CheckpointSummary {
 }
 
 /** What status needs of state.json; a missing or damaged one gives nothing (resume reports it). */
-function readCheckpointSummary(dir: string): CheckpointSummary {
+function readCheckpointSummary(dir: string, files: HostFiles): CheckpointSummary {
   const none: CheckpointSummary = { pending: [], awaiting: null, lanes: null };
-  const text = readCheckpointFile(join(dir, "state.json"));
+  const text = readCheckpointFile(join(dir, "state.json"), files);
   if (text === undefined) return none;
   try {
     const cp = JSON.parse(text) as { pending?: unknown; snapshot?: { status?: unknown; lastAt?: unknown; awaiting?: { kind?: unknown; phase?: unknown; attempt?: unknown } | null } };

@@ -3,6 +3,7 @@
  * exact id, or an unambiguous prefix of one (ids are long time stamps).
  */
 import { join } from "node:path";
+import type { HostFiles } from "../host/host.ts";
 import { listRunIds } from "../runtime/run-store.ts";
 
 export type RunSelection = { ok: true; runId: string } | { ok: false; message: string; hint?: string };
@@ -38,8 +39,8 @@ function quoteAll(names: readonly string[]): string {
   return `${quoted.slice(0, -1).join(", ")} or ${quoted[quoted.length - 1]}`;
 }
 
-export async function selectRun(workdir: string, requested: string | undefined): Promise<RunSelection> {
-  const ids = await listRunIds(workdir);
+export async function selectRun(workdir: string, requested: string | undefined, files: HostFiles): Promise<RunSelection> {
+  const ids = await listRunIds(workdir, files);
   if (ids.length === 0) return { ok: false, message: `no runs in ${join(workdir, ".phaseloop")}` };
   if (requested === undefined) return { ok: true, runId: ids[ids.length - 1]! };
   if (ids.includes(requested)) return { ok: true, runId: requested };

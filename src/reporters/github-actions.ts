@@ -11,8 +11,9 @@
  * where the reporter's own lines go, except for `--reporter json`, whose
  * stdout stays pure NDJSON: there they go to stderr.
  */
-import type { HostFiles } from "../host/host.ts";
+import type { Host, HostFiles } from "../host/host.ts";
 import { nodeFiles } from "../host/node-files.ts";
+import { nodeHost } from "../host/node-host.ts";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { SourceMap } from "../diagnostics/format-diagnostic.ts";
@@ -80,7 +81,7 @@ export function answerCommand(runId: string): string {
 }
 
 /** Wraps a reporter: GitHub Actions commands go to `commands`, in order with the reporter's own lines when it is the same sink. */
-export function withGithubActions(reporter: Reporter, commands: TextSink, env: Record<string, string | undefined>, files: HostFiles = nodeFiles): Reporter {
+export function withGithubActions(reporter: Reporter, commands: TextSink, env: Record<string, string | undefined>, files: HostFiles = nodeFiles, on: Pick<Host, "clock" | "processes"> = nodeHost): Reporter {
   let groupOpen = false;
   let runId = "";
   let workdir: string | null = null;
@@ -175,7 +176,7 @@ export function withGithubActions(reporter: Reporter, commands: TextSink, env: R
         // the run's page as one file beside summary.md, so the action's artifact carries it
         try {
           const { writeRunReport } = await import("../ui/write-report.ts");
-          await writeRunReport(workdir, runId, join(runDir, "report.html"));
+          await writeRunReport(workdir, runId, join(runDir, "report.html"), { files, clock: on.clock, processes: on.processes });
         } catch {
           // a convenience: the run's outcome and summary stand without it
         }

@@ -40,6 +40,7 @@ export async function runBuiltinAgentPhase(e: PhaseRunEffect, phase: CompiledPha
   }
   const session = builtin.session !== undefined ? loadSession(ctx.host.files, ctx.store.dir, builtin.session) : undefined;
   const done = await runOpenAiAgent({
+    host: ctx.host,
     agent: builtin.agent,
     prompt: e.prompt ?? "",
     ...(session ? { earlier: session } : {}),

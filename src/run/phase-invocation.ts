@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import type { HostFiles } from "../host/host.ts";
 import type { StreamParser } from "../agents/agent-adapter.ts";
 import { parserFor } from "../agents/command-agent.ts";
-import { getAdapter } from "../agents/get-adapter.ts";
+import { getAdapter, presetEffects } from "../agents/get-adapter.ts";
 import { nativeOutputSchema } from "../agents/native-schema.ts";
 import { openAiBaseUrl } from "../agents/openai/openai-agent.ts";
 import { presetNamed } from "../agents/presets/registry.ts";
@@ -135,7 +135,7 @@ export function preparePhase(e: PhaseRunEffect, phase: CompiledPhase, dir: strin
     } else {
       let adapter;
       try {
-        adapter = getAdapter(agent);
+        adapter = getAdapter(agent, presetEffects(ctx.host));
       } catch (error) {
         return { ok: false, error: "spawn_error", message: (error as Error).message };
       }

@@ -10,7 +10,6 @@
 import { join } from "node:path";
 import type { AgentRunReport } from "../agents/agent-adapter.ts";
 import type { CompiledPhase } from "../machine/types.ts";
-import { killPhaseProcesses } from "../host/orphans.ts";
 import type { ProcessResult } from "../host/run-process.ts";
 import { LiveOutput } from "./live-output.ts";
 import type { PhaseFence } from "./phase-fence.ts";
@@ -44,8 +43,7 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
     stdoutFile: join(dir, "stdout.log"),
     stderrFile: join(dir, "stderr.log"),
     resultGraceMs: RESULT_GRACE_MS,
-    // every process of the phase came after its first one: only those are read (the first, once reaped, is not)
-    sweep: runId && phaseDir ? (pid, ended) => void killPhaseProcesses(runId, phaseDir, pid === undefined ? undefined : { lastPid: ended ? pid : pid - 1, at: started }) : undefined,
+    phase: runId && phaseDir ? { runId, phaseDir } : undefined,
     onLine: (stream, line) => {
       if (stream === "stderr") {
         const info = parser.pushStderr?.(line);

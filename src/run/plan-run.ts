@@ -177,7 +177,7 @@ function planPhase(o: PlanOptions, phase: CompiledPhase, seq: number, snapshot: 
   if (!prepared.ok) return { ...out, error: prepared.message };
   const inv = prepared.invocation;
   if (inv.builtin) {
-    const tools = createAgentTools({ tools: inv.builtin.tools, workdir, runCommand: async () => ({ exitCode: 0, output: "" }) as never, glob: () => () => false });
+    const tools = createAgentTools({ tools: inv.builtin.tools, workdir, runCommand: async () => ({ exitCode: 0, output: "" }) as never, glob: () => () => false, files: ctx.host.files });
     out.builtin = { url: `${openAiBaseUrl(inv.builtin.agent)}/chat/completions`, model: inv.builtin.agent.model ?? null, tools: tools.definitions.map((d) => d.function.name) };
   } else out.command = inv.command;
   if (inv.stdin !== undefined) out.stdin = "prompt";

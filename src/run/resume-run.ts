@@ -10,7 +10,6 @@ import { nodeHost } from "../host/node-host.ts";
 import { nodeFiles } from "../host/node-files.ts";
 import { didYouMean } from "../diagnostics/did-you-mean.ts";
 import { exitCodeFor, initialSnapshot } from "../machine/transition.ts";
-import { stopRunProcesses } from "../host/orphans.ts";
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
 import { listRunIds, RunStore, runPath } from "../runtime/run-store.ts";
 import { checkCheckpoint } from "./check-run-state.ts";
@@ -165,7 +164,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     const preface: Record<string, unknown>[] = seq === 0 ? [runStartedEvent(machine, info)] : [{ type: "run.resumed", iteration: snapshot.iteration, phase: inFlight, pipeline: machine.name, workdir: info.workdir, max_iterations: snapshot.limits.maxIterations }];
     // a killed phaseloop leaves its phase running in its own process group: stop it before running the phase again
     for (const id of new Set([runId, lock.tookOver?.run_id ?? runId])) {
-      const left = await stopRunProcesses(id);
+      const left = await host.processes.stopRun(id);
       if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(id, left) });
     }
     for (const message of notes) preface.push({ type: "note", level: "warning", message });

@@ -16,7 +16,6 @@ import { loadPipeline, type LoadedPipeline } from "../pipeline/load-pipeline.ts"
 import { acquireLock, lockPathProblem } from "../runtime/run-lock.ts";
 import { gitRootOf } from "../changes/measure-changes.ts";
 import { newRunId, RunStore, runPath } from "../runtime/run-store.ts";
-import { stopRunProcesses } from "../host/orphans.ts";
 import { loadTasks, TaskSourceError } from "./load-tasks.ts";
 import type { Asker } from "./ask-question.ts";
 import type { Reporter } from "./run-events.ts";
@@ -185,7 +184,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     for (const line of inheritedSecurity(loaded)) preface.push({ type: "note", level: "warning", message: `security settings ${line}` } as never);
     if (lock.tookOver) {
       preface.push({ type: "note", level: "warning", message: `took over the lock of run ${lock.tookOver.run_id} (pid ${lock.tookOver.pid} is gone)` } as never);
-      const left = await stopRunProcesses(lock.tookOver.run_id);
+      const left = await host.processes.stopRun(lock.tookOver.run_id);
       if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(lock.tookOver.run_id, left) } as never);
     }
     const lanes = snapshot.lanes ? { host, machine, store, info, reporter, env: o.env, signal: o.signal, sandbox: o.sandbox, snapshot, seq: 0 } : undefined;

@@ -8,8 +8,8 @@
  * bounded: a log far behind is read a chunk per change, output from its end.
  */
 import type { ServerResponse } from "node:http";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
+import type { Host } from "../host/host.ts";
 import { EventLineSplitter, isRunLive, readLock, runsDir } from "../records/run-log.ts";
 import type { RunEvent } from "../run/run-events.ts";
 import { machineName } from "../runtime/run-lock.ts";
@@ -53,10 +53,12 @@ export class LiveFeed {
   private readonly host = machineName();
 
   private readonly workdir: string;
+  private readonly machine: Host;
 
-  constructor(workdir: string) {
+  constructor(workdir: string, machine: Host) {
     this.workdir = workdir;
-    this.watcher = new RunsWatcher(() => void this.tick());
+    this.machine = machine;
+    this.watcher = new RunsWatcher(() => void this.tick(), machine);
     this.reconcile();
   }
 
@@ -87,15 +89,15 @@ export class LiveFeed {
   }
 
   private async sendRun(client: Client, key: string): Promise<void> {
-    const read = await readRunView(this.workdir, key);
+    const read = await readRunView(this.workdir, key, this.machine);
     if (read === undefined) {
       send(client, "missing", { key });
       return;
     }
-    const graph = await readRunGraph(read.file, read.view.phases, this.workdir);
+    const graph = await readRunGraph(read.file, read.view.phases, this.workdir, this.machine.files);
     client.offset = read.offset;
     client.live = read.live;
-    const inflight = read.live ? readInflight(this.workdir, key) : null;
+    const inflight = read.live ? readInflight(this.workdir, key, this.machine.files) : null;
     client.inflight = JSON.stringify(inflight);
     send(client, "run", { view: read.view, live: read.live, state: stateOfView(read.view, read.live), graph, problem: read.problem ?? null, inflight });
     for (const p of inflight?.phases ?? []) this.follow(client, p.dir, true);
@@ -117,7 +119,7 @@ export class LiveFeed {
       for (const stream of ["stdout", "stderr"] as const) {
         const path = join(folder, "phases", f.dir, `${stream}.log`);
         const from = f.offsets[stream];
-        const got = await readFrom(path, from < 0 ? Number.MAX_SAFE_INTEGER : from, from < 0 ? OUTPUT_TAIL : 64 * 1024);
+        const got = await readFrom(path, from < 0 ? Number.MAX_SAFE_INTEGER : from, this.machine.files, from < 0 ? OUTPUT_TAIL : 64 * 1024);
         if (got === undefined) continue;
         if (from < 0) {
           // first look: the end of the log, from a line's start
@@ -170,7 +172,7 @@ export class LiveFeed {
     client.busy = true;
     try {
       const folder = runFolder(this.workdir, key)!;
-      const got = await readFrom(join(folder, "events.jsonl"), client.offset, EVENTS_CHUNK);
+      const got = await readFrom(join(folder, "events.jsonl"), client.offset, this.machine.files, EVENTS_CHUNK);
       if (got !== undefined && got.offset < client.offset) {
         // the log was replaced: start over
         await this.sendRun(client, key);
@@ -182,9 +184,9 @@ export class LiveFeed {
         client.offset = got.offset;
         if (events.length > 0) send(client, "events", events);
       }
-      const live = await isRunLive(this.workdir, rootRunOf(key), this.host);
+      const live = await isRunLive(this.workdir, rootRunOf(key), this.host, this.machine);
       // what runs now is in the checkpoint (the log has a phase once it has finished): follow its output
-      const inflight = live ? readInflight(this.workdir, key) : null;
+      const inflight = live ? readInflight(this.workdir, key, this.machine.files) : null;
       const now = new Set((inflight?.phases ?? []).map((p) => p.dir));
       for (const dir of now) this.follow(client, dir, false);
       for (const f of client.follows.values()) if (!now.has(f.dir)) f.ending = true;
@@ -206,7 +208,7 @@ export class LiveFeed {
   private refreshRows(): Promise<void> {
     this.listing ??= (async () => {
       try {
-        this.rows = await listRunRows(this.workdir);
+        this.rows = await listRunRows(this.workdir, this.machine);
         this.rowsJson = JSON.stringify(this.rows);
       } finally {
         this.listing = undefined;
@@ -220,7 +222,7 @@ export class LiveFeed {
     const runs = runsDir(this.workdir);
     const folders = new Set<string>([join(this.workdir, ".phaseloop"), runs]);
     // before the first run there is no .phaseloop to watch: the workdir says when it appears
-    if (!existsSync(runs)) folders.add(this.workdir);
+    if (!this.machine.files.exists(runs)) folders.add(this.workdir);
     for (const r of this.rows) if (r.depth === 0 && !FINAL.has(r.state)) folders.add(join(runs, r.key));
     for (const c of this.clients) {
       if (c.key === null) continue;
@@ -235,7 +237,7 @@ export class LiveFeed {
 
   /** Whose lock is held now (for the controls: a run must not be stopped twice). */
   lock(): ReturnType<typeof readLock> {
-    return readLock(this.workdir);
+    return readLock(this.workdir, this.machine.files);
   }
 
   close(): void {

@@ -6,26 +6,30 @@
  * Content-Security-Policy; the report's allows no request at all.
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import type { HostFiles } from "../host/host.ts";
 
 export interface PageAsset {
   js: string;
   css: string;
 }
 
-let asset: Promise<PageAsset | undefined> | undefined;
+const assets = new WeakMap<HostFiles, Promise<PageAsset | undefined>>();
 
-/** The bundled page, read once; undefined when the package was not built. */
-export function loadPageAsset(): Promise<PageAsset | undefined> {
-  asset ??= (async () => {
-    const base = new URL("../../dist/ui-assets/", import.meta.url);
-    try {
-      const [js, css] = await Promise.all([readFile(new URL("page.js", base), "utf8"), readFile(new URL("page.css", base), "utf8")]);
-      return { js, css };
-    } catch {
-      return undefined;
-    }
-  })();
+/** The bundled page, read once (from these files); undefined when the package was not built. */
+export function loadPageAsset(files: HostFiles): Promise<PageAsset | undefined> {
+  let asset = assets.get(files);
+  if (asset === undefined) {
+    asset = (async () => {
+      const base = new URL("../../dist/ui-assets/", import.meta.url);
+      try {
+        return { js: files.readText(fileURLToPath(new URL("page.js", base))), css: files.readText(fileURLToPath(new URL("page.css", base))) };
+      } catch {
+        return undefined;
+      }
+    })();
+    assets.set(files, asset);
+  }
   return asset;
 }
 

@@ -5,11 +5,10 @@
  * the files of one phase run. Reading never changes a file; a file an agent
  * replaced with a link is not followed.
  */
-import { constants } from "node:fs";
-import { lstat, open, readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import type { Host, HostFiles } from "../host/host.ts";
 import { lastEvents, listRuns, type RunListEntry } from "../records/list-runs.ts";
-import { EventLineSplitter, isRunLive, readEvents, runsDir } from "../records/run-log.ts";
+import { EventLineSplitter, isRunLive, readEvents, runsDir, type RunReadHost } from "../records/run-log.ts";
 import { addToRunSummary, emptyRunSummary, runStateOf } from "../records/run-summary.ts";
 import { readCheckpointFile } from "../runtime/checkpoint-file.ts";
 import { machineName } from "../runtime/run-lock.ts";
@@ -42,13 +41,14 @@ export function runFolder(workdir: string, key: string): string | undefined {
 }
 
 /** Every run of the workdir, newest first, each followed by its lanes and sub-pipeline runs. */
-export async function listRunRows(workdir: string, now = Date.now()): Promise<RunRow[]> {
-  const entries = await listRuns(workdir, now);
-  const rows = await Promise.all(entries.map(async (entry) => [await rowOf(entry), ...(await childRows(join(runsDir(workdir), entry.run), entry.run, 1, entry.outcome === "running"))]));
+export async function listRunRows(workdir: string, host: RunReadHost, now = host.clock.now()): Promise<RunRow[]> {
+  const { files } = host;
+  const entries = await listRuns(workdir, host, now);
+  const rows = await Promise.all(entries.map(async (entry) => [await rowOf(entry, files), ...(await childRows(join(runsDir(workdir), entry.run), entry.run, 1, entry.outcome === "running", files))]));
   return rows.flat();
 }
 
-async function rowOf(entry: RunListEntry): Promise<RunRow> {
+async function rowOf(entry: RunListEntry, files: HostFiles): Promise<RunRow> {
   const row: RunRow = {
     key: entry.run,
     depth: 0,
@@ -67,9 +67,9 @@ async function rowOf(entry: RunListEntry): Promise<RunRow> {
   };
   if (entry.outcome === "complete" || entry.outcome === "failed" || entry.outcome === "blocked" || entry.outcome === "stopped") return row;
   // a run that has not finished: where it stands, from the end of its log and (running) its checkpoint
-  const tailed = await withTail(row, join(entry.dir, "events.jsonl"), entry.outcome === "running");
+  const tailed = await withTail(row, join(entry.dir, "events.jsonl"), entry.outcome === "running", files);
   if (entry.outcome === "running") {
-    const inflight = readInflightIn(entry.dir);
+    const inflight = readInflightIn(entry.dir, files);
     if (inflight !== null) {
       if (inflight.phases.length > 0) tailed.phase = inflight.phases.map((p) => p.phase).join(", ");
       else if (inflight.waiting !== null) tailed.phase = inflight.waiting;
@@ -79,9 +79,9 @@ async function rowOf(entry: RunListEntry): Promise<RunRow> {
   return tailed;
 }
 
-async function withTail(row: RunRow, eventsPath: string, live: boolean): Promise<RunRow> {
+async function withTail(row: RunRow, eventsPath: string, live: boolean, files: HostFiles): Promise<RunRow> {
   const summary = emptyRunSummary();
-  for (const e of await lastEvents(eventsPath)) addToRunSummary(summary, e);
+  for (const e of await lastEvents(eventsPath, files)) addToRunSummary(summary, e);
   row.phase = summary.phase;
   if (summary.iteration > 0) row.iteration = summary.iteration;
   row.max_iterations = summary.max_iterations;
@@ -92,33 +92,33 @@ async function withTail(row: RunRow, eventsPath: string, live: boolean): Promise
   return row;
 }
 
-async function childRows(dir: string, key: string, depth: number, parentLive: boolean): Promise<RunRow[]> {
+async function childRows(dir: string, key: string, depth: number, parentLive: boolean, files: HostFiles): Promise<RunRow[]> {
   const out: RunRow[] = [];
   for (const kind of ["lanes", "sub"] as const) {
     let names: string[];
     try {
-      names = (await readdir(join(dir, kind), { withFileTypes: true })).filter((d) => d.isDirectory() && parseRunKey(d.name) !== undefined).map((d) => d.name).sort();
+      names = files.readdir(join(dir, kind)).filter((name) => parseRunKey(name) !== undefined && files.lstat(join(dir, kind, name))?.isDirectory()).sort();
     } catch {
       continue;
     }
     for (const name of names) {
       const childDir = join(dir, kind, name);
       const childKey = `${key}/${kind}/${name}`;
-      out.push(await childRow(childDir, childKey, kind === "lanes" ? "lane" : "sub", depth, parentLive));
-      if (depth < 4) out.push(...(await childRows(childDir, childKey, depth + 1, parentLive)));
+      out.push(await childRow(childDir, childKey, kind === "lanes" ? "lane" : "sub", depth, parentLive, files));
+      if (depth < 4) out.push(...(await childRows(childDir, childKey, depth + 1, parentLive, files)));
     }
   }
   return out;
 }
 
-async function childRow(dir: string, key: string, kind: "lane" | "sub", depth: number, parentLive: boolean): Promise<RunRow> {
+async function childRow(dir: string, key: string, kind: "lane" | "sub", depth: number, parentLive: boolean, files: HostFiles): Promise<RunRow> {
   const summary = emptyRunSummary();
-  for (const e of await lastEvents(join(dir, "events.jsonl"))) addToRunSummary(summary, e);
+  for (const e of await lastEvents(join(dir, "events.jsonl"), files)) addToRunSummary(summary, e);
   let pipeline = summary.pipeline;
   let startedAt = summary.started_at;
   if (pipeline === null || startedAt === null) {
     try {
-      const info = JSON.parse(await readFile(join(dir, "run.json"), "utf8")) as { pipeline?: unknown; started_at?: unknown };
+      const info = JSON.parse(files.readText(join(dir, "run.json"))) as { pipeline?: unknown; started_at?: unknown };
       if (typeof info.pipeline === "string") pipeline ??= info.pipeline;
       if (typeof info.started_at === "string") startedAt ??= info.started_at;
     } catch {
@@ -162,24 +162,25 @@ const folded = new Map<string, { view: RunView; offset: number; ino: number; pen
 const FOLDED_MAX = 4;
 
 /** A run's view, from its event log (streamed, a chunk at a time; from where it was left when folded lately). */
-export async function readRunView(workdir: string, key: string): Promise<RunRead | undefined> {
+export async function readRunView(workdir: string, key: string, host: Pick<Host, "files" | "processes">): Promise<RunRead | undefined> {
+  const { files } = host;
   const dir = runFolder(workdir, key);
   if (dir === undefined) return undefined;
   const path = join(dir, "events.jsonl");
   const cacheKey = `${workdir}\u0000${key}`;
   const cached = folded.get(cacheKey);
   // one fold at a time per run: a second reader waits for the first, then folds what is left
-  const turn = (cached?.pending ?? Promise.resolve()).then(() => foldLog(workdir, key, path, cacheKey));
+  const turn = (cached?.pending ?? Promise.resolve()).then(() => foldLog(key, path, cacheKey, files));
   if (cached) cached.pending = turn.catch(() => undefined);
   const got = await turn;
   if (got === undefined) return undefined;
-  const live = await isRunLive(workdir, rootRunOf(key), machineName());
+  const live = await isRunLive(workdir, rootRunOf(key), machineName(), host);
   // a lane's log starts at its first iteration: its pipeline is its run's (the nearest run.json up the key)
   let file = got.view.summary.file;
   const parts = parseRunKey(key)!;
   for (let n = parts.length; file === null && n > 0; n -= 2) {
     try {
-      const info = JSON.parse(await readFile(join(runsDir(workdir), ...parts.slice(0, n), "run.json"), "utf8")) as { file?: unknown };
+      const info = JSON.parse(files.readText(join(runsDir(workdir), ...parts.slice(0, n), "run.json"))) as { file?: unknown };
       if (typeof info.file === "string") file = info.file;
     } catch {
       // no run.json here: look further up
@@ -188,17 +189,17 @@ export async function readRunView(workdir: string, key: string): Promise<RunRead
   return { view: got.view, offset: got.offset, live, file, ...(got.problem === undefined ? {} : { problem: got.problem }) };
 }
 
-async function foldLog(workdir: string, key: string, path: string, cacheKey: string): Promise<{ view: RunView; offset: number; problem?: string } | undefined> {
+async function foldLog(key: string, path: string, cacheKey: string, files: HostFiles): Promise<{ view: RunView; offset: number; problem?: string } | undefined> {
   let info;
   try {
-    info = await lstat(path);
+    info = files.lstat(path);
   } catch {
     info = undefined;
   }
   const cached = folded.get(cacheKey);
   if (cached && info?.isFile() && info.ino === cached.ino && info.size >= cached.offset) {
     for (;;) {
-      const more = await readFrom(path, cached.offset, 4 * 1024 * 1024);
+      const more = await readFrom(path, cached.offset, files, 4 * 1024 * 1024);
       if (more === undefined || more.offset <= cached.offset) break;
       const splitter = new EventLineSplitter();
       splitter.push(Buffer.from(more.text), (e) => addToRunView(cached.view, e));
@@ -209,16 +210,16 @@ async function foldLog(workdir: string, key: string, path: string, cacheKey: str
     return { view: cached.view, offset: cached.offset };
   }
   const view = emptyRunView(key);
-  const result = await readEvents(path, (e) => addToRunView(view, e));
+  const result = await readEvents(path, (e) => addToRunView(view, e), files);
   if (result.bytes === 0 && result.problem === undefined) {
     try {
-      await readdir(dirname(path));
+      files.readdir(dirname(path));
     } catch {
       return undefined; // no such run
     }
   }
   // kept when the log ends with a whole line: the next fold starts at a line's start
-  if (info?.isFile() && result.problem === undefined && !result.torn && result.bytes > 0 && (await endsWithNewline(path, result.bytes))) {
+  if (info?.isFile() && info.ino !== undefined && result.problem === undefined && !result.torn && result.bytes > 0 && (await endsWithNewline(path, result.bytes, files))) {
     folded.delete(cacheKey);
     folded.set(cacheKey, { view, offset: result.bytes, ino: info.ino, pending: Promise.resolve() });
     while (folded.size > FOLDED_MAX) folded.delete(folded.keys().next().value!);
@@ -226,8 +227,8 @@ async function foldLog(workdir: string, key: string, path: string, cacheKey: str
   return { view, offset: result.bytes, ...(result.problem === undefined ? {} : { problem: result.problem }) };
 }
 
-async function endsWithNewline(path: string, size: number): Promise<boolean> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+async function endsWithNewline(path: string, size: number, files: HostFiles): Promise<boolean> {
+  const handle = await files.openRead(path, { noFollow: true });
   try {
     const b = Buffer.alloc(1);
     await handle.read(b, 0, 1, size - 1);
@@ -255,33 +256,33 @@ export interface PhaseFiles {
 const FILE_MAX = 256 * 1024;
 
 /** The files of one phase run: its prompt, logs (their end), transcript and extracted output. */
-export async function readPhaseFiles(workdir: string, key: string, phaseDir: string, max = FILE_MAX): Promise<PhaseFiles | null | undefined> {
+export async function readPhaseFiles(workdir: string, key: string, phaseDir: string, files: HostFiles, max = FILE_MAX): Promise<PhaseFiles | null | undefined> {
   const dir = runFolder(workdir, key);
   if (dir === undefined || !isPhaseDirName(phaseDir)) return undefined;
   const base = join(dir, "phases", phaseDir);
   // a phase folder is a folder: one an agent replaced with a link to elsewhere is not read
   try {
-    if (!(await lstat(base)).isDirectory()) return null;
+    if (!files.lstat(base)?.isDirectory()) return null;
   } catch {
     return null;
   }
-  const stdout = await readTextEnd(join(base, "stdout.log"), max);
-  const stderr = await readTextEnd(join(base, "stderr.log"), max);
+  const stdout = await readTextEnd(files, join(base, "stdout.log"), max);
+  const stderr = await readTextEnd(files, join(base, "stderr.log"), max);
   return {
-    prompt: (await readTextEnd(join(base, "prompt.md"), max, true)).text,
+    prompt: (await readTextEnd(files, join(base, "prompt.md"), max, true)).text,
     stdout: stdout.text,
     stderr: stderr.text,
-    transcript: (await readTextEnd(join(base, "transcript.md"), max)).text,
-    output: (await readTextEnd(join(base, "output.json"), max, true)).text,
+    transcript: (await readTextEnd(files, join(base, "transcript.md"), max)).text,
+    output: (await readTextEnd(files, join(base, "output.json"), max, true)).text,
     cut: { stdout: stdout.cut, stderr: stderr.cut },
   };
 }
 
 /** A file's text (its last `max` bytes, or its first with `head`); a missing file or a link is null. */
-async function readTextEnd(path: string, max: number, head = false): Promise<{ text: string | null; cut: number }> {
+async function readTextEnd(files: HostFiles, path: string, max: number, head = false): Promise<{ text: string | null; cut: number }> {
   let handle;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    handle = await files.openRead(path, { noFollow: true });
   } catch {
     return { text: null, cut: 0 };
   }
@@ -298,10 +299,10 @@ async function readTextEnd(path: string, max: number, head = false): Promise<{ t
 }
 
 /** New bytes of a growing file from `offset` (at most `max`): for following a phase's output. */
-export async function readFrom(path: string, offset: number, max = 64 * 1024): Promise<{ text: string; offset: number } | undefined> {
+export async function readFrom(path: string, offset: number, files: HostFiles, max = 64 * 1024): Promise<{ text: string; offset: number } | undefined> {
   let handle;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    handle = await files.openRead(path, { noFollow: true });
   } catch {
     return undefined;
   }
@@ -334,13 +335,13 @@ export interface Inflight {
 const dirOf = (seq: number, phase: string): string => `${String(seq).padStart(4, "0")}-${phase}`;
 
 /** The phases a run has in flight, as its checkpoint (the journal's last line or state.json) says. */
-export function readInflight(workdir: string, key: string): Inflight | null {
+export function readInflight(workdir: string, key: string, files: HostFiles): Inflight | null {
   const dir = runFolder(workdir, key);
-  return dir === undefined ? null : readInflightIn(dir);
+  return dir === undefined ? null : readInflightIn(dir, files);
 }
 
-export function readInflightIn(dir: string): Inflight | null {
-  const text = readCheckpointFile(join(dir, "state.json"));
+export function readInflightIn(dir: string, files: HostFiles): Inflight | null {
+  const text = readCheckpointFile(join(dir, "state.json"), files);
   if (text === undefined) return null;
   let snapshot: Record<string, unknown>;
   try {

@@ -1,15 +1,14 @@
 /**
  * The compiled loop a run follows, as the graph `phaseloop graph` draws
- * (machine-graph.ts): the pipeline file is loaded and compiled as `run` would.
+ * (machine-graph.ts): the pipeline file is loaded and compiled as `run` does
+ * (with its sub-pipelines, compile-loaded.ts).
  * A file that is gone or no longer valid gives a graph of the phases the run
  * announced, in order, so the page still has the path taken to draw on.
  */
-import { stat } from "node:fs/promises";
-import { hasErrors } from "../diagnostics/diagnostic.ts";
-import { compilePipeline } from "../machine/compile-pipeline.ts";
+import { compileLoaded } from "../machine/compile-loaded.ts";
 import { machineGraph, phaseNodeId, type MachineGraph } from "../machine/machine-graph.ts";
 import { loadPipeline } from "../pipeline/load-pipeline.ts";
-import { readSourceFile } from "../host/read-source-file.ts";
+import type { HostFiles } from "../host/host.ts";
 
 export interface RunGraph extends MachineGraph {
   /** The loop head's phase. */
@@ -20,21 +19,24 @@ export interface RunGraph extends MachineGraph {
   fallback?: string;
 }
 
-const cache = new Map<string, { mtimeMs: number; graph: RunGraph }>();
+const caches = new WeakMap<HostFiles, Map<string, { mtimeMs: number; graph: RunGraph }>>();
 
-export async function readRunGraph(file: string | null, phases: readonly string[], cwd: string): Promise<RunGraph> {
+export async function readRunGraph(file: string | null, phases: readonly string[], cwd: string, files: HostFiles): Promise<RunGraph> {
   if (file === null) return fallbackGraph(phases, "the run names no pipeline file");
   let mtimeMs: number;
   try {
-    mtimeMs = (await stat(file)).mtimeMs;
+    const info = files.stat(file);
+    if (info === undefined) return fallbackGraph(phases, `${file} is gone`);
+    mtimeMs = info.mtimeMs;
   } catch {
     return fallbackGraph(phases, `${file} is gone`);
   }
+  let cache = caches.get(files);
+  if (cache === undefined) caches.set(files, (cache = new Map()));
   const hit = cache.get(file);
   if (hit !== undefined && hit.mtimeMs === mtimeMs) return hit.graph;
-  const loaded = await loadPipeline(file, { readFile: async (path: string) => readSourceFile(path), cwd });
-  const compiled = loaded.doc && !hasErrors(loaded.diagnostics) ? compilePipeline(loaded.doc, { promptFiles: loaded.promptFiles, file: loaded.file }) : undefined;
-  const machine = compiled?.machine;
+  const loaded = await loadPipeline(file, { readFile: async (path: string) => files.readSource(path), cwd });
+  const machine = compileLoaded(loaded).machine;
   if (!machine) return fallbackGraph(phases, `${file} no longer compiles`);
   const graph: RunGraph = { ...machineGraph(machine), head: machine.head, ids: Object.fromEntries(machine.phases.map((p) => [p.name, phaseNodeId(p.name)])) };
   cache.set(file, { mtimeMs, graph });

@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
+import type { Host } from "../host/host.ts";
 import type { ControlResult, RunControls } from "./controls.ts";
 import { allowedHosts, judgeRequest, withoutToken, type GuardConfig } from "./guard.ts";
 import { LiveFeed } from "./live-feed.ts";
@@ -24,6 +25,8 @@ export interface UiServerOptions {
   controls: RunControls;
   /** Default: 32 random bytes. */
   token?: string;
+  /** Files, the clock and processes: the machine the workdir is on. */
+  machine: Host;
 }
 
 export interface UiServer {
@@ -50,7 +53,7 @@ const BODY_MAX = 64 * 1024;
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const host = options.host ?? "127.0.0.1";
   const token = options.token ?? randomBytes(32).toString("base64url");
-  const feed = new LiveFeed(options.workdir);
+  const feed = new LiveFeed(options.workdir, options.machine);
   let guard: GuardConfig | undefined;
   const server: Server = createServer((req, res) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
@@ -88,14 +91,14 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       return send(res, 200, "text/html; charset=utf-8", livePageHtml());
     }
     if (path === "/assets/page.js" || path === "/assets/page.css") {
-      const asset = await loadPageAsset();
+      const asset = await loadPageAsset(options.machine.files);
       if (asset === undefined) return sendText(res, 500, "the page is not built: run `npm run build` in the phaseloop package");
       return path.endsWith(".js") ? send(res, 200, "text/javascript; charset=utf-8", asset.js) : send(res, 200, "text/css; charset=utf-8", asset.css);
     }
-    if (path === "/api/runs") return sendJson(res, 200, await listRunRows(options.workdir));
+    if (path === "/api/runs") return sendJson(res, 200, await listRunRows(options.workdir, options.machine));
     if (path === "/api/phase") {
       const key = url.searchParams.get("key") ?? "";
-      const files = await readPhaseFiles(options.workdir, key, url.searchParams.get("dir") ?? "");
+      const files = await readPhaseFiles(options.workdir, key, url.searchParams.get("dir") ?? "", options.machine.files);
       return files === undefined ? sendText(res, 404, "no such phase run") : sendJson(res, 200, files);
     }
     if (path === "/api/stream") {

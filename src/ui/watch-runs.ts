@@ -7,24 +7,35 @@
  * watched one by one, never a whole tree: a workdir of many finished runs
  * costs nothing.
  */
-import { watch, type FSWatcher } from "node:fs";
+import type { Host, Watcher } from "../host/host.ts";
+
+/** A timer that does not keep phaseloop alive by itself, where the clock's timers can say so. */
+function unref(timer: unknown): unknown {
+  (timer as { unref?: () => void } | undefined)?.unref?.();
+  return timer;
+}
 
 export class RunsWatcher {
-  private readonly watchers = new Map<string, FSWatcher>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private readonly poll: ReturnType<typeof setInterval>;
+  private readonly watchers = new Map<string, Watcher>();
+  private timer: unknown;
+  private poll: unknown;
   private closed = false;
   /** Watching failed somewhere (no inotify left, say): the poll is all there is, so it runs faster. */
   degraded = false;
 
   private readonly onChange: () => void;
   private readonly debounceMs: number;
+  private readonly host: Pick<Host, "files" | "clock">;
 
-  constructor(onChange: () => void, debounceMs = 40, pollMs = 1000) {
+  constructor(onChange: () => void, host: Pick<Host, "files" | "clock">, debounceMs = 40, pollMs = 1000) {
     this.onChange = onChange;
+    this.host = host;
     this.debounceMs = debounceMs;
-    this.poll = setInterval(() => this.fire(), pollMs);
-    this.poll.unref?.();
+    const every = (): void => {
+      this.poll = unref(host.clock.setTimer(every, pollMs));
+      this.fire();
+    };
+    this.poll = unref(host.clock.setTimer(every, pollMs));
   }
 
   /** Watches exactly these folders (adds the new, drops the rest). */
@@ -40,11 +51,11 @@ export class RunsWatcher {
     for (const path of want) {
       if (this.watchers.has(path)) continue;
       try {
-        const w = watch(path, { persistent: false }, () => this.changed());
-        w.on("error", () => {
-          w.close();
-          this.watchers.delete(path);
-        });
+        const w = this.host.files.watch(
+          path,
+          () => this.changed(),
+          () => this.watchers.delete(path),
+        );
         this.watchers.set(path, w);
       } catch (error) {
         // a folder that does not exist yet is watched once it does (the next reconcile)
@@ -59,7 +70,7 @@ export class RunsWatcher {
 
   private changed(): void {
     if (this.closed || this.timer !== undefined) return;
-    this.timer = setTimeout(() => {
+    this.timer = this.host.clock.setTimer(() => {
       this.timer = undefined;
       this.fire();
     }, this.debounceMs);
@@ -71,8 +82,8 @@ export class RunsWatcher {
 
   close(): void {
     this.closed = true;
-    clearInterval(this.poll);
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.host.clock.clearTimer(this.poll);
+    if (this.timer !== undefined) this.host.clock.clearTimer(this.timer);
     for (const w of this.watchers.values()) w.close();
     this.watchers.clear();
   }

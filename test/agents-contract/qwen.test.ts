@@ -6,53 +6,20 @@
  * `base_url`; the key is OPENAI_API_KEY. The HOME is private.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { probeSandbox } from "../../src/host/probe-sandbox.ts";
 import { runDir } from "../cli/cli-helpers.ts";
 import { agentBinDir, pinnedVersion } from "./agent-bins.ts";
-import { startChatMock, type ChatMock, type ChatTurn } from "./chat-completions-mock.ts";
-import { commitAll, contractPipeline, contractSuite, gitWorkdir, leftBehind, pathWith, runPipeline, stdoutLog, type PipelineSetup, type RunOutcome } from "./contract-helpers.ts";
+import type { ChatTurn } from "./chat-completions-mock.ts";
+import { chatContract } from "./chat-contract.ts";
+import { leftBehind, stdoutLog } from "./contract-helpers.ts";
 import { skipped } from "../skip-reason.ts";
 
 const QWEN_VERSION = pinnedVersion("@qwen-code/qwen-code");
 const bin = agentBinDir("@qwen-code/qwen-code");
 const sandbox = probeSandbox().available;
-const track = contractSuite();
-
-interface Setup extends PipelineSetup {
-  /** The user's own ~/.qwen/settings.json. */
-  userConfig?: Record<string, unknown>;
-  /** The agent's own `env` (a YAML flow mapping's entries). */
-  agentEnv?: Record<string, string>;
-  /** Files in the private HOME. */
-  homeFiles?: Record<string, string>;
-}
-
-interface Outcome extends RunOutcome {
-  dir: string;
-  home: string;
-  mock: ChatMock;
-}
-
-/** Run the one-phase pipeline once against a mock scripted with `turns` (a function gets the workdir). */
-async function run(turns: ChatTurn[] | ((dir: string) => ChatTurn[]), s: Setup = {}): Promise<Outcome> {
-  const mock = track(await startChatMock([]));
-  const spec = `{ preset: qwen, model: mock-model, base_url: "${mock.url}"${s.agentEnv ? `, env: ${JSON.stringify(s.agentEnv)}` : ""} }`;
-  const p = contractPipeline("qwen", spec, { ...s, phase: s.phase ?? "    timeout: 3m\n" });
-  const { top, dir } = gitWorkdir("phaseloop-qwen-", { "p.yaml": p, ".gitignore": "node_modules/\n", "src/a.ts": "export const a = 1;\n", ...(s.files ?? {}) }, { beside: true, commit: false });
-  const home = join(top, "home");
-  mkdirSync(join(home, ".qwen"), { recursive: true });
-  if (s.userConfig) writeFileSync(join(home, ".qwen/settings.json"), JSON.stringify(s.userConfig));
-  for (const [rel, text] of Object.entries(s.homeFiles ?? {})) {
-    mkdirSync(dirname(join(home, rel)), { recursive: true });
-    writeFileSync(join(home, rel), text);
-  }
-  mock.script(typeof turns === "function" ? turns(dir) : turns);
-  commitAll(dir);
-  const o = await runPipeline(dir, { PATH: pathWith(bin), HOME: home, OPENAI_API_KEY: "sk-test", NO_COLOR: "1" });
-  return { ...o, dir, home, mock };
-}
+const run = chatContract("qwen", bin, ".qwen/settings.json");
 
 const say = (text: string): ChatTurn => ({ text });
 const done = say("Finished.\nSTATUS: COMPLETE");

@@ -2,10 +2,15 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createClaudeParser } from "../../src/agents/presets/claude.ts";
 import { createCodexParser } from "../../src/agents/presets/codex.ts";
-import { commandAgent } from "../../src/agents/command-agent.ts";
+import { commandAgentWith } from "../../src/agents/command-agent.ts";
 import { createGeminiParser } from "../../src/agents/presets/gemini.ts";
-import { adapters, getAdapter } from "../../src/agents/get-adapter.ts";
+import { adaptersOf, getAdapter, presetEffects } from "../../src/agents/get-adapter.ts";
+import { nodeHost } from "../../src/host/node-host.ts";
 import type { StreamParser } from "../../src/agents/agent-adapter.ts";
+
+/** The adapters on the machine the tests run on. */
+const adapters = adaptersOf(presetEffects(nodeHost));
+const commandAgent = commandAgentWith(presetEffects(nodeHost));
 
 const claudeAgent = adapters.claude!;
 const codexAgent = adapters.codex!;
@@ -117,7 +122,7 @@ describe("the command agent", () => {
     expect(commandAgent.buildInvocation({ ...input, agent: { command: ["tool", "{{ params.x }}"] } })).toMatchObject({ argv: ["tool", "X"], stdin: "do it" });
     expect(commandAgent.buildInvocation({ ...input, agent: { command: ["tool"], prompt_via: "arg", prompt_flag: "-p" } })).toMatchObject({ argv: ["tool", "-p", "do it"], stdin: undefined });
     expect(commandAgent.buildInvocation({ ...input, agent: { command: ["tool"], prompt_via: "file" } }).argv).toEqual(["tool", "/tmp/p.md"]);
-    expect(getAdapter({ command: ["x"] }).name).toBe("command");
+    expect(getAdapter({ command: ["x"] }, presetEffects(nodeHost)).name).toBe("command");
   });
 });
 

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { insideFence } from "../../src/agents/inside-fence.ts";
-import { adapters } from "../../src/agents/get-adapter.ts";
+import { adaptersOf, presetEffects } from "../../src/agents/get-adapter.ts";
+import { nodeHost } from "../../src/host/node-host.ts";
+
+/** The adapters on the machine the tests run on. */
+const adapters = adaptersOf(presetEffects(nodeHost));
 
 const codexAgent = adapters.codex!;
 

@@ -1,9 +1,14 @@
 /** Each preset passes a phase's model, the session it continues and its output schema in its CLI's own way. */
 import { describe, expect, it } from "vitest";
-import { commandAgent } from "../../src/agents/command-agent.ts";
+import { commandAgentWith } from "../../src/agents/command-agent.ts";
 import { phaseModel } from "../../src/pipeline/phase-model.ts";
 import { withArtifacts } from "../../src/run/run-artifacts.ts";
-import { adapters } from "../../src/agents/get-adapter.ts";
+import { adaptersOf, presetEffects } from "../../src/agents/get-adapter.ts";
+import { nodeHost } from "../../src/host/node-host.ts";
+
+/** The adapters on the machine the tests run on. */
+const adapters = adaptersOf(presetEffects(nodeHost));
+const commandAgent = commandAgentWith(presetEffects(nodeHost));
 
 const claudeAgent = adapters.claude!;
 const codexAgent = adapters.codex!;

@@ -1,8 +1,12 @@
 /** The registry is the one list of presets: the schema, the descriptions and the adapters agree with it. */
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { adapters } from "../../src/agents/get-adapter.ts";
+import { adaptersOf, presetEffects } from "../../src/agents/get-adapter.ts";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { CLI_PRESETS, PRESETS, presetNamed, sandboxNeeds } from "../../src/agents/presets/registry.ts";
+
+/** The adapters on the machine the tests run on. */
+const adapters = adaptersOf(presetEffects(nodeHost));
 
 const schema = JSON.parse(readFileSync(new URL("../../schemas/pipeline.schema.json", import.meta.url), "utf8")) as { $defs: { agent: { properties: Record<string, { enum?: string[] }>; if?: { properties: { preset: { const?: string; enum?: string[] } } } } } };
 const agent = schema.$defs.agent;

@@ -37,8 +37,8 @@ describe.skipIf(process.platform !== "linux")("leftovers of a phase outside the 
     expect(carriesMark(limits(String(LEFTOVER_MARK + 1)))).toBe(false);
   });
 
-  it("setsid env -i, a double fork and nohup do not outlive the run", () => {
-    const tag = `98${process.pid % 1000}.5`;
+  /** Run a one-phase pipeline (sandbox: off) whose command starts processes naming `tag`: none may outlive the run. */
+  function leavesNothing(tag: string, run: (tag: string) => string): void {
     const dir = tempDir();
     execFileSync("git", ["init", "-q", dir]);
     write(dir, {
@@ -48,7 +48,7 @@ name: leftovers
 sandbox: off
 phases:
   spawn:
-    run: "setsid env -i /bin/sleep ${tag}1 > /dev/null 2>&1 < /dev/null & (setsid env -i /bin/sh -c 'sleep ${tag}2' > /dev/null 2>&1 < /dev/null &) ; nohup env -i sleep ${tag}3 > /dev/null 2>&1 & sleep 0.3; echo started"
+    run: "${run(tag)}"
     next: [{ stop: complete }]
 stop: { max_iterations: 1 }
 `,
@@ -58,29 +58,14 @@ stop: { max_iterations: 1 }
     const left = alive(tag);
     for (const pid of left) process.kill(pid, "SIGKILL");
     expect(left).toEqual([]);
+  }
+
+  it("setsid env -i, a double fork and nohup do not outlive the run", () => {
+    leavesNothing(`98${process.pid % 1000}.5`, (tag) => `setsid env -i /bin/sleep ${tag}1 > /dev/null 2>&1 < /dev/null & (setsid env -i /bin/sh -c 'sleep ${tag}2' > /dev/null 2>&1 < /dev/null &) ; nohup env -i sleep ${tag}3 > /dev/null 2>&1 & sleep 0.3; echo started`);
   });
 
   it("an environment that names another phase does not save a leftover", () => {
-    const tag = `97${process.pid % 1000}.5`;
-    const dir = tempDir();
-    execFileSync("git", ["init", "-q", dir]);
-    write(dir, {
-      ".gitignore": "node_modules/\n",
-      "p.yaml": `phaseloop: 1
-name: leftovers
-sandbox: off
-phases:
-  spawn:
-    run: "setsid env -i PHASELOOP_RUN_ID=other PHASELOOP_PHASE_DIR=/elsewhere /bin/sleep ${tag}1 > /dev/null 2>&1 < /dev/null & sleep 0.3; echo started"
-    next: [{ stop: complete }]
-stop: { max_iterations: 1 }
-`,
-    });
-    const r = cli(["run", "p.yaml", "--reporter", "plain"], dir);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const left = alive(tag);
-    for (const pid of left) process.kill(pid, "SIGKILL");
-    expect(left).toEqual([]);
+    leavesNothing(`97${process.pid % 1000}.5`, (tag) => `setsid env -i PHASELOOP_RUN_ID=other PHASELOOP_PHASE_DIR=/elsewhere /bin/sleep ${tag}1 > /dev/null 2>&1 < /dev/null & sleep 0.3; echo started`);
   });
 
   it("two runs side by side: one's phase ends leave the other's running processes alone", async () => {

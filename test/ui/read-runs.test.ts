@@ -2,6 +2,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { nodeFiles } from "../../src/host/node-files.ts";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { readPhaseFiles, readRunView } from "../../src/ui/read-runs.ts";
 import { foldRunView } from "../../src/ui/run-view.ts";
 import { sampleRun } from "../reporters/synthetic-run.ts";
@@ -23,13 +25,13 @@ describe("reading a run for the page", () => {
     const log = join(dir, ".phaseloop/runs", run, "events.jsonl");
     const events = sampleRun();
     writeFileSync(log, events.slice(0, 9).map((e) => `${JSON.stringify(e)}\n`).join(""));
-    const first = await readRunView(dir, run);
+    const first = await readRunView(dir, run, nodeHost);
     expect(first?.view.runs).toHaveLength(2);
     appendFileSync(log, events.slice(9, 15).map((e) => `${JSON.stringify(e)}\n`).join(""));
     appendFileSync(log, `${JSON.stringify(events[15]).slice(0, 20)}`); // a line being written
-    const second = await readRunView(dir, run);
+    const second = await readRunView(dir, run, nodeHost);
     appendFileSync(log, `${JSON.stringify(events[15]).slice(20)}\n${events.slice(16).map((e) => `${JSON.stringify(e)}\n`).join("")}`);
-    const [third, again] = await Promise.all([readRunView(dir, run), readRunView(dir, run)]);
+    const [third, again] = await Promise.all([readRunView(dir, run, nodeHost), readRunView(dir, run, nodeHost)]);
     expect(second?.offset).toBeLessThan(third!.offset);
     const fresh = JSON.parse(JSON.stringify(foldRunView(run, events)));
     expect(JSON.parse(JSON.stringify(third!.view))).toEqual(fresh);
@@ -41,7 +43,7 @@ describe("reading a run for the page", () => {
     const phases = join(dir, ".phaseloop/runs", run, "phases");
     writeFileSync(join(phases, "0001-execute/prompt.md"), "Do the task");
     writeFileSync(join(phases, "0001-execute/stdout.log"), "x".repeat(300) + "the end\n");
-    const files = await readPhaseFiles(dir, run, "0001-execute", 100);
+    const files = await readPhaseFiles(dir, run, "0001-execute", nodeFiles, 100);
     expect(files).toMatchObject({ prompt: "Do the task", stderr: null, cut: { stdout: 208 } });
     expect(files?.stdout?.endsWith("the end\n")).toBe(true);
     const secret = join(dir, "secret");
@@ -49,9 +51,9 @@ describe("reading a run for the page", () => {
     writeFileSync(join(secret, "prompt.md"), "private");
     symlinkSync(secret, join(phases, "0002-evil"));
     symlinkSync(join(secret, "prompt.md"), join(phases, "0001-execute/transcript.md"));
-    expect(await readPhaseFiles(dir, run, "0002-evil")).toBeNull();
-    expect((await readPhaseFiles(dir, run, "0001-execute"))?.transcript).toBeNull();
-    for (const bad of ["../../secret", "0001-execute/..", "secret"]) expect(await readPhaseFiles(dir, run, bad), bad).toBeUndefined();
-    expect(await readPhaseFiles(dir, "../x", "0001-execute")).toBeUndefined();
+    expect(await readPhaseFiles(dir, run, "0002-evil", nodeFiles)).toBeNull();
+    expect((await readPhaseFiles(dir, run, "0001-execute", nodeFiles))?.transcript).toBeNull();
+    for (const bad of ["../../secret", "0001-execute/..", "secret"]) expect(await readPhaseFiles(dir, run, bad, nodeFiles), bad).toBeUndefined();
+    expect(await readPhaseFiles(dir, "../x", "0001-execute", nodeFiles)).toBeUndefined();
   });
 });

@@ -9,6 +9,7 @@ import { skipped } from "../skip-reason.ts";
 import { cli, ensureBuilt, write } from "../cli/cli-helpers.ts";
 import { laneRepo } from "../cli/lanes-helpers.ts";
 import { listRunRows } from "../../src/ui/read-runs.ts";
+import { nodeHost } from "../../src/host/node-host.ts";
 import { hasChromium, launchBrowser, recordRequests, startUi } from "./ui-helpers.ts";
 
 beforeAll(() => ensureBuilt(), 120_000);
@@ -60,12 +61,12 @@ describe("lanes and sub-pipeline runs", () => {
   afterAll(() => rmSync(lanesDir, { recursive: true, force: true }));
 
   it("are listed under their run, each with its outcome", async () => {
-    const lanes = await listRunRows(lanesDir);
+    const lanes = await listRunRows(lanesDir, nodeHost);
     expect(lanes[0]).toMatchObject({ key: lanesRun, depth: 0, state: "complete" });
     const children = lanes.filter((r) => r.depth === 1);
     expect(children.map((r) => [r.key, r.kind])).toEqual(["a", "b", "c"].map((t) => [`${lanesRun}/lanes/${t}`, "lane"]));
     for (const c of children) expect(c.state).toBe("complete");
-    const sub = await listRunRows(subDir);
+    const sub = await listRunRows(subDir, nodeHost);
     expect(sub.map((r) => [r.key, r.depth, r.kind, r.pipeline, r.state])).toEqual([
       [subRun, 0, "run", "with-child", "complete"],
       [`${subRun}/sub/0001-analyse`, 1, "sub", "analyse", "complete"],

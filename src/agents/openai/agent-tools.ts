@@ -6,10 +6,11 @@
  * symlink that leads out) and outside `.git` and `.phaseloop`, and within the
  * bounds of open-inside.ts (length, name length, depth); a listing looks at a
  * bounded number of entries. A refused call is answered with the reason, so
- * the model can do something else.
+ * the model can do something else. A listing reads the folders through the
+ * host's files; reads and writes go through open-inside.ts's confined helpers.
  */
-import { readdirSync, realpathSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import type { HostFiles } from "../../host/host.ts";
 import type { ToolSetSpec } from "../../pipeline/spec.ts";
 import { AGENT_PROTECTED, PATH_MAX_DEPTH, placeInside, readInside, writeInside } from "../../host/open-inside.ts";
 import { PROTECTED_NAMES } from "../../sandbox/bwrap-args.ts";
@@ -47,7 +48,7 @@ const READ_CAP_BYTES = TOOL_OUTPUT_CAP * 4;
 
 type GlobMatcher = (path: string) => boolean;
 
-export function createAgentTools(options: { tools: ToolSetSpec | undefined; workdir: string; runCommand: CommandRunner; glob: (patterns: string[]) => GlobMatcher }): AgentTools {
+export function createAgentTools(options: { tools: ToolSetSpec | undefined; workdir: string; runCommand: CommandRunner; glob: (patterns: string[]) => GlobMatcher; files: Pick<HostFiles, "readdir" | "lstat" | "realpath"> }): AgentTools {
   const { tools, workdir } = options;
   const readGlobs = tools?.read ?? [];
   const writeGlobs = tools?.write ?? [];
@@ -89,22 +90,24 @@ export function createAgentTools(options: { tools: ToolSetSpec | undefined; work
       const p = place(args.path ?? ".");
       if ("refused" in p) return refuse(p.refused);
       const found: string[] = [];
-      const root = realpathSync(workdir);
+      const { files } = options;
+      const root = files.realpath(workdir);
       let visited = 0;
       const walk = (dir: string, depth: number) => {
         if (depth > PATH_MAX_DEPTH) return;
-        let entries;
+        let names;
         try {
-          entries = readdirSync(dir, { withFileTypes: true });
+          names = files.readdir(dir);
         } catch {
           return;
         }
-        for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+        for (const name of names.sort((a, b) => a.localeCompare(b))) {
           if (found.length > LIST_CAP || ++visited > LIST_VISIT_CAP) return;
-          const full = join(dir, e.name);
+          const full = join(dir, name);
           const rel = relative(root, full).split(sep).join("/");
-          if (PROTECTED.includes(e.name) || e.name === "node_modules") continue;
-          if (e.isDirectory()) walk(full, depth + 1);
+          if (PROTECTED.includes(name) || name === "node_modules") continue;
+          // the entry itself, never where a link leads (a link to a folder is not walked)
+          if (files.lstat(full)?.isDirectory()) walk(full, depth + 1);
           else if (canRead(rel)) found.push(rel);
         }
       };

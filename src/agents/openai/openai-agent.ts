@@ -11,6 +11,7 @@
  */
 import type { AgentSpec, ToolSetSpec } from "../../pipeline/spec.ts";
 import type { ProcessResult } from "../../host/run-process.ts";
+import type { Host } from "../../host/host.ts";
 import type { AgentRunReport } from "../agent-adapter.ts";
 import type { McpToolbox } from "./mcp-client-tools.ts";
 import { type CommandRunner, createAgentTools } from "./agent-tools.ts";
@@ -51,6 +52,8 @@ export interface OpenAiAgentInput {
   responseSchema?: Record<string, unknown>;
   /** The tools of the phase's MCP servers (connected by the caller, who also closes them). */
   mcp?: McpToolbox;
+  /** Files (what list_files reads) and the clock: the runner's host. */
+  host: Pick<Host, "files" | "clock">;
 }
 
 export interface OpenAiAgentResult {
@@ -88,7 +91,8 @@ export function openAiBaseUrl(agent: AgentSpec): string {
 }
 
 export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAgentResult> {
-  const started = Date.now();
+  const { clock } = input.host;
+  const started = clock.now();
   const base = openAiBaseUrl(input.agent);
   const doFetch = input.fetch ?? fetch;
   const lines: string[] = [];
@@ -110,13 +114,13 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
   if (input.signal?.aborted) onAbort();
   input.signal?.addEventListener("abort", onAbort);
   const wall = input.timeoutMs
-    ? setTimeout(() => {
+    ? clock.setTimer(() => {
         timedOut = true;
         phase.abort();
       }, input.timeoutMs)
     : undefined;
 
-  const own = createAgentTools({ tools: input.tools, workdir: input.workdir, glob: input.glob, runCommand: (argv) => input.runCommand(argv, phase.signal) });
+  const own = createAgentTools({ tools: input.tools, workdir: input.workdir, glob: input.glob, runCommand: (argv) => input.runCommand(argv, phase.signal), files: input.host.files });
   const mcp = input.mcp;
   const tools = mcp ? { definitions: [...own.definitions, ...mcp.definitions], call: (name: string, args: string) => (mcp.handles(name) ? mcp.call(name, args) : own.call(name, args)) } : own;
   const toolNames = tools.definitions.map((d) => d.function.name);
@@ -128,7 +132,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
   ];
 
   const finish = (failure?: Failure): OpenAiAgentResult => {
-    clearTimeout(wall);
+    if (wall !== undefined) clock.clearTimer(wall);
     input.signal?.removeEventListener("abort", onAbort);
     if (failure) {
       report.success = false;
@@ -140,7 +144,7 @@ export async function runOpenAiAgent(input: OpenAiAgentInput): Promise<OpenAiAge
     return {
       messages,
       report: { ...report, lastLine: lines.filter((l) => l.trim()).pop() },
-      process: { exitCode: ended ? 0 : null, signal: ended ? null : "SIGTERM", timedOut, idleTimedOut, aborted, durationMs: Date.now() - started, stdout, stdoutTail: stdout.slice(-64 * 1024), stderrTail: "", wroteLogs: false },
+      process: { exitCode: ended ? 0 : null, signal: ended ? null : "SIGTERM", timedOut, idleTimedOut, aborted, durationMs: clock.now() - started, stdout, stdoutTail: stdout.slice(-64 * 1024), stderrTail: "", wroteLogs: false },
     };
   };
 

@@ -15,7 +15,7 @@ import type { ToolSetSpec } from "../../pipeline/spec.ts";
 import type { McpServer } from "../../mcp/mcp-server.ts";
 import { withMcpStartCheck, type McpStartFailure } from "../mcp-start-check.ts";
 import type { ToolCall } from "../agent-adapter.ts";
-import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "../stream-json.ts";
+import { brief, createStreamParser, decodeContentBlocks, num, str, toolResultRefusals, type Decoded, type Ev, type StreamPreset } from "../stream-json.ts";
 import { anchorGlob, expandBraces } from "../tool-globs.ts";
 import type { AgentPreset } from "./agent-preset.ts";
 
@@ -156,34 +156,12 @@ export const claudeStream: StreamPreset = {
       return d;
     }
     if (ev.type === "assistant") {
-      const content = (ev.message as Ev | undefined)?.content;
-      if (!Array.isArray(content)) return d;
-      d.display = [];
-      d.tools = [];
-      for (const c of content as Ev[]) {
-        if (c?.type === "text" && typeof c.text === "string" && c.text.trim()) {
-          d.textDelta = (d.textDelta ?? "") + c.text;
-          d.display.push(...c.text.trim().split("\n").filter((l) => l.trim()).map((l) => brief(l, 200)));
-        } else if (c?.type === "tool_use") {
-          const call = toolCall(c);
-          d.tools.push(call);
-          d.display.push(`→ ${describeCall(call, (c.input ?? {}) as Ev)}`);
-        }
-      }
+      decodeContentBlocks(d, (ev.message as Ev | undefined)?.content, toolCall, describeCall);
       return d;
     }
     if (ev.type === "user") {
-      const content = (ev.message as Ev | undefined)?.content;
-      if (!Array.isArray(content)) return d;
-      for (const c of content as Ev[]) {
-        if (c?.type !== "tool_result") continue;
-        const text = typeof c.content === "string" ? c.content : Array.isArray(c.content) ? (c.content as Ev[]).map((x) => str(x?.text) ?? "").join("") : "";
-        // claude says a refusal in the tool result: "Permission to use Write has been denied …", "… requested permissions …"
-        if (c.is_error === true && /\bpermission\b.*\b(?:denied|haven't granted|not granted)\b|\brequested permissions\b/i.test(text)) {
-          (d.refused ??= []).push({ id: str(c.tool_use_id), reason: brief(text.split("\n")[0] ?? text, 200) });
-          (d.display ??= []).push(`✗ refused: ${brief(text.split(".")[0] ?? text, 120)}`);
-        }
-      }
+      // claude says a refusal in the tool result: "Permission to use Write has been denied …", "… requested permissions …"
+      toolResultRefusals(d, (ev.message as Ev | undefined)?.content, /\bpermission\b.*\b(?:denied|haven't granted|not granted)\b|\brequested permissions\b/i, (text) => brief(text.split(".")[0] ?? text, 120));
       return d;
     }
     if (ev.type === "result") {

@@ -18,7 +18,7 @@
  */
 import type { ToolSetSpec } from "../../pipeline/spec.ts";
 import type { ToolCall } from "../agent-adapter.ts";
-import { brief, createStreamParser, num, str, type Decoded, type Ev, type StreamPreset } from "../stream-json.ts";
+import { brief, createStreamParser, decodeContentBlocks, num, str, toolResultRefusals, type Decoded, type Ev, type StreamPreset } from "../stream-json.ts";
 import { expandBraces } from "../tool-globs.ts";
 import type { AgentPreset } from "./agent-preset.ts";
 
@@ -143,36 +143,14 @@ export const qwenStream: StreamPreset = {
       return d;
     }
     if (ev.type === "assistant") {
-      const content = (ev.message as Ev | undefined)?.content;
-      if (!Array.isArray(content)) return d;
-      d.display = [];
-      d.tools = [];
-      for (const c of content as Ev[]) {
-        if (c?.type === "text" && typeof c.text === "string" && c.text.trim()) {
-          d.textDelta = (d.textDelta ?? "") + c.text;
-          d.display.push(...c.text.trim().split("\n").filter((l) => l.trim()).map((l) => brief(l, 200)));
-        } else if (c?.type === "tool_use") {
-          const call = toolCall(c);
-          d.tools.push(call);
-          d.display.push(`→ ${describeCall(call)}`);
-        }
-      }
+      decodeContentBlocks(d, (ev.message as Ev | undefined)?.content, toolCall, describeCall);
       // each assistant message is a turn of its own
-      d.endTurn = true;
+      if (Array.isArray((ev.message as Ev | undefined)?.content)) d.endTurn = true;
       return d;
     }
     if (ev.type === "user") {
-      const content = (ev.message as Ev | undefined)?.content;
-      if (!Array.isArray(content)) return d;
-      for (const c of content as Ev[]) {
-        if (c?.type !== "tool_result" || c.is_error !== true) continue;
-        const text = typeof c.content === "string" ? c.content : Array.isArray(c.content) ? (c.content as Ev[]).map((x) => str(x?.text) ?? "").join("") : "";
-        // "Qwen Code requires permission to use "X", but that permission was declined …", "… denied by permission rules"
-        if (/\bpermission\b.*\b(?:declined|denied)\b|\bdenied by permission rules\b|\bis not permitted\b/i.test(text)) {
-          (d.refused ??= []).push({ id: str(c.tool_use_id), reason: brief(text.split("\n")[0] ?? text, 200) });
-          (d.display ??= []).push(`✗ refused: ${brief(text, 120)}`);
-        }
-      }
+      // "Qwen Code requires permission to use "X", but that permission was declined …", "… denied by permission rules"
+      toolResultRefusals(d, (ev.message as Ev | undefined)?.content, /\bpermission\b.*\b(?:declined|denied)\b|\bdenied by permission rules\b|\bis not permitted\b/i, (text) => brief(text, 120));
       return d;
     }
     if (ev.type === "result") {

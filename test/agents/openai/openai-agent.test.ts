@@ -10,6 +10,7 @@ import { ChatStream } from "../../../src/agents/openai/chat-stream.ts";
 import { textToolCalls } from "../../../src/agents/openai/text-tool-calls.ts";
 import { runProcess } from "../../../src/host/run-process.ts";
 import { startFakeOpenAi, type FakeServer, type ScriptedAnswer } from "../fake-openai.ts";
+import { nodeHost } from "../../../src/host/node-host.ts";
 
 const cleanup: (() => void)[] = [];
 afterAll(() => cleanup.forEach((f) => f()));
@@ -34,6 +35,7 @@ function input(base: string, workdir: string, over: Partial<OpenAiAgentInput> = 
     agent: { preset: "openai", model: "qwen-test", base_url: base },
     prompt: "Fix the bug.",
     workdir,
+    host: nodeHost,
     env: { PATH: process.env.PATH },
     glob: (patterns) => picomatch(patterns, { dot: true }),
     runCommand: async (argv, signal) => {
