@@ -182,10 +182,14 @@ export async function mergeBranch(host: Host, targetDir: string, branch: string,
   return { kind: "failed", message: (m.err || m.out).split("\n").slice(0, 3).join(" ") };
 }
 
-/** Rebase the lane's branch (checked out in `worktree`) onto `onto`. */
-export async function rebaseOnto(host: Host, worktree: string, onto: string): Promise<MergeResult> {
+/**
+ * Rebase the lane's branch (checked out in `worktree`) onto `onto`. Rebased, it is answered at
+ * once: the run records it before any other git work is done (a crash in between would leave a
+ * rebased branch the run does not know to verify again).
+ */
+export async function rebaseOnto(host: Host, worktree: string, onto: string): Promise<{ kind: "rebased" } | Exclude<MergeResult, { kind: "merged" }>> {
   const r = await git(host, worktree, "rebase", "--quiet", "--no-verify", onto);
-  if (r.ok) return { kind: "merged", commit: (await revParse(host, worktree, "HEAD")) ?? "" };
+  if (r.ok) return { kind: "rebased" };
   const files = await unmerged(host, worktree);
   await git(host, worktree, "rebase", "--abort");
   if (files.length > 0) return { kind: "conflict", files };

@@ -80,7 +80,7 @@ export async function mergeLane(host: Host, a: MergeLane): Promise<MergeOutcome>
 /** Rebase the lane onto the target as it is now, after a conflict: clean, or why not (with the files that conflicted). */
 export async function rebaseLane(host: Host, lane: LaneState, into: string): Promise<{ ok: true } | { ok: false; reason: string; conflicts?: string[] }> {
   const r = await rebaseOnto(host, lane.worktree!, into);
-  if (r.kind === "merged") return { ok: true };
+  if (r.kind === "rebased") return { ok: true };
   if (r.kind === "conflict") return { ok: false, reason: conflictReason(into, r.files), conflicts: r.files };
   return { ok: false, reason: `cannot rebase onto ${into}: ${r.message}` };
 }

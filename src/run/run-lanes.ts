@@ -216,6 +216,13 @@ class LaneRun {
       case "lane.merge": {
         this.checkpoint();
         const lane = this.lane(fx.task);
+        // a lane whose loop is open again (rebased, and a crash came before the run recorded it): verified first, as it would have been
+        if (fx.resumed && lane.verify && lane.worktree && this.loopFor(fx.task).checkpoint()?.snapshot.status !== "done") {
+          this.emit({ type: "lane.conflict", task: fx.task, branch: lane.branch, into: lanes.into, files: lane.conflicts, action: "rebased" });
+          this.dispatch({ type: "lane.rebased", at: this.host.clock.now(), task: fx.task });
+          this.checkpoint();
+          return;
+        }
         const task = this.s.tasks!.find((t) => t.id === fx.task)!;
         const attempts = this.loopFor(fx.task).checkpoint()?.snapshot.tasks?.find((t) => t.id === fx.task)?.attempts ?? task.attempts;
         const source = this.o.machine.tasks!.source;
