@@ -8,14 +8,14 @@
 import { Buffer } from "node:buffer";
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { absentProtected, bwrapArgs, type PathKind, type ProxyRoute, type SeccompLoad } from "../sandbox/bwrap-args.ts";
 import { ARCHES, filterBytes, filterHex } from "../sandbox/seccomp-filter.ts";
 import { ownProgram } from "./own-programs.ts";
 import { shellQuote } from "../expr/shell-render.ts";
-import { findProgram } from "./preflight-host.ts";
+import { withFd3 } from "./fd-launch.ts";
 import { isUnder, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 
 export interface LinuxWrap {
@@ -25,6 +25,8 @@ export interface LinuxWrap {
   absent: string[];
   /** Each absent path's nearest folder that existed then, and where it really was. */
   anchors?: Record<string, { dir: string; real: string }>;
+  /** The names in the private /tmp (the phase's temp dir) where bubblewrap binds the host's entries back: the mount points it makes there. */
+  tmpMounts?: string[];
 }
 
 const ARCH: Record<string, string> = { x64: "x64", arm64: "arm64" };
@@ -67,7 +69,7 @@ function keepSetfcap(): boolean {
   }
 }
 
-/** The fd bubblewrap reads the filter from. */
+/** The fd bubblewrap reads the filter from (fd-launch.ts opens it there). */
 const FILTER_FD = 3;
 let filterFile: string | undefined;
 
@@ -195,10 +197,32 @@ export function ownFenceAvailable(): boolean {
  * `search` (a PATH) starts directly, with no shell between the seccomp helper and it; else
  * a shell starts it and says so in its own words ("sh: 1: exec: x: not found", exit 127).
  */
-export async function directCommand(command: string[] | string, search: string | undefined, cwd: string): Promise<string[] | string> {
+export function directCommand(command: string[] | string, search: string | undefined, cwd: string): string[] | string {
   if (typeof command === "string" || command.length === 0) return command;
-  const program = await findProgram(command[0]!, cwd, search ?? "");
+  const program = findProgramNow(command[0]!, cwd, search ?? "");
   return program === null ? `exec ${command.map(shellQuote).join(" ")}` : [program, ...command.slice(1)];
+}
+
+/** findProgram (preflight-host.ts), without a round through the thread pool for each folder of PATH: a phase waits for it. */
+function findProgramNow(program: string, cwd: string, path: string): string | null {
+  const executable = (full: string) => {
+    try {
+      const info = statSync(full, { throwIfNoEntry: false });
+      return info !== undefined && info.isFile() && (info.mode & 0o111) !== 0;
+    } catch {
+      return false;
+    }
+  };
+  if (program.includes("/")) {
+    const full = isAbsolute(program) ? program : resolve(cwd, program);
+    return executable(full) ? full : null;
+  }
+  for (const dir of path.split(delimiter)) {
+    if (dir === "") continue;
+    const full = join(resolve(cwd, dir), program);
+    if (executable(full)) return full;
+  }
+  return null;
 }
 
 /** How a phase that may reach hosts reaches the library's proxy (undefined parts: it has none running). */
@@ -247,8 +271,8 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
   });
   const absent = absentProtected({ profile, cwd, kindOf });
   // without a relay bubblewrap loads the filter itself, from the file opened on its fd by the shell that starts it
-  const argv = route !== undefined ? ["bwrap", ...args] : ["sh", "-c", `exec "$@" ${FILTER_FD}<"$0"`, seccompFile(filterBytes(process.arch)!), ownProgram("bwrap"), ...args];
-  return { argv, env, absent, anchors: anchorsOf(absent) };
+  const argv = route !== undefined ? ["bwrap", ...args] : withFd3(ownProgram("sh"), seccompFile(filterBytes(process.arch)!), [ownProgram("bwrap"), ...args]);
+  return { argv, env, absent, anchors: anchorsOf(absent), ...(keep !== undefined ? { tmpMounts: keep.map((entry) => entry.slice("/tmp/".length)) } : {}) };
 }
 
 function present(path: string): boolean {
@@ -284,10 +308,16 @@ export function undoProtected(absent: readonly string[], anchors?: Record<string
 /** For each path, the nearest folder above it that exists now, and its real path. */
 export function anchorsOf(paths: readonly string[]): Record<string, { dir: string; real: string }> {
   const out: Record<string, { dir: string; real: string }> = {};
+  // most share a folder (the workdir): each resolved once
+  const reals = new Map<string, string | undefined>();
+  const resolved = (dir: string) => {
+    if (!reals.has(dir)) reals.set(dir, realpath(dir));
+    return reals.get(dir);
+  };
   for (const path of paths) {
     let dir = dirname(path);
     for (;;) {
-      const real = realpath(dir);
+      const real = resolved(dir);
       if (real !== undefined) {
         out[path] = { dir, real };
         break;

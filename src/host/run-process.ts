@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { accessSync, constants, createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { accessSync, closeSync, constants, createWriteStream, mkdirSync, openSync, type WriteStream } from "node:fs";
+import { fd3Launch } from "./fd-launch.ts";
 import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { killPhaseProcesses, LEFTOVER_MARK, liveRoots } from "./orphans.ts";
 import { OWN_PROGRAMS, ownProgram } from "./own-programs.ts";
@@ -159,6 +160,19 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     // phaseloop's own programs (the shell of a `run:` string, bwrap) by their absolute path, never a PATH lookup an agent could steer
     let program = OWN_PROGRAMS.has(argv[0]!) ? ownProgram(argv[0]!) : argv[0]!;
     let args = argv.slice(1);
+    // a program to start with a file on fd 3 (the fence's filter for bwrap): opened here and
+    // handed over as fd 3, without the shell that would open it (fd-launch.ts)
+    let fd3: number | undefined;
+    const launch = fd3Launch(program, args);
+    if (launch !== undefined) {
+      try {
+        fd3 = openSync(launch.file, "r");
+        program = launch.program;
+        args = launch.args;
+      } catch {
+        // left to the shell, which says why
+      }
+    }
     if (spec.phase && !program.endsWith("/bwrap") && process.platform === "linux" && findable(program, spec.cwd, spec.env.PATH)) {
       // outside a sandbox's pid namespace: a mark every process of the phase inherits and none can take off (orphans.ts)
       args = ["-c", `ulimit -w ${LEFTOVER_MARK} 2>/dev/null; exec "$@"`, "sh", program, ...args];
@@ -166,6 +180,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     }
     const carried = nulCarrier(argv, spec.env);
     if (carried) {
+      if (fd3 !== undefined) closeSync(fd3);
       const message = `cannot start the process: ${carried} holds a NUL byte, which a process cannot be given`;
       return resolve({ exitCode: null, signal: null, timedOut: false, idleTimedOut: false, aborted: false, durationMs: 0, stdout: "", stdoutTail: "", stderrTail: message, wroteLogs: false, spawnError: message });
     }
@@ -263,9 +278,11 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     const child = spawn(program, args, {
       cwd: spec.cwd,
       env: spec.env as NodeJS.ProcessEnv,
-      stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      stdio: fd3 === undefined ? [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"] : [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", fd3],
       detached: true,
     });
+    // the child has its own copy
+    if (fd3 !== undefined) closeSync(fd3);
 
     // ended: the program has exited and been reaped, whoever called
     if (spec.phase && child.pid !== undefined) liveRoots.add(child.pid);

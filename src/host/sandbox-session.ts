@@ -28,6 +28,8 @@ export interface WrappedCommand {
   anchors?: Record<string, { dir: string; real: string }>;
   /** Whether its connections go through the library's proxy (registered under `commandId`). */
   proxied: boolean;
+  /** Built by phaseloop: the mount points bubblewrap makes in the private /tmp (linux-fence.ts). */
+  tmpMounts?: string[];
 }
 
 let opened: Promise<void> | undefined;
@@ -125,9 +127,9 @@ export async function wrapInSandbox(profile: SandboxProfile, given: string[] | s
   // a phase that may reach no host needs neither the proxy nor a relay to it: its network
   // namespace stays empty (on Linux, where phaseloop builds the fence itself)
   if (profile.allowedHosts.length === 0 && ownFenceAvailable()) {
-    const own = wrapLinux(profile, await directCommand(command, search, cwd), cwd, { NO_PROXY: "", no_proxy: "", ...exports }, undefined, search, seen);
+    const own = wrapLinux(profile, directCommand(command, search, cwd), cwd, { NO_PROXY: "", no_proxy: "", ...exports }, undefined, search, seen);
     if (own !== undefined) {
-      const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, ...(own.anchors ? { anchors: own.anchors } : {}), proxied: false };
+      const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, ...(own.anchors ? { anchors: own.anchors } : {}), ...(own.tmpMounts ? { tmpMounts: own.tmpMounts } : {}), proxied: false };
       wraps.add(made);
       return made;
     }
@@ -140,7 +142,7 @@ export async function wrapInSandbox(profile: SandboxProfile, given: string[] | s
   const own = wrapLinux(profile, command, cwd, { NO_PROXY: "", no_proxy: "", ...exports }, { commandId, socat: boundSocat() ?? "socat", socket: library.getLinuxHttpSocketPath(), token: library.getProxyAuthToken() }, search, seen);
   if (own !== undefined) {
     // bubblewrap dies with phaseloop (--die-with-parent), and the relay inside with it
-    const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, ...(own.anchors ? { anchors: own.anchors } : {}), proxied: true };
+    const made: WrappedCommand = { argv: own.argv, env: own.env, commandId, absent: own.absent, ...(own.anchors ? { anchors: own.anchors } : {}), ...(own.tmpMounts ? { tmpMounts: own.tmpMounts } : {}), proxied: true };
     wraps.add(made);
     return made;
   }

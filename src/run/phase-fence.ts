@@ -3,7 +3,7 @@
  * dir, and each of its processes wrapped in that profile. What the sandbox refused is read
  * back after each process, so the phase can fail as a policy_violation naming it.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import type { CompiledHook, CompiledPhase, Machine } from "../machine/types.ts";
@@ -31,6 +31,11 @@ export interface FencedCommand {
   env: Record<string, string | undefined>;
   /** After the process ended: what the sandbox refused it (from its errors, and its tools' results in `stdout`), and the wrapping released. */
   done(stderr: string, stdout?: string): string[];
+  /**
+   * Every process it starts is in a PID namespace of its own (phaseloop's Linux fence), which
+   * ends them all when it ends: none is left to look for afterwards.
+   */
+  contained: boolean;
 }
 
 export interface PhaseFence {
@@ -58,11 +63,56 @@ let runTemp: string | undefined;
 /** Phases already said to run unsandboxed for want of the proxy. */
 const warnedNoProxy = new Set<string>();
 
+/**
+ * The phases' temp dirs emptied after their phase, for the next phase to take: making a
+ * folder and removing it (and the mount points bubblewrap made in it) at every phase costs
+ * more than the rest of the fence's preparation on a disk that discards what is freed.
+ */
+const freeTemps: string[] = [];
+
+/** A temp dir for a phase: an emptied one of this run's, else a new one (mode 0700, in the run's own dir). */
+function takeTemp(): string {
+  return freeTemps.pop() ?? mkdtempSync(join(runTemp!, "phase-"));
+}
+
+/**
+ * Empty a phase's temp dir of everything it wrote and put it back for the next phase; the
+ * mount points bubblewrap made there (empty, and covered by a read-only mount while the phase
+ * ran) stay. A dir that cannot be emptied is not used again.
+ */
+function releaseTemp(dir: string, mountPoints: ReadonlySet<string>): void {
+  try {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (mountPoints.has(entry.name) && emptyMountPoint(path)) continue;
+      rmSync(path, { recursive: true, force: true });
+    }
+    // its own mode again, whatever the phase made of its /tmp
+    chmodSync(dir, 0o700);
+    freeTemps.push(dir);
+  } catch {
+    // not used again; what stays goes with the run's temp dir, or with the OS's
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // left
+    }
+  }
+}
+
+function emptyMountPoint(path: string): boolean {
+  const info = lstatSync(path, { throwIfNoEntry: false });
+  if (info === undefined) return false;
+  if (info.isDirectory()) return readdirSync(path).length === 0;
+  return info.isFile() && info.size === 0;
+}
+
 /** Stop the sandbox's proxies, if a phase of this run started them, and remove the phases' temp dirs. */
 export async function closeFences(): Promise<void> {
   forgetStateCopies();
   if (runTemp !== undefined) rmSync(runTemp, { recursive: true, force: true });
   runTemp = undefined;
+  freeTemps.length = 0;
   if (!sessionOpened) return;
   sessionOpened = false;
   await (await import("../host/sandbox-session.ts")).closeSandboxSession();
@@ -262,11 +312,12 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
   // can put anything there
   runTemp ??= mkdtempSync(join(tmpdir(), "phaseloop-run-"));
   // phases of the same name run at once in parallel lanes: each has a dir of its own
-  const tempDir = mkdtempSync(join(runTemp, `${phase.name}-`));
+  const tempDir = takeTemp();
+  const mountPoints = new Set<string>();
   const compiled = phaseProfile(ctx.machine, phase, write, env, ctx.info.workdir, tempDir, command, ensureArtifacts(ctx.info.workdir, ctx.info.run_id, ctx.host.files));
   if (offer.noProxy && compiled.allowedHosts.length > 0) {
     // hosts preflight could not foresee (the agent is only known from the command it runs)
-    rmSync(tempDir, { recursive: true, force: true });
+    releaseTemp(tempDir, mountPoints);
     const why = `phase "${phase.name}" may reach ${compiled.allowedHosts.join(", ")}, and the proxy to them cannot run here: ${offer.noProxy.reason}`;
     if (plan.mode === "required") throw new Error(`${why}; ${offer.noProxy.fix}`);
     // a phase preflight saw coming was named when the run started
@@ -282,7 +333,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
   try {
     copy = phase.kind === "agent" ? stateCopy(kind, env, ctx.info.run_id, stateSourceAllowed(ctx.info.workdir, env)) : undefined;
   } catch (error) {
-    rmSync(tempDir, { recursive: true, force: true });
+    releaseTemp(tempDir, mountPoints);
     throw new Error(`phase "${phase.name}": cannot make the run's copy of the agent's state: ${(error as Error).message}`);
   }
   const profile: SandboxProfile =
@@ -308,6 +359,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
   const staging = group !== undefined && group.others.length > 0 && ownFenceAvailable();
   const allowed = staging ? await ownMatcher(group.own) : undefined;
   const direct = new Set<string>();
+  let closed = false;
   return {
     profile,
     refused,
@@ -343,12 +395,14 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
         }
       }
       const wrapped = await wrapInSandbox(stages.length > 0 ? { ...profile, staged: stages } : profile, command, workdir, inside, inside.PATH ?? env.PATH, seen);
+      for (const name of wrapped.tmpMounts ?? []) mountPoints.add(name);
       running++;
       let ended = false;
       return {
         argv: wrapped.argv,
         // the parent's environment only as far as the process needs it (fence-env.ts)
         env: { ...withheldFor(phase, ctx.machine, env, command), ...wrapped.env, TMPDIR: tempDir },
+        contained: wrapped.absent !== undefined,
         done(stderr, stdout) {
           if (!ended) running--;
           ended = true;
@@ -362,7 +416,9 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
       };
     },
     close() {
-      rmSync(tempDir, { recursive: true, force: true });
+      if (closed) return;
+      closed = true;
+      releaseTemp(tempDir, mountPoints);
       // a folder another phase running now may be writing into stays
       if (running === 0) removeEmptyMade(made);
     },

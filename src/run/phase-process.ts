@@ -43,7 +43,8 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
     stdoutFile: join(dir, "stdout.log"),
     stderrFile: join(dir, "stderr.log"),
     resultGraceMs: RESULT_GRACE_MS,
-    phase: runId && phaseDir ? { runId, phaseDir } : undefined,
+    // the phase's processes, looked for at its end; none is left of a phase in the fence's own PID namespace
+    phase: runId && phaseDir && !fenced?.contained ? { runId, phaseDir } : undefined,
     onLine: (stream, line) => {
       if (stream === "stderr") {
         const info = parser.pushStderr?.(line);

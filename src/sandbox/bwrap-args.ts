@@ -126,9 +126,11 @@ export const PERL_RELAY = [
   'my($n,$h,$s,$p)=splice(@ARGV,0,4);my$L;',
   'if(socket($L,10,1,0)){setsockopt($L,41,26,0);setsockopt($L,1,2,1);bind($L,pack("S n N a16 N",10,$p,0,"",0))or undef$L}',
   'unless($L){socket($L,2,1,0)or die"phaseloop: relay: $!\\n";setsockopt($L,1,2,1);bind($L,pack("S n a4 x8",2,$p,"\\0\\0\\0\\0"))or die"phaseloop: relay: $!\\n"}',
-  'listen($L,4096)or die"phaseloop: relay: $!\\n";my$r=fork;die"phaseloop: relay: $!\\n"unless defined$r;',
-  // the relay is not dumpable: the command, its parent, can neither ptrace it nor write its memory to make a Unix socket through it
-  'if(!$r){syscall($n,4,0,0,0,0);$SIG{CHLD}="IGNORE";open(STDIN,"<","/dev/null");open(STDOUT,">","/dev/null");open(STDERR,">","/dev/null");',
+  // the relay is not dumpable from its first instant (set before the fork, which it inherits; the
+  // command's exec makes a process dumpable again): the command, its parent, can neither ptrace
+  // it nor read its memory or environment, nor write its memory to make a Unix socket through it
+  'listen($L,4096)or die"phaseloop: relay: $!\\n";syscall($n,4,0,0,0,0);my$r=fork;die"phaseloop: relay: $!\\n"unless defined$r;',
+  'if(!$r){$SIG{CHLD}="IGNORE";open(STDIN,"<","/dev/null");open(STDOUT,">","/dev/null");open(STDERR,">","/dev/null");',
   'for(;;){my$c;accept($c,$L)or next;my$k=fork;if(defined$k&&!$k){close$L;socket(my$u,1,1,0)or exit;connect($u,pack("S",1).$s."\\0")or exit;',
   'my($i,$o)=fork?($c,$u):($u,$c);my$b;while(sysread($i,$b,65536)){while(length$b){my$y=syswrite($o,$b);exit unless$y;substr($b,0,$y)=""}}shutdown($o,1);exit}close$c}}',
   'close$L;my$f=pack("H*",$h);syscall($n,38,1,0,0,0)==0 or die"phaseloop: no_new_privs: $!\\n";',

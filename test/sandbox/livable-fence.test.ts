@@ -131,6 +131,21 @@ describe.skipIf(!probe.available)("the fence under the defaults", () => {
     expect(ev.find((e) => e.type === "phase.finished")).toMatchObject({ error: "policy_violation" });
   }, 60_000);
 
+  it("each phase meets an empty private /tmp of its own: what one wrote there, files and folders, is gone for the next", async () => {
+    const { work } = world();
+    // (TMPDIR is /tmp inside: a command naming /tmp itself would be given the host's, read-only)
+    const look = '{ ls -A "$TMPDIR"; stat -c %a "$TMPDIR"; echo ---; } >> seen.txt; echo x > /tmp/left; mkdir -p /tmp/made/deep; echo y > /tmp/made/deep/f; chmod 777 "$TMPDIR"';
+    write(work, { "p.yaml": `phaseloop: 1\nname: tmps\nphases:\n  look:\n    run: ${JSON.stringify(look)}\n    next:\n      - if: iteration >= 3\n        stop: complete\n      - goto: look\nstop: { max_iterations: 3 }\n` });
+    const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work).done;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const seen = readFileSync(join(work, "seen.txt"), "utf8").split("---\n").filter((s) => s !== "");
+    expect(seen).toHaveLength(3);
+    for (const listing of seen) {
+      expect(listing).not.toMatch(/^(?:left|made)$/m);
+      expect(listing.trim().split("\n").pop()).toBe("700");
+    }
+  }, 60_000);
+
   it("on_refusal: warn keeps the phase's result and still reports the refusal", async () => {
     const { work } = world();
     write(work, { "p.yaml": `phaseloop: 1\nname: warn\non_refusal: warn\nagents:\n  a: { command: [sh, -c, "echo a > src/a.ts; echo r > other.txt; exit 0"] }\ntools:\n  w: { write: ["src/**"] }\nphases:\n  work:\n    agent: a\n    prompt: go\n    tools: w\n${once}` });
