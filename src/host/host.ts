@@ -154,6 +154,8 @@ export interface HostFiles {
   rename(from: string, to: string): void;
   /** Remove a file (or, `recursive`, a directory and what it holds); `force`: no error when missing. */
   remove(path: string, options?: { recursive?: boolean; force?: boolean }): void;
+  /** Remove an empty directory (rmdir): ENOTEMPTY when it holds anything, ENOENT when missing. */
+  removeDir(path: string): void;
   /** A second name for a file (a hard link); EEXIST when `to` exists: an atomic create-if-absent. */
   link(from: string, to: string): void;
   /** Open for reading at any offset, asynchronously: a big log is read a chunk at a time. `noFollow`: a link in the last component is refused (ELOOP). */
@@ -253,6 +255,13 @@ export interface GitResult {
 export interface HostGit {
   /** phaseloop's own git (hardened, its own PATH: see own-git.ts), run to its end. */
   run(args: string[], options: { cwd: string; input?: string; env?: Record<string, string | undefined>; maxBuffer?: number }): GitResult;
+  /**
+   * phaseloop's own git, not waited for: in a process group of its own (Ctrl-C at the terminal
+   * does not stop a merge half done). Never rejects: a git that cannot start answers status null and why.
+   */
+  start(args: string[], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<GitResult>;
+  /** Git commands one after another while each succeeds, as `start` runs one (in one process: `sh -c`): their output together, the last one's status. */
+  startAll(commands: string[][], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<GitResult>;
 }
 
 export interface HostClock {

@@ -33,7 +33,8 @@ export interface ScriptedRun {
 }
 
 export type ProcessScript = (spec: ProcessSpec, host: MemoryHost) => ScriptedRun | Promise<ScriptedRun>;
-export type GitScript = (args: string[], options: { cwd: string; input?: string }) => GitResult;
+/** What git answers; `host` is the memory host, for the files a git command makes or removes (not counted as phaseloop's writes). */
+export type GitScript = (args: string[], options: { cwd: string; input?: string }, host: MemoryHost) => GitResult;
 
 export interface MemoryHostOptions {
   /** Files to start with: path → text (folders are made). */
@@ -183,7 +184,36 @@ export class MemoryHost implements Host {
       version: async (argv) => options.versions?.[argv[0]!] ?? null,
     };
     const git = options.git;
-    this.git = { run: (args, o) => (git ? git(args, o) : { status: 128, stdout: "", stderr: "fatal: not a git repository\n" }) };
+    const gitRun = (args: string[], o: { cwd: string; input?: string }): GitResult => {
+      if (!git) return { status: 128, stdout: "", stderr: "fatal: not a git repository\n" };
+      this.inProgram++;
+      try {
+        return git(args, { cwd: o.cwd, ...(o.input !== undefined ? { input: o.input } : {}) }, this);
+      } finally {
+        this.inProgram--;
+      }
+    };
+    this.git = {
+      run: (args, o) => gitRun(args, o),
+      // a started git answers once the current work is done, as a process would
+      start: async (args, o) => {
+        await new Promise((done) => setImmediate(done));
+        return gitRun(args, o);
+      },
+      startAll: async (commands, o) => {
+        await new Promise((done) => setImmediate(done));
+        // as `sh -c "a && b"`: the output of each that ran, together; the status of the last
+        const all: GitResult = { status: 0, stdout: "", stderr: "" };
+        for (const args of commands) {
+          const r = gitRun(args, o);
+          all.stdout += r.stdout;
+          all.stderr += r.stderr;
+          all.status = r.status;
+          if (r.status !== 0) break;
+        }
+        return all;
+      },
+    };
   }
 
   cwd(): string {
@@ -287,6 +317,8 @@ export class MemoryHost implements Host {
   private handle(node: Node & { kind: "file" }): FileHandle {
     let open = true;
     const live = () => {
+      // after the crash nothing phaseloop does lands, a late write to a handle it closed as it fell included
+      if (this.crashed) throw new HostCrash(this.writes);
       if (!open) throw fsError("EBADF", "write", "");
     };
     return {
@@ -425,6 +457,15 @@ export class MemoryHost implements Host {
         self.write();
         self.nodes.delete(p);
         for (const k of inside) self.nodes.delete(k);
+      },
+      removeDir(path) {
+        const p = self.resolveLinks(path, false);
+        const node = self.nodes.get(p);
+        if (!node) throw fsError("ENOENT", "rmdir", path);
+        if (node.kind !== "dir") throw fsError("ENOTDIR", "rmdir", path);
+        if ([...self.nodes.keys()].some((k) => k.startsWith(`${p}/`))) throw fsError("ENOTEMPTY", "rmdir", path);
+        self.write();
+        self.nodes.delete(p);
       },
       link(from, to) {
         const a = self.resolveLinks(from, false);

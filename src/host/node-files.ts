@@ -3,7 +3,7 @@
  * written its run folders. Apart from node-host.ts so that the modules that
  * keep a run's files can default to it without importing the processes.
  */
-import { appendFileSync, chmodSync, closeSync, constants, copyFileSync, cpSync, existsSync, fstatSync, fsyncSync, ftruncateSync, linkSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, watch, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, chmodSync, closeSync, constants, copyFileSync, cpSync, existsSync, fstatSync, fsyncSync, ftruncateSync, linkSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, truncateSync, watch, writeFileSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import process from "node:process";
 import { readSourceFile } from "./read-source-file.ts";
@@ -72,6 +72,7 @@ export const nodeFiles: HostFiles = {
   remove(path, options = {}) {
     rmSync(path, { recursive: options.recursive ?? false, force: options.force ?? false });
   },
+  removeDir: (path) => rmdirSync(path),
   link: (from, to) => linkSync(from, to),
   async openRead(path, options = {}) {
     const handle = await open(path, options.noFollow ? constants.O_RDONLY | constants.O_NOFOLLOW : constants.O_RDONLY);

@@ -4,15 +4,17 @@
  * run-process, orphans, own-git, preflight-host, the Linux fence…) are the
  * only ones that import `node:fs` or `node:child_process` or read the clock.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcessByStdio } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import process from "node:process";
+import type { Readable } from "node:stream";
+import { ownGitEnv, ownGitSpawn, ownGitSync, ownGitWords } from "./own-git.ts";
+import { ownProgram } from "./own-programs.ts";
 import { stopRunProcesses } from "./orphans.ts";
-import { ownGitSync } from "./own-git.ts";
 import { createPreflightHost, findProgram } from "./preflight-host.ts";
 import { isProcessAlive } from "./process-alive.ts";
 import { runProcess } from "./run-process.ts";
-import type { Detached, DetachSpec, Host } from "./host.ts";
+import type { Detached, DetachSpec, GitResult, Host } from "./host.ts";
 import { nodeClock } from "./node-clock.ts";
 import { nodeFiles } from "./node-files.ts";
 
@@ -35,9 +37,13 @@ export const nodeHost: Host = {
   },
   git: {
     run(args, options) {
-      const r = ownGitSync(args, { cwd: options.cwd, input: options.input, env: options.env, ...(options.maxBuffer !== undefined && { maxBuffer: options.maxBuffer }) });
+      // spawnSync's default buffer stays unless one is asked for (an explicit undefined would lift it)
+      const r = ownGitSync(args, { cwd: options.cwd, input: options.input, env: options.env, ...(options.maxBuffer !== undefined ? { maxBuffer: options.maxBuffer } : {}) });
       return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
     },
+    start: (args, options) => piped(ownGitSpawn(args, { cwd: options.cwd, env: options.env, detached: true })),
+    // one process for several commands: starting one costs the most here
+    startAll: (commands, options) => piped(spawn(ownProgram("sh"), ["-c", commands.map((args) => ownGitWords(args).map(quote).join(" ")).join(" && ")], { cwd: options.cwd, env: ownGitEnv(options.env) as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"], detached: true })),
   },
   clock: nodeClock,
   get env() {
@@ -46,6 +52,20 @@ export const nodeHost: Host = {
   cwd: () => process.cwd(),
   pid: process.pid,
 };
+
+const quote = (a: string): string => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
+
+/** A started git's output once it has ended (status null and why when it could not start). */
+function piped(child: ChildProcessByStdio<null, Readable, Readable>): Promise<GitResult> {
+  return new Promise<GitResult>((resolveGit) => {
+    let out = "";
+    let err = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.on("error", (e) => resolveGit({ status: null, stdout: "", stderr: e.message }));
+    child.on("close", (code) => resolveGit({ status: code, stdout: out, stderr: err }));
+  });
+}
 
 /** A program in a session and process group of its own, with no terminal, that outlives phaseloop. */
 function detach(spec: DetachSpec): Detached {

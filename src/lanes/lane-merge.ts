@@ -7,7 +7,7 @@
  * answers with what happened, and every step is safe to repeat after a
  * crash: the checkpoint says `merging` until the merge is recorded.
  */
-import { existsSync, rmSync } from "node:fs";
+import type { Host } from "../host/host.ts";
 import { conflictReason } from "../machine/lanes.ts";
 import type { LaneState } from "../machine/types.ts";
 import { branchExists, commitAll, deleteBranch, git, gitLater, mergeBranch, rebaseOnto, removeWorktree, revParse } from "./lane-git.ts";
@@ -17,13 +17,13 @@ import { branchExists, commitAll, deleteBranch, git, gitLater, mergeBranch, reba
  * next lane starts first); `done` is called once the worktree is gone, so a
  * crash before leaves it to the next life of the run.
  */
-export function tidyLane(repo: string, lane: Pick<LaneState, "worktree" | "branch">, done: () => void): void {
-  gitLater(async (run, runChain) => {
+export function tidyLane(host: Host, repo: string, lane: Pick<LaneState, "worktree" | "branch">, done: () => void): void {
+  gitLater(host, async (run, runChain) => {
     const worktree = lane.worktree;
     const r = worktree ? await runChain(repo, ["worktree", "remove", "--force", "--force", worktree], ["branch", "--quiet", "-D", lane.branch]) : await run(repo, "branch", "--quiet", "-D", lane.branch);
-    if (!r.ok || (worktree && existsSync(worktree))) {
-      if (worktree) await removeWorktree(repo, worktree, run);
-      await deleteBranch(repo, lane.branch, run);
+    if (!r.ok || (worktree && host.files.exists(worktree))) {
+      if (worktree) await removeWorktree(host, repo, worktree, run);
+      await deleteBranch(host, repo, lane.branch, run);
     }
     done();
   });
@@ -34,13 +34,13 @@ export function tidyLane(repo: string, lane: Pick<LaneState, "worktree" | "branc
  * its start. The index lock of a git command killed with phaseloop goes too (the
  * run's lock says no other phaseloop works here).
  */
-export async function abortUnfinishedMerge(dir: string): Promise<void> {
-  const lock = (await git(dir, "rev-parse", "--path-format=absolute", "--git-path", "index.lock")).out;
-  if (lock && existsSync(lock)) rmSync(lock, { force: true });
-  if ((await git(dir, "rev-parse", "--quiet", "--verify", "MERGE_HEAD")).ok) await git(dir, "merge", "--abort");
+export async function abortUnfinishedMerge(host: Host, dir: string): Promise<void> {
+  const lock = (await git(host, dir, "rev-parse", "--path-format=absolute", "--git-path", "index.lock")).out;
+  if (lock && host.files.exists(lock)) host.files.remove(lock, { force: true });
+  if ((await git(host, dir, "rev-parse", "--quiet", "--verify", "MERGE_HEAD")).ok) await git(host, dir, "merge", "--abort");
   for (const d of ["rebase-merge", "rebase-apply"]) {
-    const path = (await git(dir, "rev-parse", "--path-format=absolute", "--git-path", d)).out;
-    if (path && existsSync(path)) await git(dir, "rebase", "--abort");
+    const path = (await git(host, dir, "rev-parse", "--path-format=absolute", "--git-path", d)).out;
+    if (path && host.files.exists(path)) await git(host, dir, "rebase", "--abort");
   }
 }
 
@@ -63,24 +63,24 @@ export interface MergeLane {
 export type MergeOutcome = { kind: "merged"; commit: string } | { kind: "conflict"; files: string[] } | { kind: "failed"; reason: string };
 
 /** Commit the lane's work and merge its branch into the target. */
-export async function mergeLane(a: MergeLane): Promise<MergeOutcome> {
+export async function mergeLane(host: Host, a: MergeLane): Promise<MergeOutcome> {
   const { lane } = a;
-  if (a.resumed && lane.worktree && existsSync(lane.worktree)) await abortUnfinishedMerge(lane.worktree);
-  if (lane.worktree && existsSync(lane.worktree)) {
-    const c = await commitAll(lane.worktree, `${a.title}\n\nTask ${lane.task}, done and verified by phaseloop run ${a.runId}.`);
+  if (a.resumed && lane.worktree && host.files.exists(lane.worktree)) await abortUnfinishedMerge(host, lane.worktree);
+  if (lane.worktree && host.files.exists(lane.worktree)) {
+    const c = await commitAll(host, lane.worktree, `${a.title}\n\nTask ${lane.task}, done and verified by phaseloop run ${a.runId}.`);
     if (!c.ok) return { kind: "failed", reason: c.message };
   }
   // the branch goes only once merged: a crash after that can leave a lane `merging` without one
-  const gone = a.resumed && !(await branchExists(a.repo, lane.branch));
-  const m = gone ? { kind: "merged" as const, commit: (await revParse(a.targetDir, "HEAD")) ?? "" } : await mergeBranch(a.targetDir, lane.branch, `Merge task ${lane.task}: ${a.title}`, a.writeBack && (() => a.writeBack!(a.targetDir)));
+  const gone = a.resumed && !(await branchExists(host, a.repo, lane.branch));
+  const m = gone ? { kind: "merged" as const, commit: (await revParse(host, a.targetDir, "HEAD")) ?? "" } : await mergeBranch(host, a.targetDir, lane.branch, `Merge task ${lane.task}: ${a.title}`, a.writeBack && (() => a.writeBack!(a.targetDir)));
   if (m.kind === "failed") return { kind: "failed", reason: `cannot merge into ${a.into}: ${m.message}` };
   return m;
 }
 
 /** Rebase the lane onto the target as it is now, after a conflict: clean, or why not (with the files that conflicted). */
-export async function rebaseLane(lane: LaneState, into: string): Promise<{ ok: true } | { ok: false; reason: string; conflicts?: string[] }> {
-  const r = await rebaseOnto(lane.worktree!, into);
-  if (r.kind === "merged") return { ok: true };
+export async function rebaseLane(host: Host, lane: LaneState, into: string): Promise<{ ok: true } | { ok: false; reason: string; conflicts?: string[] }> {
+  const r = await rebaseOnto(host, lane.worktree!, into);
+  if (r.kind === "rebased") return { ok: true };
   if (r.kind === "conflict") return { ok: false, reason: conflictReason(into, r.files), conflicts: r.files };
   return { ok: false, reason: `cannot rebase onto ${into}: ${r.message}` };
 }
@@ -90,16 +90,16 @@ export async function rebaseLane(lane: LaneState, into: string): Promise<{ ok: t
  * which stays (status names it), and its worktree goes. The worktree left,
  * or null.
  */
-export async function keepLane(a: { repo: string; title: string; runId: string; emit(e: LaneNote): void }, lane: LaneState, status: "blocked" | "stopped", reason: string): Promise<string | null> {
+export async function keepLane(host: Host, a: { repo: string; title: string; runId: string; emit(e: LaneNote): void }, lane: LaneState, status: "blocked" | "stopped", reason: string): Promise<string | null> {
   let worktree = lane.worktree;
-  if (worktree && existsSync(worktree)) {
-    if (lane.status === "merging") await abortUnfinishedMerge(worktree);
-    const c = await commitAll(worktree, `Work in progress on ${a.title}\n\nTask ${lane.task}, ${status} in phaseloop run ${a.runId}: ${reason}`);
+  if (worktree && host.files.exists(worktree)) {
+    if (lane.status === "merging") await abortUnfinishedMerge(host, worktree);
+    const c = await commitAll(host, worktree, `Work in progress on ${a.title}\n\nTask ${lane.task}, ${status} in phaseloop run ${a.runId}: ${reason}`);
     if (!c.ok) {
       // the worktree stays, so that nothing is lost
       a.emit({ type: "note", level: "warning", message: `task ${lane.task}: its work could not be committed to ${lane.branch} (${c.message}); its worktree ${worktree} is kept` });
     } else {
-      await removeWorktree(a.repo, worktree);
+      await removeWorktree(host, a.repo, worktree);
       worktree = null;
     }
   }

@@ -299,3 +299,16 @@ export function runStateProblems(dir: string, runId: string, files: HostFiles = 
   if (phases) problems.push(phases);
   return problems;
 }
+
+/**
+ * A child's logs (a sub-pipeline's, a lane's) as a crash left them, repaired as resume repairs
+ * the run's own: a line torn at the end is cut off. A log unreadable further up is left as it is;
+ * whether each log could be read.
+ */
+export function repairTornLogs(dir: string, runId: string, files: HostFiles = nodeFiles): { events: boolean; iterations: boolean } {
+  const events = scanEventLog(dir, runId, false, files);
+  if (events.ok) repairTornTail(join(dir, "events.jsonl"), events.value, files);
+  const iterations = scanIterationLog(dir, runId, false, files);
+  if (iterations.ok) repairTornTail(join(dir, "iterations.jsonl"), iterations.value, files);
+  return { events: events.ok, iterations: iterations.ok };
+}

@@ -171,7 +171,7 @@ export async function resumeRun(o: ResumeOptions): Promise<StartOutcome> {
     if (sandbox.warning) preface.push({ type: "note", level: "warning", message: sandbox.warning });
     if (hash !== info.hash) preface.push({ type: "note", level: "warning", message: "resumed with a changed pipeline (--force)" });
     // a run with lanes goes on with every lane it had
-    const lanes = snapshot.lanes ? { machine, store, info: runner.o.info, reporter, env: o.env, signal: o.signal, sandbox: sandboxFlag, snapshot, seq, recordedIterations: iterations.value.iterations } : undefined;
+    const lanes = snapshot.lanes ? { host, machine, store, info: runner.o.info, reporter, env: o.env, signal: o.signal, sandbox: sandboxFlag, snapshot, seq, recordedIterations: iterations.value.iterations } : undefined;
     const result = await (lanes ? runLanes(lanes, preface) : runner.run({ type: "resumed", at: host.clock.now() }, preface)).finally(closeFences);
     // the agents' copies of their state stay while the run can be resumed
     if (result.outcome !== "interrupted") removeRunState();

@@ -13,8 +13,9 @@
  * the events and checkpoints it implies are carried out one effect at a time,
  * in the order the scheduler gave them; the lanes' loops run beside it.
  */
-import { rmdirSync } from "node:fs";
 import { join } from "node:path";
+import type { Host } from "../host/host.ts";
+import { nodeHost } from "../host/node-host.ts";
 import { laneBoard, laneTransition, type LaneBoard, type LaneEffect, type LaneEvent } from "../machine/lanes.ts";
 import type { Machine, Snapshot } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
@@ -25,17 +26,19 @@ import type { Reporter, RunEvent } from "./run-events.ts";
 import type { RunInfo } from "./run-info.ts";
 import { createRunner, type RunResult } from "./run-pipeline.ts";
 import { writeSummary } from "./write-summary.ts";
-import { nodeHost } from "../host/node-host.ts";
 import { writeBackTask } from "./load-tasks.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
 import { addWorktree, gitSettled, removeWorktree, revParse } from "../lanes/lane-git.ts";
 import { laneName } from "../lanes/lane-runner.ts";
-import { LaneLoop } from "./lane-loop.ts";
+import { LaneLoop, laneReason } from "./lane-loop.ts";
+import type { Checkpoint } from "./checkpoint.ts";
 import { abortUnfinishedMerge, keepLane, mergeLane, rebaseLane, tidyLane } from "../lanes/lane-merge.ts";
 
 const CHECKPOINT_MS = 100;
 
 export interface LanesOptions {
+  /** The world the run reaches through: the machine it runs on, unless given. */
+  host?: Host;
   machine: Machine;
   store: RunStore;
   info: RunInfo;
@@ -58,10 +61,13 @@ type End = Extract<LaneEffect, { type: "lanes.handover" | "lanes.interrupted" | 
 
 class LaneRun {
   private readonly o: LanesOptions;
+  private readonly host: Host;
   private board: LaneBoard;
   private readonly log: EventLog;
   private readonly pending: RunEvent[] = [];
   private readonly loops = new Map<string, LaneLoop>();
+  /** Lanes rebased whose loop's checkpoint is open again at the phase to verify again. */
+  private readonly reopened = new Map<string, Checkpoint>();
   /** The effects carried out one at a time, in order. */
   private chain: Promise<void> = Promise.resolve();
   /** Lanes' loops under way beside the chain. */
@@ -71,17 +77,26 @@ class LaneRun {
   private ended!: () => void;
   private readonly over = new Promise<void>((resolve) => (this.ended = resolve));
   private checkpointDue = false;
-  private checkpointTimer: ReturnType<typeof setTimeout> | undefined;
+  private checkpointTimer: unknown;
   private handedOver = false;
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private timer: unknown;
 
   constructor(o: LanesOptions) {
     this.o = o;
+    this.host = o.host ?? nodeHost;
     const s = structuredClone(o.snapshot);
     s.status = "running";
     this.board = laneBoard(s);
-    this.log = new EventLog(o.store, o.reporter, o.info.run_id, o.seq, o.recordedIterations);
-    o.signal.addEventListener("abort", () => this.dispatch({ type: "interrupted", at: Date.now(), signal: String(o.signal.reason ?? "SIGINT") }));
+    this.log = new EventLog(o.store, o.reporter, o.info.run_id, o.seq, o.recordedIterations, this.host.clock);
+    o.signal.addEventListener("abort", () => this.dispatch({ type: "interrupted", at: this.host.clock.now(), signal: String(o.signal.reason ?? "SIGINT") }));
+  }
+
+  /** Every second, the scheduler is told the time. */
+  private tick(): void {
+    this.timer = this.host.clock.setTimer(() => {
+      this.tick();
+      this.dispatch({ type: "tick", at: this.host.clock.now() });
+    }, 1000);
   }
 
   private get s(): Snapshot {
@@ -91,7 +106,7 @@ class LaneRun {
   /** The run's snapshot as of now: the time since the scheduler's last event counts. */
   private now(): Snapshot {
     const s = this.s;
-    const at = Date.now();
+    const at = this.host.clock.now();
     return { ...s, elapsedMs: s.elapsedMs + (s.lastAt !== null && at > s.lastAt ? at - s.lastAt : 0), lastAt: at };
   }
 
@@ -103,21 +118,21 @@ class LaneRun {
     for (const p of preface) this.emit(p as EventInput);
     this.checkpoint();
     const lanes = this.s.lanes!;
-    await abortUnfinishedMerge(lanes.targetDir);
+    await abortUnfinishedMerge(this.host, lanes.targetDir);
     // a run-wide max_duration is checked while lanes run, not only when one ends
-    if (this.s.limits.maxDurationMs !== null) this.timer = setInterval(() => this.dispatch({ type: "tick", at: Date.now() }), 1000);
+    if (this.s.limits.maxDurationMs !== null) this.tick();
     try {
-      const head = (await revParse(lanes.targetDir, "HEAD")) ?? "HEAD";
+      const head = (await revParse(this.host, lanes.targetDir, "HEAD")) ?? "HEAD";
       const names = Object.fromEntries((this.s.tasks ?? []).map((t) => [t.id, { branch: `phaseloop/${this.s.runId}/${laneName(t.id)}`, worktree: join(this.o.info.workdir, ".phaseloop", "lanes", this.s.runId, laneName(t.id)) }]));
-      this.dispatch({ type: "lanes.begin", at: Date.now(), head, names });
+      this.dispatch({ type: "lanes.begin", at: this.host.clock.now(), head, names });
       await this.over;
       await this.chain;
       while (this.running.size > 0) await Promise.all(this.running);
-      await gitSettled();
+      await gitSettled(this.host);
       await this.chain; // what tidying reported
     } finally {
-      if (this.timer) clearInterval(this.timer);
-      clearTimeout(this.checkpointTimer);
+      if (this.timer !== undefined) this.host.clock.clearTimer(this.timer);
+      if (this.checkpointTimer !== undefined) this.host.clock.clearTimer(this.checkpointTimer);
       this.checkpointDue = false;
       for (const loop of this.loops.values()) loop.close();
     }
@@ -180,21 +195,38 @@ class LaneRun {
   private async perform(fx: LaneEffect): Promise<void> {
     const lanes = this.s.lanes!;
     switch (fx.type) {
-      case "lane.open":
-      case "lane.resume":
+      case "lane.resume": {
+        // what the lane's loop did that the run's checkpoint had not yet taken from its events
+        const missed = this.loopFor(fx.task).missedProgress(this.lane(fx.task), this.host.clock.now());
+        if (missed) this.dispatch(missed);
         this.startLoop(fx.task);
         return;
-      case "lane.verify":
-        this.checkpoint();
-        this.background(fx.task, () => this.loopFor(fx.task).verifyAgain(fx.phase));
+      }
+      case "lane.open":
+        this.startLoop(fx.task);
         return;
+      case "lane.verify": {
+        const loop = this.loopFor(fx.task);
+        const reopened = this.reopened.get(fx.task) ?? loop.reopen(fx.phase);
+        this.reopened.delete(fx.task);
+        this.checkpoint();
+        this.background(fx.task, () => loop.verifyAgain(fx.phase, reopened));
+        return;
+      }
       case "lane.merge": {
         this.checkpoint();
         const lane = this.lane(fx.task);
+        // a lane whose loop is open again (rebased, and a crash came before the run recorded it): verified first, as it would have been
+        if (fx.resumed && lane.verify && lane.worktree && this.loopFor(fx.task).checkpoint()?.snapshot.status !== "done") {
+          this.emit({ type: "lane.conflict", task: fx.task, branch: lane.branch, into: lanes.into, files: lane.conflicts, action: "rebased" });
+          this.dispatch({ type: "lane.rebased", at: this.host.clock.now(), task: fx.task });
+          this.checkpoint();
+          return;
+        }
         const task = this.s.tasks!.find((t) => t.id === fx.task)!;
         const attempts = this.loopFor(fx.task).checkpoint()?.snapshot.tasks?.find((t) => t.id === fx.task)?.attempts ?? task.attempts;
         const source = this.o.machine.tasks!.source;
-        const m = await mergeLane({
+        const m = await mergeLane(this.host, {
           lane,
           repo: this.o.info.workdir,
           targetDir: lanes.targetDir,
@@ -208,34 +240,39 @@ class LaneRun {
         });
         if (m.kind === "merged") {
           this.emit({ type: "lane.merged", task: fx.task, branch: lane.branch, into: lanes.into, commit: m.commit, rebased: lane.rebased });
-          this.dispatch({ type: "lane.merged", at: Date.now(), task: fx.task, commit: m.commit, attempts });
-        } else if (m.kind === "failed") this.dispatch({ type: "lane.failed", at: Date.now(), task: fx.task, reason: m.reason });
+          this.dispatch({ type: "lane.merged", at: this.host.clock.now(), task: fx.task, commit: m.commit, attempts });
+        } else if (m.kind === "failed") this.dispatch({ type: "lane.failed", at: this.host.clock.now(), task: fx.task, reason: m.reason });
         else {
           // conflicts once rebased (or without a worktree to rebase) block the lane; the first rebases it
           if (lane.rebased || !lane.worktree) this.emit({ type: "lane.conflict", task: fx.task, branch: lane.branch, into: lanes.into, files: m.files, action: "blocked" });
-          this.dispatch({ type: "lane.conflict", at: Date.now(), task: fx.task, files: m.files });
+          this.dispatch({ type: "lane.conflict", at: this.host.clock.now(), task: fx.task, files: m.files });
         }
         return;
       }
       case "lane.rebase": {
         const lane = this.lane(fx.task);
-        const r = await rebaseLane(lane, lanes.into);
+        const r = await rebaseLane(this.host, lane, lanes.into);
+        // the phase to verify again is open in the lane's checkpoint before any of the run's says the lane was rebased:
+        // a crash after that resumes the lane into it, rather than finding its loop done
+        if (r.ok && lane.verify) this.reopened.set(fx.task, this.loopFor(fx.task).reopen(lane.verify));
         this.emit({ type: "lane.conflict", task: fx.task, branch: lane.branch, into: lanes.into, files: fx.files, action: r.ok ? "rebased" : "blocked" });
-        this.dispatch(r.ok ? { type: "lane.rebased", at: Date.now(), task: fx.task } : { type: "lane.failed", at: Date.now(), task: fx.task, reason: r.reason, ...(r.conflicts ? { conflicts: r.conflicts } : {}) });
+        this.dispatch(r.ok ? { type: "lane.rebased", at: this.host.clock.now(), task: fx.task } : { type: "lane.failed", at: this.host.clock.now(), task: fx.task, reason: r.reason, ...(r.conflicts ? { conflicts: r.conflicts } : {}) });
+        // recorded at once: git has rebased the branch, and a resumed run must know to verify it again
+        if (r.ok) this.checkpoint();
         return;
       }
       case "lane.keep": {
         const lane = this.lane(fx.task);
         const title = this.s.tasks!.find((t) => t.id === fx.task)?.title ?? fx.task;
-        const worktree = await keepLane({ repo: this.o.info.workdir, title, runId: this.s.runId, emit: (e) => this.emit(e) }, lane, fx.status, fx.reason);
-        this.dispatch({ type: "lane.kept", at: Date.now(), task: fx.task, status: fx.status, reason: fx.reason, worktree });
+        const worktree = await keepLane(this.host, { repo: this.o.info.workdir, title, runId: this.s.runId, emit: (e) => this.emit(e) }, lane, fx.status, fx.reason);
+        this.dispatch({ type: "lane.kept", at: this.host.clock.now(), task: fx.task, status: fx.status, reason: fx.reason, worktree });
         this.closeLoop(fx.task);
         if (fx.status === "stopped") this.checkpoint();
         return;
       }
       case "lane.tidy":
         this.closeLoop(fx.task);
-        tidyLane(this.o.info.workdir, this.lane(fx.task), () => this.dispatch({ type: "lane.tidied", at: Date.now(), task: fx.task }));
+        tidyLane(this.host, this.o.info.workdir, this.lane(fx.task), () => this.dispatch({ type: "lane.tidied", at: this.host.clock.now(), task: fx.task }));
         return;
       case "lanes.handover":
       case "lanes.interrupted":
@@ -251,7 +288,7 @@ class LaneRun {
   private startLoop(task: string): void {
     const lane = this.lane(task);
     this.background(task, async () => {
-      const made = await addWorktree(this.o.info.workdir, lane.worktree!, lane.branch, lane.base);
+      const made = await addWorktree(this.host, this.o.info.workdir, lane.worktree!, lane.branch, lane.base);
       if (!made.ok) return { setupError: `cannot make its worktree: ${made.err}` };
       if (this.board.interrupted) return { exitCode: 130, outcome: "interrupted", snapshot: this.s };
       return this.loopFor(task).run();
@@ -262,11 +299,11 @@ class LaneRun {
   private background(task: string, work: () => Promise<RunResult | { setupError: string }>): void {
     const p = (async () => {
       const result = await work();
-      if ("setupError" in result) return this.dispatch({ type: "lane.failed", at: Date.now(), task, reason: result.setupError });
+      if ("setupError" in result) return this.dispatch({ type: "lane.failed", at: this.host.clock.now(), task, reason: result.setupError });
       const attempts = result.snapshot.tasks?.find((t) => t.id === task)?.attempts ?? 0;
-      if (result.outcome === "interrupted") return this.dispatch({ type: "lane.loop.ended", at: Date.now(), task, end: "interrupted", attempts });
+      if (result.outcome === "interrupted") return this.dispatch({ type: "lane.loop.ended", at: this.host.clock.now(), task, end: "interrupted", attempts });
       const done = result.outcome === "complete" && result.snapshot.tasks?.find((t) => t.id === task)?.status === "done";
-      this.dispatch(done ? { type: "lane.loop.ended", at: Date.now(), task, end: "done", attempts } : { type: "lane.loop.ended", at: Date.now(), task, end: "not-done", reason: laneReason(result, task), attempts });
+      this.dispatch(done ? { type: "lane.loop.ended", at: this.host.clock.now(), task, end: "done", attempts } : { type: "lane.loop.ended", at: this.host.clock.now(), task, end: "not-done", reason: laneReason(result, task), attempts });
     })()
       .catch((error: unknown) => this.fail(error))
       .finally(() => this.running.delete(p));
@@ -278,6 +315,7 @@ class LaneRun {
     if (known) return known;
     const lane = this.lane(task);
     const loop = new LaneLoop({
+      host: this.host,
       machine: this.o.machine,
       runDir: this.o.store.dir,
       info: this.o.info,
@@ -301,7 +339,7 @@ class LaneRun {
 
   private writeBack(task: string, dir: string, attempts: number): string | undefined {
     try {
-      writeBackTask(this.o.machine.tasks!, dir, { task, status: "done", attempts, reason: null });
+      writeBackTask(this.o.machine.tasks!, dir, { task, status: "done", attempts, reason: null }, this.host.files);
       return (this.o.machine.tasks!.source as { file: string }).file;
     } catch (error) {
       this.emit({ type: "note", level: "warning", message: `cannot write task ${task} back: ${(error as Error).message}` });
@@ -318,9 +356,9 @@ class LaneRun {
     else if (type === "run.interrupted") type = "lane.interrupted";
     // the run says when a task is done or blocked: once it is merged, or its lane ended
     else if (type === "task.updated" && (e as { status?: string }).status !== "pending") return;
-    if (e.type === "iteration.started") this.dispatch({ type: "lane.progress", at: Date.now(), task, iteration: e.iteration });
-    else if (e.type === "phase.started") this.dispatch({ type: "lane.progress", at: Date.now(), task, phase: e.phase });
-    else if (e.type === "phase.finished") this.dispatch({ type: "lane.progress", at: Date.now(), task, used: { phase: e.phase, tokens: e.tokens, costUsd: e.cost_usd } });
+    if (e.type === "iteration.started") this.dispatch({ type: "lane.progress", at: this.host.clock.now(), task, iteration: e.iteration });
+    else if (e.type === "phase.started") this.dispatch({ type: "lane.progress", at: this.host.clock.now(), task, phase: e.phase });
+    else if (e.type === "phase.finished") this.dispatch({ type: "lane.progress", at: this.host.clock.now(), task, used: { phase: e.phase, tokens: e.tokens, costUsd: e.cost_usd } });
     this.emit({ ...rest, type, task } as EventInput);
     if (type !== "phase.output") this.scheduleCheckpoint();
   }
@@ -337,7 +375,7 @@ class LaneRun {
   private scheduleCheckpoint(): void {
     if (this.checkpointDue) return;
     this.checkpointDue = true;
-    this.checkpointTimer = setTimeout(() => {
+    this.checkpointTimer = this.host.clock.setTimer(() => {
       this.checkpointDue = false;
       this.checkpoint();
     }, CHECKPOINT_MS);
@@ -354,7 +392,7 @@ class LaneRun {
     this.emit({ type: "run.interrupted", signal, iteration: s.iteration, phase: null });
     this.checkpoint();
     this.log.flush();
-    writeSummary(this.o.store, this.o.info, s, nodeHost);
+    writeSummary(this.o.store, this.o.info, s, this.host);
     return { exitCode: 130, outcome: "interrupted", snapshot: s };
   }
 
@@ -365,7 +403,7 @@ class LaneRun {
     this.checkpoint();
     this.log.flush();
     await this.tidy();
-    writeSummary(this.o.store, this.o.info, s, nodeHost);
+    writeSummary(this.o.store, this.o.info, s, this.host);
     return { exitCode: exitCodeFor("stopped"), outcome: "stopped", snapshot: s };
   }
 
@@ -380,8 +418,8 @@ class LaneRun {
     this.log.flush();
     this.handedOver = true;
     const lanes = s.lanes!;
-    const runner = createRunner({ machine: this.o.machine, store: this.o.store, info: { ...this.o.info, workdir: lanes.targetDir }, reporter: this.o.reporter, env: this.o.env, signal: this.o.signal, sandbox: this.o.sandbox, recordedIterations: this.o.recordedIterations }, s, this.log.seq);
-    const result = await runner.run({ type: "resumed", at: Date.now() });
+    const runner = createRunner({ host: this.host, machine: this.o.machine, store: this.o.store, info: { ...this.o.info, workdir: lanes.targetDir }, reporter: this.o.reporter, env: this.o.env, signal: this.o.signal, sandbox: this.o.sandbox, recordedIterations: this.o.recordedIterations }, s, this.log.seq);
+    const result = await runner.run({ type: "resumed", at: this.host.clock.now() });
     if (result.snapshot.status === "done") await this.tidy();
     return result;
   }
@@ -390,22 +428,13 @@ class LaneRun {
   private async tidy(): Promise<void> {
     const workdir = this.o.info.workdir;
     const targetDir = this.s.lanes!.targetDir;
-    if (targetDir !== workdir) await removeWorktree(workdir, targetDir);
+    if (targetDir !== workdir) await removeWorktree(this.host, workdir, targetDir);
     for (const dir of [join(workdir, ".phaseloop", "lanes", this.s.runId), join(workdir, ".phaseloop", "lanes")]) {
       try {
-        rmdirSync(dir);
+        this.host.files.removeDir(dir);
       } catch {
         // not empty (a worktree kept because its work could not be committed), or gone
       }
     }
   }
-}
-
-/** Why a lane's loop did not finish its task, in words. */
-export function laneReason(result: RunResult, id: string): string {
-  if (result.outcome === "awaiting") return "its loop asks a question, which a lane cannot wait for";
-  const task = result.snapshot.tasks?.find((t) => t.id === id);
-  if (task?.status === "blocked" && task.reason) return task.reason;
-  const o = result.snapshot.outcome;
-  return o ? `its loop ended ${o.outcome}: ${o.reason.message}` : `its loop ended ${result.outcome}`;
 }

@@ -130,7 +130,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
   // parallel lanes: git worktrees merged into a clean target branch
   const parallel = o.parallel ?? machine.tasks?.parallel ?? 1;
   if (parallel > 1 && !machine.tasks) return { kind: "usage", message: `--parallel ${parallel} needs a task queue (tasks:), and ${loaded.file} has none` };
-  const lanesCheck = parallel > 1 ? checkLanes(workdir, parallel, o.into) : undefined;
+  const lanesCheck = parallel > 1 ? checkLanes(host, workdir, parallel, o.into) : undefined;
   if (lanesCheck && !lanesCheck.ok) {
     if (!lanesCheck.notGit) return { kind: "usage", message: lanesCheck.message };
     const pointer = o.parallel === undefined ? "/tasks/parallel" : "/tasks";
@@ -154,7 +154,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
     });
     if (o.maxIterations !== undefined) snapshot.limits.maxIterations = o.maxIterations;
     if (lanesCheck?.ok) {
-      const target = await openTarget(workdir, runId, parallel, lanesCheck.current, o.into);
+      const target = await openTarget(host, workdir, runId, parallel, lanesCheck.current, o.into);
       if (!target.ok) return { kind: "usage", message: target.message };
       snapshot.lanes = target.lanes;
       snapshot.tasks = (tasks ?? []).map(toTaskState);
@@ -187,7 +187,7 @@ export async function startRun(o: StartOptions): Promise<StartOutcome> {
       const left = await host.processes.stopRun(lock.tookOver.run_id);
       if (left.length) preface.push({ type: "note", level: "warning", message: leftoverNote(lock.tookOver.run_id, left) } as never);
     }
-    const lanes = snapshot.lanes ? { machine, store, info, reporter, env: o.env, signal: o.signal, sandbox: o.sandbox, snapshot, seq: 0 } : undefined;
+    const lanes = snapshot.lanes ? { host, machine, store, info, reporter, env: o.env, signal: o.signal, sandbox: o.sandbox, snapshot, seq: 0 } : undefined;
     const result = await (lanes ? runLanes(lanes, preface) : runner.run({ type: "start", at: host.clock.now() }, preface)).finally(closeFences);
     // the agents' copies of their state stay while the run can be resumed
     if (result.outcome !== "interrupted") removeRunState();

@@ -9,16 +9,18 @@
  * says so is not run again. The child's events stay in its own log; the
  * parent's reporter shows them live as the phase's output lines.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { isoNow, type HostFiles } from "../host/host.ts";
 import { resolveParams } from "../machine/resolve-params.ts";
+import { exitCodeFor } from "../machine/stop-logic.ts";
 import { initialSnapshot } from "../machine/transition.ts";
 import type { Effect, Machine, PhaseResult, Snapshot } from "../machine/types.ts";
 import type { ErrorClass, JsonValue } from "../pipeline/spec.ts";
 import { formatEventText, paintFor } from "./format-event-line.ts";
 import { journalPath, lastJournalLine } from "../runtime/checkpoint-file.ts";
-import { RunStore, writeFileAtomic } from "../runtime/run-store.ts";
+import { RunStore } from "../runtime/run-store.ts";
 import { checkCheckpoint } from "./check-run-state.ts";
+import { repairTornLogs, scanEventLog } from "./read-run-state.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { measurePhaseChanges, openWriteScope } from "./phase-changes.ts";
 import type { RunContext, RunResult } from "./run-context.ts";
@@ -41,10 +43,11 @@ interface ParentLink {
 
 /** Carry out a phase.run effect of a `pipeline:` phase. Undefined when the run was interrupted: the phase (and the child inside it) continues on resume. */
 export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, runChild: ChildRunner): Promise<PhaseResult | undefined> {
-  const startedAt = Date.now();
+  const { clock, files } = ctx.host;
+  const startedAt = clock.now();
   const base: PhaseResult = { exit_code: null, output: {}, text: "", error: null, message: null, output_tail: "", tokens: 0, cost_usd: 0, duration_ms: 0, changes: ctx.snapshot.iterationChanges, jitter: Math.random() };
   const fail = (error: ErrorClass, message: string, extra: Partial<PhaseResult> = {}): PhaseResult => {
-    const r = { ...base, ...extra, error, message, output_tail: message, duration_ms: Date.now() - startedAt };
+    const r = { ...base, ...extra, error, message, output_tail: message, duration_ms: clock.now() - startedAt };
     ctx.emit(finishedEvent(e, r));
     return r;
   };
@@ -57,16 +60,18 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, runChil
 
   const link: ParentLink = { phase: e.phase, iteration: e.iteration, attempt: e.attempt, phases_run: ctx.snapshot.counters.phasesRun };
   const subRoot = join(ctx.store.dir, "sub");
-  let earlier = findChild(subRoot, link);
+  const found = findChild(files, subRoot, link);
+  let earlier = found?.ready ? found.name : undefined;
   // a child whose checkpoint cannot be used (or no longer fits a changed child, resumed with --force) starts anew beside it
-  let checkpoint = earlier ? readChild(join(subRoot, earlier)) : undefined;
+  let checkpoint = earlier ? readChild(files, join(subRoot, earlier)) : undefined;
   const problem = checkpoint && checkCheckpoint(checkpoint, machine);
   if (earlier && (!checkpoint || problem)) {
     ctx.emit({ type: "note", level: "warning", message: `the state of phase "${e.phase}"'s pipeline in sub/${earlier} cannot be continued (${problem ?? "state.json cannot be read"}); it runs again from its start` });
     earlier = undefined;
     checkpoint = undefined;
   }
-  const folder = earlier ?? freeFolder(subRoot, e.seq, e.phase);
+  // a folder whose setup a crash cut short (no state.json yet) is this phase run's: it is set up again
+  const folder = earlier ?? (found && !found.ready ? found.name : freeFolder(files, subRoot, e.seq, e.phase));
   const dir = join(subRoot, folder);
   const rel = relative(ctx.store.dir, dir);
   // the store's id is its folder under .phaseloop/runs (a child of a child nests in its parent's)
@@ -77,37 +82,47 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, runChil
 
   const file = resolve(child.source.file);
   // the parent's id: the child's processes are the run's, found and stopped with it
-  const info: RunInfo = newRunInfo({ runId: ctx.info.run_id, machine, sources: child.source, file, params: params.params, workdir: ctx.info.workdir, maxIterations: 0, startedAt: new Date() });
+  const info: RunInfo = newRunInfo({ runId: ctx.info.run_id, machine, sources: child.source, file, params: params.params, workdir: ctx.info.workdir, maxIterations: 0, startedAt: new Date(clock.now()) });
   let resumed = checkpoint !== undefined;
   if (!checkpoint) {
     const snapshot = initialSnapshot(machine, { runId: ctx.info.run_id, params: params.params, env: ctx.snapshot.info.env, pipeline: { name: machine.name, file, dir: dirname(file) }, workdir: ctx.info.workdir });
     info.max_iterations = snapshot.limits.maxIterations;
-    checkpoint = { snapshot, seq: 0, pending: [], updated_at: new Date().toISOString() };
-    mkdirSync(join(dir, "phases"), { recursive: true });
-    writeFileAtomic(join(dir, "run.json"), JSON.stringify(info, null, 2) + "\n");
-    writeFileAtomic(join(dir, "parent.json"), JSON.stringify(link) + "\n");
-    writeFileAtomic(join(dir, "state.json"), JSON.stringify(checkpoint));
+    checkpoint = { snapshot, seq: 0, pending: [], updated_at: isoNow(clock) };
+    files.mkdir(join(dir, "phases"));
+    // parent.json first: a folder holding it is found again by this phase run, however far its setup went
+    files.writeAtomic(join(dir, "parent.json"), JSON.stringify(link) + "\n");
+    files.writeAtomic(join(dir, "run.json"), JSON.stringify(info, null, 2) + "\n");
+    files.writeAtomic(join(dir, "state.json"), JSON.stringify(checkpoint));
     resumed = false;
   } else info.max_iterations = checkpoint.snapshot.limits.maxIterations;
 
   let result: { outcome: RunResult["outcome"]; snapshot: Snapshot };
-  if (checkpoint.snapshot.status === "done") {
-    // the child ended before the parent could record it: its outcome stands
-    result = { outcome: checkpoint.snapshot.outcome?.outcome === "stopped" ? "stopped" : (checkpoint.snapshot.outcome?.outcome ?? "failed"), snapshot: checkpoint.snapshot };
-  } else {
-    const store = new RunStore(ctx.info.workdir, childId);
-    try {
-      const logged = store.lastEventSeq();
-      store.events.appendMany(checkpoint.pending.filter((p) => p.seq > logged));
-      const seq = Math.max(logged, checkpoint.seq);
-      const snapshot = checkpoint.snapshot;
-      const preface = resumed
+  // a child from an earlier life of the parent: its logs repaired as resume repairs the run's own
+  if (resumed) repairChild(files, dir, ctx.info.run_id);
+  const store = new RunStore(ctx.info.workdir, childId, undefined, files);
+  try {
+    // what the child's checkpoint carries and a crash kept from its logs, appended (never twice)
+    const recorded = store.recordedIterations();
+    store.iterations.appendMany((checkpoint.pending_iterations ?? []).filter((r) => !recorded.has(r.iteration)));
+    const logged = store.lastEventSeq();
+    store.events.appendMany(checkpoint.pending.filter((p) => p.seq > logged));
+    const seq = Math.max(logged, checkpoint.seq, ...checkpoint.pending.map((p) => p.seq));
+    const snapshot = checkpoint.snapshot;
+    if (snapshot.status === "done") {
+      // the child ended before the parent could record it: its outcome stands, and its log ends with it
+      const o = snapshot.outcome;
+      const scan = scanEventLog(dir, ctx.info.run_id, true, files);
+      if (o && scan.ok && !scan.value.finished) store.events.append({ v: 1, seq: seq + 1, at: isoNow(clock), run: ctx.info.run_id, type: "run.finished", outcome: o.outcome, reason: o.reason, exit_code: exitCodeFor(o.outcome), iterations: snapshot.iteration, tokens: snapshot.tokens, cost_usd: snapshot.costUsd, elapsed_ms: snapshot.elapsedMs });
+      result = { outcome: o?.outcome === "stopped" ? "stopped" : (o?.outcome ?? "failed"), snapshot };
+    } else {
+      // a child stopped before it logged anything starts its log now
+      const preface = resumed && seq > 0
         ? [{ type: "run.resumed", iteration: snapshot.iteration, phase: snapshot.awaiting?.kind === "phase" ? snapshot.awaiting.phase : null, pipeline: machine.name, workdir: info.workdir, max_iterations: snapshot.limits.maxIterations }]
         : [runStartedEvent(machine, info)];
       result = await runChild({ machine, store, info, reporter: forward(e.phase, machine.name, ctx), recordedIterations: store.recordedIterations() }, snapshot, seq, resumed, preface);
-    } finally {
-      store.close();
     }
+  } finally {
+    store.close();
   }
   if (result.outcome === "interrupted" || ctx.interrupted()) return undefined;
 
@@ -128,7 +143,7 @@ export async function runSubPipeline(e: PhaseRunEffect, ctx: RunContext, runChil
     output_tail: reason,
     tokens: s.tokens,
     cost_usd: s.costUsd,
-    duration_ms: Date.now() - startedAt,
+    duration_ms: clock.now() - startedAt,
     changes,
   };
   ctx.emit(finishedEvent(e, r));
@@ -151,18 +166,22 @@ function tightened(machine: Machine, parent: keyof typeof STRENGTH): Machine {
   return { ...machine, sandbox, phases: machine.phases.map((p) => (p.sandbox !== undefined ? { ...p, sandbox: at(p.sandbox) } : p)), hooks };
 }
 
-/** The child folder of this phase run, from an earlier life of the parent: one left in flight, or one that ended before the parent recorded it. */
-function findChild(subRoot: string, link: ParentLink): string | undefined {
+/**
+ * The child folder of this phase run, from an earlier life of the parent: one left in flight, or
+ * one that ended before the parent recorded it (`ready`: it has its state.json), or one whose
+ * setup a crash cut short.
+ */
+function findChild(files: HostFiles, subRoot: string, link: ParentLink): { name: string; ready: boolean } | undefined {
   let names: string[];
   try {
-    names = readdirSync(subRoot).filter((n) => n.endsWith(`-${link.phase}`)).sort().reverse();
+    names = files.readdir(subRoot).filter((n) => n.endsWith(`-${link.phase}`)).sort().reverse();
   } catch {
     return undefined;
   }
   for (const name of names) {
     try {
-      const saved = JSON.parse(readFileSync(join(subRoot, name, "parent.json"), "utf8")) as ParentLink;
-      if (saved.phase === link.phase && saved.iteration === link.iteration && saved.attempt === link.attempt && saved.phases_run === link.phases_run && existsSync(join(subRoot, name, "state.json"))) return name;
+      const saved = JSON.parse(files.readText(join(subRoot, name, "parent.json"))) as ParentLink;
+      if (saved.phase === link.phase && saved.iteration === link.iteration && saved.attempt === link.attempt && saved.phases_run === link.phases_run) return { name, ready: hasCheckpoint(files, join(subRoot, name)) };
     } catch {
       // not a child folder this run can use
     }
@@ -170,16 +189,35 @@ function findChild(subRoot: string, link: ParentLink): string | undefined {
   return undefined;
 }
 
-function freeFolder(subRoot: string, seq: number, phase: string): string {
-  const name = `${String(seq).padStart(4, "0")}-${phase}`;
-  if (!existsSync(join(subRoot, name))) return name;
-  for (let i = 2; ; i++) if (!existsSync(join(subRoot, `${name}-${i}`))) return `${name}-${i}`;
+/** Whether the child wrote a checkpoint: its state.json, or where a crash while replacing it left it (see CheckpointFile). */
+function hasCheckpoint(files: HostFiles, dir: string): boolean {
+  const state = join(dir, "state.json");
+  return [state, `${state}.next`, journalPath(state)].some((f) => files.exists(f));
 }
 
-function readChild(dir: string): Checkpoint | undefined {
+/**
+ * A child's folder as a crash left it, repaired as resume repairs the run's own: a line torn at
+ * the end of a log is cut off (a log unreadable further up is left as it is), and a checkpoint
+ * found only in state.json.next (a crash between replacing one with the other) is put back in place.
+ */
+function repairChild(files: HostFiles, dir: string, runId: string): void {
+  const state = join(dir, "state.json");
+  if (!files.exists(state) && files.exists(`${state}.next`)) files.rename(`${state}.next`, state);
+  repairTornLogs(dir, runId, files);
+}
+
+/** A folder no child holds: missing, or one a crash left before its parent.json was written. */
+function freeFolder(files: HostFiles, subRoot: string, seq: number, phase: string): string {
+  const name = `${String(seq).padStart(4, "0")}-${phase}`;
+  const free = (n: string) => !files.exists(join(subRoot, n, "parent.json"));
+  if (free(name)) return name;
+  for (let i = 2; ; i++) if (free(`${name}-${i}`)) return `${name}-${i}`;
+}
+
+function readChild(files: HostFiles, dir: string): Checkpoint | undefined {
   const state = join(dir, "state.json");
   // the journal's last whole line is the newest checkpoint, when there is one (see CheckpointFile)
-  for (const text of [() => lastJournalLine(journalPath(state)), () => readFileSync(state, "utf8"), () => readFileSync(`${state}.next`, "utf8")]) {
+  for (const text of [() => lastJournalLine(journalPath(state), files), () => files.readText(state), () => files.readText(`${state}.next`)]) {
     try {
       const cp = JSON.parse(text() ?? "") as Checkpoint;
       if (cp && typeof cp === "object" && cp.snapshot && typeof cp.snapshot === "object" && Array.isArray(cp.pending)) return cp;
