@@ -1,21 +1,15 @@
 /**
  * One host: `node:fs`, `node:child_process` and the clock are reached only
- * through src/host/ (the real host is the one place that imports them).
- * NOT_YET_ON_HOST names the files of the shell that still reach them
- * directly: it is the work left, not an exemption, and it only shrinks —
- * a file that no longer needs its entry must leave the list.
+ * through src/host/ (the real host is the one place that imports them); the
+ * rest of the shell is given a host (the run's ctx.host, a command's hostOf(io)).
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 /** The browser's code (served by `phaseloop ui`): no host there, the page reads the browser's own clock. */
 const BROWSER = "src/ui-page/";
 
-const NOT_YET_ON_HOST = [
-  "src/run/fence-livable.ts",
-  "src/run/phase-fence.ts",
-];
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -39,15 +33,9 @@ function reaches(file: string): string[] {
 const shell = sources("src").filter((f) => !f.startsWith("src/host/") && !f.startsWith(BROWSER));
 
 describe("one host", () => {
-  it("node:fs, node:child_process and the clock are reached only through src/host/ (NOT_YET_ON_HOST is the work left)", () => {
-    const direct = shell.filter((f) => reaches(f).length > 0).sort();
-    const unlisted = direct.filter((f) => !NOT_YET_ON_HOST.includes(f)).map((f) => `${f}: ${reaches(f).join(", ")}`);
-    expect(unlisted, "reach the world through the host (ctx.host, or the host a command is given)").toEqual([]);
-  });
-
-  it("NOT_YET_ON_HOST only shrinks: a file that no longer reaches the world directly leaves it", () => {
-    const moved = NOT_YET_ON_HOST.filter((f) => !existsSync(f) || reaches(f).length === 0);
-    expect(moved, "on the host now (or gone): take them off the list").toEqual([]);
+  it("node:fs, node:child_process and the clock are reached only through src/host/", () => {
+    const direct = shell.filter((f) => reaches(f).length > 0).sort().map((f) => `${f}: ${reaches(f).join(", ")}`);
+    expect(direct, "reach the world through the host (ctx.host, or the host a command is given)").toEqual([]);
   });
 
   it("the host is where the world is reached", () => {

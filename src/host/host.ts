@@ -141,7 +141,8 @@ export interface HostFiles {
   /** Open for writing from the start (created when missing, emptied when present). */
   openWrite(path: string, options?: OpenOptions): FileHandle;
   /** Make the directory and its parents (no error when it exists). */
-  mkdir(path: string, options?: { mode?: number }): void;
+  /** With `exclusive`, only this directory, whose parent must exist: EEXIST when anything is in its place (a link too). */
+  mkdir(path: string, options?: { mode?: number; exclusive?: boolean }): void;
   /** A new directory named `prefix` + random characters; its path. */
   mkdtemp(prefix: string): string;
   stat(path: string): FileInfo | undefined;

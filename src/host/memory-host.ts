@@ -394,6 +394,13 @@ export class MemoryHost implements Host {
         return self.handle(self.fileFor(path, options, true));
       },
       mkdir(path, options = {}) {
+        if (options.exclusive) {
+          const at = self.parentDir(path, "mkdir");
+          if (self.nodes.has(at)) throw fsError("EEXIST", "mkdir", path);
+          self.write();
+          self.nodes.set(at, { kind: "dir", mode: options.mode ?? 0o755, mtimeMs: self.clock.now() });
+          return;
+        }
         if (self.get(path)?.kind === "dir") return;
         self.write();
         self.mkdirs(self.resolveLinks(path, true), options.mode);

@@ -60,7 +60,7 @@ export const nodeFiles: HostFiles = {
   appendText: (path, data) => appendFileSync(path, data),
   openAppend: (path, options = {}) => fdHandle(openFd(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, options)),
   openWrite: (path, options = {}) => fdHandle(openFd(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, options)),
-  mkdir: (path, options = {}) => void mkdirSync(path, { recursive: true, mode: options.mode }),
+  mkdir: (path, options = {}) => void mkdirSync(path, { recursive: !options.exclusive, mode: options.mode }),
   mkdtemp: (prefix) => mkdtempSync(prefix),
   stat: (path) => statSync(path, { throwIfNoEntry: false }),
   lstat: (path) => lstatSync(path, { throwIfNoEntry: false }),

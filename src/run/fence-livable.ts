@@ -12,8 +12,8 @@
  * cannot tell apart inside it (`docs/run.sh` under `docs/*.md`) is undone after the phase.
  */
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { HostFiles } from "../host/host.ts";
 import { findProgram } from "../host/preflight-host.ts";
 import { PRESETS } from "../agents/presets/registry.ts";
 import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
@@ -24,7 +24,7 @@ import { isProtectedPath } from "../sandbox/bwrap-args.ts";
  * Make the missing write folders of the profile inside the workdir, one component at a time,
  * never through a symlink. Returns the folders made, outermost first.
  */
-export function makeWriteDirs(profile: SandboxProfile, workdir: string): string[] {
+export function makeWriteDirs(files: HostFiles, profile: SandboxProfile, workdir: string): string[] {
   const made: string[] = [];
   for (const dir of profile.allowWrite) {
     if (dir === workdir || !isUnder(dir, workdir)) continue;
@@ -36,7 +36,7 @@ export function makeWriteDirs(profile: SandboxProfile, workdir: string): string[
       at = join(at, part);
       let stat;
       try {
-        stat = lstatSync(at, { throwIfNoEntry: false });
+        stat = files.lstat(at);
       } catch {
         break;
       }
@@ -45,7 +45,7 @@ export function makeWriteDirs(profile: SandboxProfile, workdir: string): string[
         break; // a file or a symlink in the way: left alone, the folder is not bound
       }
       try {
-        mkdirSync(at, { mode: 0o755 });
+        files.mkdir(at, { mode: 0o755, exclusive: true });
         made.push(at);
       } catch {
         break;
@@ -56,10 +56,10 @@ export function makeWriteDirs(profile: SandboxProfile, workdir: string): string[
 }
 
 /** Remove the folders `makeWriteDirs` made that are still empty, innermost first. */
-export function removeEmptyMade(made: readonly string[]): void {
+export function removeEmptyMade(files: HostFiles, made: readonly string[]): void {
   for (const dir of [...made].reverse()) {
     try {
-      if (readdirSync(dir).length === 0) rmdirSync(dir);
+      if (files.readdir(dir).length === 0) files.removeDir(dir);
     } catch {
       // gone or in use: left
     }
@@ -114,7 +114,7 @@ const shimDirs = new Map<string, string | null>();
  * (its `sandbox.fenceShim`: codex, however it is started, leaves the sandboxing to the fence);
  * undefined when there is none.
  */
-export async function fenceShims(runTemp: string, search: string, cwd: string): Promise<string | undefined> {
+export async function fenceShims(files: HostFiles, runTemp: string, search: string, cwd: string): Promise<string | undefined> {
   const known = shimDirs.get(`${runTemp}\0${search}`);
   if (known !== undefined) return known ?? undefined;
   const dirs: string[] = [];
@@ -124,9 +124,9 @@ export async function fenceShims(runTemp: string, search: string, cwd: string): 
     const real = await findProgram(preset.program, cwd, search);
     if (real === null) continue;
     const dir = join(runTemp, `${preset.program}-shim-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
-    if (!existsSync(join(dir, preset.program))) {
-      mkdirSync(dir, { recursive: true, mode: 0o755 });
-      writeFileSync(join(dir, preset.program), shim(real), { mode: 0o755 });
+    if (!files.exists(join(dir, preset.program))) {
+      files.mkdir(dir, { mode: 0o755 });
+      files.writeText(join(dir, preset.program), shim(real), { mode: 0o755 });
     }
     dirs.push(dir);
   }

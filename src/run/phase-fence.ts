@@ -3,11 +3,13 @@
  * dir, and each of its processes wrapped in that profile. What the sandbox refused is read
  * back after each process, so the phase can fail as a policy_violation naming it.
  */
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir, userInfo } from "node:os";
+import { homedir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import type { CompiledHook, CompiledPhase, Machine } from "../machine/types.ts";
 import type { SandboxMode } from "../pipeline/spec.ts";
+import { fenceCacheHome, releaseTemp, removeFenceTemps, runTempDir, takeTemp } from "../host/fence-temps.ts";
+import type { HostFiles } from "../host/host.ts";
+import { nodeFiles } from "../host/node-files.ts";
 import { probeSandbox } from "../host/probe-sandbox.ts";
 import { agentState, compileSandbox, coveringDir, isUnder, joinInside, stateConfig, stateDirAllowed, type SandboxInput, type SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { PRESETS, presetNamed, sandboxNeeds } from "../agents/presets/registry.ts";
@@ -59,60 +61,13 @@ let running = 0;
 export function sandboxesRunning(): boolean {
   return running > 0;
 }
-let runTemp: string | undefined;
 /** Phases already said to run unsandboxed for want of the proxy. */
 const warnedNoProxy = new Set<string>();
-
-/**
- * The phases' temp dirs emptied after their phase, for the next phase to take: making a
- * folder and removing it (and the mount points bubblewrap made in it) at every phase costs
- * more than the rest of the fence's preparation on a disk that discards what is freed.
- */
-const freeTemps: string[] = [];
-
-/** A temp dir for a phase: an emptied one of this run's, else a new one (mode 0700, in the run's own dir). */
-function takeTemp(): string {
-  return freeTemps.pop() ?? mkdtempSync(join(runTemp!, "phase-"));
-}
-
-/**
- * Empty a phase's temp dir of everything it wrote and put it back for the next phase; the
- * mount points bubblewrap made there (empty, and covered by a read-only mount while the phase
- * ran) stay. A dir that cannot be emptied is not used again.
- */
-function releaseTemp(dir: string, mountPoints: ReadonlySet<string>): void {
-  try {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (mountPoints.has(entry.name) && emptyMountPoint(path)) continue;
-      rmSync(path, { recursive: true, force: true });
-    }
-    // its own mode again, whatever the phase made of its /tmp
-    chmodSync(dir, 0o700);
-    freeTemps.push(dir);
-  } catch {
-    // not used again; what stays goes with the run's temp dir, or with the OS's
-    try {
-      rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // left
-    }
-  }
-}
-
-function emptyMountPoint(path: string): boolean {
-  const info = lstatSync(path, { throwIfNoEntry: false });
-  if (info === undefined) return false;
-  if (info.isDirectory()) return readdirSync(path).length === 0;
-  return info.isFile() && info.size === 0;
-}
 
 /** Stop the sandbox's proxies, if a phase of this run started them, and remove the phases' temp dirs. */
 export async function closeFences(): Promise<void> {
   forgetStateCopies();
-  if (runTemp !== undefined) rmSync(runTemp, { recursive: true, force: true });
-  runTemp = undefined;
-  freeTemps.length = 0;
+  removeFenceTemps();
   if (!sessionOpened) return;
   sessionOpened = false;
   await (await import("../host/sandbox-session.ts")).closeSandboxSession();
@@ -136,13 +91,13 @@ export const STATE_VAR_NAMES: readonly string[] = STATE_VARS;
  * writable. Directories are created as the CLI would on its first run; a config file as an
  * empty JSON object.
  */
-function prepareState(profile: SandboxProfile, stateDirs: readonly string[]): void {
+function prepareState(files: HostFiles, profile: SandboxProfile, stateDirs: readonly string[]): void {
   for (const path of stateDirs) {
-    if (!profile.allowWrite.includes(path) || existsSync(path)) continue;
+    if (!profile.allowWrite.includes(path) || files.exists(path)) continue;
     try {
       if (path.endsWith(".json")) {
-        if (existsSync(dirname(path))) writeFileSync(path, "{}\n", { flag: "wx", mode: 0o600 });
-      } else mkdirSync(path, { recursive: true, mode: 0o700 });
+        if (files.exists(dirname(path))) files.writeText(path, "{}\n", { exclusive: true, mode: 0o600 });
+      } else files.mkdir(path, { mode: 0o700 });
     } catch {
       // left as it is: the agent meets a read-only file system there, and says so
     }
@@ -182,7 +137,8 @@ function ownConfig(agent: string, env: ProcessEnv): { baseUrls: string[]; envKey
   if (seen !== undefined) return seen;
   let text = "";
   try {
-    text = readFileSync(file, "utf8");
+    // read once per run and process, before any phase ran: the machine's own file
+    text = nodeFiles.readText(file);
   } catch {
     // none
   }
@@ -289,12 +245,6 @@ async function ownMatcher(globs: readonly string[]): Promise<(rel: string) => bo
   return (rel) => match(rel) && !isProtectedPath(rel) && !/^\.(?:git|phaseloop)(?:\/|$)/.test(rel);
 }
 
-function cacheHome(): string {
-  const dir = join(runTemp!, "cache");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return dir;
-}
-
 /** A parallel member's own write globs and the other members' (rendered). */
 export interface MemberGlobs {
   own: readonly string[];
@@ -310,7 +260,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
   }
   // a temp dir of the phase's own, in a directory of this run's own (mode 0700): nobody else
   // can put anything there
-  runTemp ??= mkdtempSync(join(tmpdir(), "phaseloop-run-"));
+  const runTemp = runTempDir();
   // phases of the same name run at once in parallel lanes: each has a dir of its own
   const tempDir = takeTemp();
   const mountPoints = new Set<string>();
@@ -325,7 +275,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
     warnedNoProxy.add(phase.name);
     return undefined;
   }
-  const cache = cacheHome();
+  const cache = fenceCacheHome();
   const kind = agentKind(phase, ctx.machine, command);
   const userState = agentState({ agent: kind, home: env.HOME || homedir(), stateDirs: STATE_VARS.map((n) => env[n] ?? "").filter((d) => compiled.allowWrite.includes(d)) });
   // an agent CLI works on the run's copy of its state: the user's own is read, never written (agent-state.ts)
@@ -340,13 +290,13 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
     copy === undefined
       ? { ...compiled, allowWrite: [...compiled.allowWrite, cache] }
       : withStateCopy(compiled, kind, userState, copy, cache);
-  if (copy === undefined) prepareState(profile, userState);
+  if (copy === undefined) prepareState(ctx.host.files, profile, userState);
   // the folders the write globs name, made now: only what exists can be bound writable
-  const made = makeWriteDirs(profile, ctx.info.workdir);
+  const made = makeWriteDirs(ctx.host.files, profile, ctx.info.workdir);
   if (group !== undefined && group.others.length > 0) {
     // a member's own folders too, each glob's: one only it may write is then bound as itself, not copied
     const own = group.own.map((glob) => coveringDir(glob)).filter((d): d is string => d !== undefined && d !== "").map((d) => joinInside(ctx.info.workdir, d)!);
-    made.push(...makeWriteDirs({ ...profile, allowWrite: own.filter((d) => profile.allowWrite.some((w) => isUnder(d, w))) }, ctx.info.workdir));
+    made.push(...makeWriteDirs(ctx.host.files, { ...profile, allowWrite: own.filter((d) => profile.allowWrite.some((w) => isUnder(d, w))) }, ctx.info.workdir));
   }
   // the library loads only when a phase is sandboxed: runs without one start as fast as before
   const { releaseSandboxed, sandboxRefusals, wrapInSandbox } = await import("../host/sandbox-session.ts");
@@ -375,7 +325,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
       const inside: Record<string, string> = { ...livableEnv(profile, ctx.info.workdir, cache, env), ...copy?.env, TMPDIR: tempDir };
       // codex started any way at all (a command agent's `sh -c "codex exec -s workspace-write"`)
       // meets phaseloop's fence as its sandbox, not its own, which cannot start inside it
-      const shims = await fenceShims(runTemp!, env.PATH ?? "", ctx.info.workdir);
+      const shims = await fenceShims(ctx.host.files, runTemp, env.PATH ?? "", ctx.info.workdir);
       if (shims !== undefined) inside.PATH = `${shims}:${env.PATH ?? ""}`;
       // what the process may look for in the host's /tmp (a file NODE_OPTIONS requires, the pipeline's own folder): seen there, read-only
       const seen = [dirname(ctx.machine.file)];
@@ -383,13 +333,13 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
       const stages: Stage[] = [];
       if (staging) {
         for (const dir of profile.allowWrite) {
-          if (!isUnder(dir, workdir) || !existsSync(dir)) continue;
+          if (!isUnder(dir, workdir) || !ctx.host.files.exists(dir)) continue;
           const rel = dir === workdir ? "" : dir.slice(workdir.length + 1);
           if (!mustStage(rel, group!.others)) {
             direct.add(dir);
             continue;
           }
-          const stage = buildStage(workdir, rel, group!.own, group!.others, runTemp!);
+          const stage = buildStage(workdir, rel, group!.own, group!.others, runTemp);
           stages.push(stage);
           for (const d of stage.direct) direct.add(d);
         }
@@ -420,7 +370,7 @@ async function fenceFor(phase: CompiledPhase, plan: { mode: SandboxMode }, write
       closed = true;
       releaseTemp(tempDir, mountPoints);
       // a folder another phase running now may be writing into stays
-      if (running === 0) removeEmptyMade(made);
+      if (running === 0) removeEmptyMade(ctx.host.files, made);
     },
   };
 }
