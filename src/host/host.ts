@@ -38,7 +38,16 @@ export interface ProcessSpec {
    * it has ended, the processes it left behind are ended too, those that shed their
    * environment and process group included (orphans.ts).
    */
-  phase?: { runId: string; phaseDir: string };
+  phase?: {
+    runId: string;
+    phaseDir: string;
+    /**
+     * Its processes are in a PID namespace of their own (phaseloop's Linux fence), which ends
+     * them all with it: nothing is looked for after it ended by itself, only when it is stopped
+     * (the namespace's processes die a moment after it, and a stopped phase leaves none).
+     */
+    contained?: boolean;
+  };
 }
 
 /** A finished process, whatever happened: failures are results, not exceptions. */

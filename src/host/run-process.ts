@@ -173,7 +173,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         // left to the shell, which says why
       }
     }
-    if (spec.phase && !program.endsWith("/bwrap") && process.platform === "linux" && findable(program, spec.cwd, spec.env.PATH)) {
+    if (spec.phase && !spec.phase.contained && !program.endsWith("/bwrap") && process.platform === "linux" && findable(program, spec.cwd, spec.env.PATH)) {
       // outside a sandbox's pid namespace: a mark every process of the phase inherits and none can take off (orphans.ts)
       args = ["-c", `ulimit -w ${LEFTOVER_MARK} 2>/dev/null; exec "$@"`, "sh", program, ...args];
       program = ownProgram("sh");
@@ -285,20 +285,20 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     if (fd3 !== undefined) closeSync(fd3);
 
     // ended: the program has exited and been reaped, whoever called
-    if (spec.phase && child.pid !== undefined) liveRoots.add(child.pid);
-    const sweep = () => {
+    if (spec.phase && !spec.phase.contained && child.pid !== undefined) liveRoots.add(child.pid);
+    const sweep = (stopping = false) => {
       if (child.pid !== undefined) liveRoots.delete(child.pid);
       try {
         // every process of the phase came after its first one: only those are read (the first, once reaped, is not)
         const ended = child.exitCode !== null || child.signalCode !== null;
-        if (spec.phase) killPhaseProcesses(spec.phase.runId, spec.phase.phaseDir, child.pid === undefined ? undefined : { lastPid: ended ? child.pid : child.pid - 1, at: started });
+        if (spec.phase && (stopping || !spec.phase.contained)) killPhaseProcesses(spec.phase.runId, spec.phase.phaseDir, child.pid === undefined ? undefined : { lastPid: ended ? child.pid : child.pid - 1, at: started });
       } catch {
         // nothing to end
       }
     };
     const stop = () => {
       killGroup(child.pid, "SIGTERM");
-      sweep();
+      sweep(true);
       killTimer = setTimeout(() => killGroup(child.pid, "SIGKILL"), spec.killGraceMs ?? 2000);
     };
     const onAbort = () => {
@@ -355,7 +355,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     child.on("exit", (code, signal) => {
       exitTimer = setTimeout(() => {
         killGroup(child.pid, "SIGKILL");
-        sweep();
+        sweep(true);
         exitTimer = setTimeout(() => {
           child.stdout?.destroy();
           child.stderr?.destroy();

@@ -196,6 +196,11 @@ export async function rebaseOnto(host: Host, worktree: string, onto: string): Pr
   return { kind: "failed", message: (r.err || r.out).split("\n").slice(0, 3).join(" ") };
 }
 
+/** Whether the branch checked out in `worktree` holds `onto`'s commit (it was rebased onto it, or begun from it since). */
+export async function holds(host: Host, worktree: string, onto: string): Promise<boolean> {
+  return (await git(host, worktree, "merge-base", "--is-ancestor", onto, "HEAD")).ok;
+}
+
 async function unmerged(host: Host, cwd: string): Promise<string[]> {
   return (await git(host, cwd, "diff", "--no-ext-diff", "--no-textconv", "--name-only", "--diff-filter=U")).out.split("\n").filter(Boolean);
 }

@@ -44,7 +44,7 @@ export async function runPhaseProcess(e: PhaseRunEffect, phase: CompiledPhase, i
     stderrFile: join(dir, "stderr.log"),
     resultGraceMs: RESULT_GRACE_MS,
     // the phase's processes, looked for at its end; none is left of a phase in the fence's own PID namespace
-    phase: runId && phaseDir && !fenced?.contained ? { runId, phaseDir } : undefined,
+    phase: runId && phaseDir ? { runId, phaseDir, contained: fenced?.contained } : undefined,
     onLine: (stream, line) => {
       if (stream === "stderr") {
         const info = parser.pushStderr?.(line);

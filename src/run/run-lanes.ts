@@ -28,7 +28,7 @@ import { createRunner, type RunResult } from "./run-pipeline.ts";
 import { writeSummary } from "./write-summary.ts";
 import { writeBackTask } from "./load-tasks.ts";
 import { exitCodeFor } from "../machine/stop-logic.ts";
-import { addWorktree, gitSettled, removeWorktree, revParse } from "../lanes/lane-git.ts";
+import { addWorktree, gitSettled, holds, removeWorktree, revParse } from "../lanes/lane-git.ts";
 import { laneName } from "../lanes/lane-runner.ts";
 import { LaneLoop, laneReason } from "./lane-loop.ts";
 import type { Checkpoint } from "./checkpoint.ts";
@@ -216,8 +216,10 @@ class LaneRun {
       case "lane.merge": {
         this.checkpoint();
         const lane = this.lane(fx.task);
-        // a lane whose loop is open again (rebased, and a crash came before the run recorded it): verified first, as it would have been
-        if (fx.resumed && lane.verify && lane.worktree && this.loopFor(fx.task).checkpoint()?.snapshot.status !== "done") {
+        // a lane whose loop is open again and whose branch git rebased (a crash came before the run recorded it): verified
+        // first, as it would have been; open again but not rebased (a crash came before git rebased it), the merge conflicts
+        // again and the lane is rebased then
+        if (fx.resumed && lane.verify && lane.worktree && this.loopFor(fx.task).checkpoint()?.snapshot.status !== "done" && (await holds(this.host, lane.worktree, lanes.into))) {
           this.emit({ type: "lane.conflict", task: fx.task, branch: lane.branch, into: lanes.into, files: lane.conflicts, action: "rebased" });
           this.dispatch({ type: "lane.rebased", at: this.host.clock.now(), task: fx.task });
           this.checkpoint();
@@ -251,10 +253,12 @@ class LaneRun {
       }
       case "lane.rebase": {
         const lane = this.lane(fx.task);
+        // the phase to verify again is open in the lane's checkpoint before git rebases the branch: a crash after that
+        // resumes the lane into it (or, when git had not rebased it yet, merges, conflicts and rebases again), never finds
+        // its loop done with a rebased branch to merge unverified
+        const reopened = lane.verify ? this.loopFor(fx.task).reopen(lane.verify) : undefined;
         const r = await rebaseLane(this.host, lane, lanes.into);
-        // the phase to verify again is open in the lane's checkpoint before any of the run's says the lane was rebased:
-        // a crash after that resumes the lane into it, rather than finding its loop done
-        if (r.ok && lane.verify) this.reopened.set(fx.task, this.loopFor(fx.task).reopen(lane.verify));
+        if (r.ok && reopened) this.reopened.set(fx.task, reopened);
         this.emit({ type: "lane.conflict", task: fx.task, branch: lane.branch, into: lanes.into, files: fx.files, action: r.ok ? "rebased" : "blocked" });
         this.dispatch(r.ok ? { type: "lane.rebased", at: this.host.clock.now(), task: fx.task } : { type: "lane.failed", at: this.host.clock.now(), task: fx.task, reason: r.reason, ...(r.conflicts ? { conflicts: r.conflicts } : {}) });
         // recorded at once: git has rebased the branch, and a resumed run must know to verify it again

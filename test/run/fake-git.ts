@@ -123,6 +123,8 @@ export function fakeGit(repo: string, conflicts: string[] = []): FakeGit {
       commit(branch!);
       return ok();
     }
+    // the lane's branch holds its target's commit once it was rebased onto it
+    if (args[0] === "merge-base" && args[1] === "--is-ancestor") return branch && (rebased.get(branch) ?? 0) > 0 ? ok() : fail(1, "");
     if (args[0] === "rebase") {
       if (args[1] === "--abort") return ok();
       rebased.set(branch!, (rebased.get(branch!) ?? 0) + 1);

@@ -233,11 +233,8 @@ describe("parallel lanes on a memory host, crashed", () => {
         expect(new Set(tasksOf(events, "lane.merged")), where).toEqual(new Set(["a", "b", "c", "d"]));
       }
     }
-    // the one window left where a crash changes what runs: while the lane's own checkpoint is being
-    // replaced by the one open again at the phase to verify (git has rebased the branch; the run
-    // has not recorded it): resumed, the run finds the loop done and merges the rebased branch unverified
-    const window = [...new Set(skippedVerify)];
-    expect(window.length).toBeLessThanOrEqual(3);
-    if (window.length > 0) expect(window.at(-1)! - window[0]! + 1).toBe(window.length);
+    // no window where a crash changes what runs: the lane's own checkpoint is open again at the phase to verify
+    // before git rebases the branch, so a resumed run never finds the loop done with a rebased branch
+    expect([...new Set(skippedVerify)], "crashes after which the rebased lane merged unverified").toEqual([]);
   }, 240_000);
 });
