@@ -107,7 +107,13 @@ export function createAgentTools(options: { tools: ToolSetSpec | undefined; work
           const rel = relative(root, full).split(sep).join("/");
           if (PROTECTED.includes(name) || name === "node_modules") continue;
           // the entry itself, never where a link leads (a link to a folder is not walked)
-          if (files.lstat(full)?.isDirectory()) walk(full, depth + 1);
+          let folder = false;
+          try {
+            folder = files.lstat(full)?.isDirectory() ?? false;
+          } catch {
+            continue; // cannot be looked at (a folder readable but not searchable)
+          }
+          if (folder) walk(full, depth + 1);
           else if (canRead(rel)) found.push(rel);
         }
       };
