@@ -5,27 +5,18 @@
  * holds (as `resume` does: validators, repairs, replayed events) and must end
  * as the uncrashed run did, with every event once.
  */
-import { dirname } from "node:path";
 import { describe, expect, it } from "vitest";
-import { isoNow } from "../../src/host/host.ts";
 import { HostCrash, MemoryHost, type ProcessScript } from "../../src/host/memory-host.ts";
 import { compilePipeline } from "../../src/machine/compile-pipeline.ts";
-import { initialSnapshot } from "../../src/machine/initial-snapshot.ts";
 import type { Machine } from "../../src/machine/types.ts";
 import { validatePipelineText } from "../../src/pipeline/load-pipeline.ts";
 import type { Checkpoint } from "../../src/run/checkpoint.ts";
-import { readCheckpoint, scanEventLog, scanIterationLog } from "../../src/run/read-run-state.ts";
-import { openStore, replayPending } from "../../src/run/resume-run.ts";
 import type { RunEvent } from "../../src/run/run-events.ts";
-import type { RunInfo } from "../../src/run/run-info.ts";
-import { Runner, type RunResult } from "../../src/run/run-pipeline.ts";
-import { RunStore, runPath } from "../../src/runtime/run-store.ts";
+import type { RunResult } from "../../src/run/run-pipeline.ts";
 import { logViolations } from "../cli/crash-points.ts";
+import { DIR, resumeOn, RUN_ID, startOn, WORKDIR } from "./memory-run.ts";
 
-const WORKDIR = "/home/user/project";
 const FILE = `${WORKDIR}/loop.yaml`;
-const RUN_ID = "20260101-120000-abcd";
-const DIR = runPath(WORKDIR, RUN_ID);
 
 /** Two iterations of two phases and a hook: the shortest run with an iteration boundary. */
 const PIPELINE = `phaseloop: 1
@@ -65,55 +56,9 @@ const programs: ProcessScript = (spec, host) => {
   return { spawnError: `command not found: ${name}` };
 };
 
-const silent = { onEvent: () => undefined, close: async () => undefined };
-
-function info(host: MemoryHost, machine: Machine): RunInfo {
-  return { run_id: RUN_ID, pipeline: machine.name, file: FILE, hash: "h", version: "test", params: {}, workdir: WORKDIR, started_at: isoNow(host.clock), agents: {}, max_iterations: 4, measure: "off" };
-}
-
-function runner(host: MemoryHost, machine: Machine, store: RunStore, snapshot: Checkpoint["snapshot"], seq: number, recordedIterations?: Set<number>): Runner {
-  return new Runner({ host, machine, store, info: info(host, machine), reporter: silent, env: { PATH: "/usr/bin" }, signal: new AbortController().signal, sandbox: "off", recordedIterations }, snapshot, seq);
-}
-
-/** `run` as start-run.ts does it: the run folder appears whole, then the runner drives the machine. */
-async function start(host: MemoryHost, machine: Machine): Promise<RunResult> {
-  const snapshot = initialSnapshot(machine, { runId: RUN_ID, params: {}, env: {}, pipeline: { name: machine.name, file: FILE, dir: dirname(FILE) }, workdir: WORKDIR });
-  const first: Checkpoint = { snapshot, seq: 0, pending: [], updated_at: isoNow(host.clock) };
-  const store = RunStore.create(WORKDIR, RUN_ID, { "run.json": JSON.stringify(info(host, machine), null, 2) + "\n", "state.json": JSON.stringify(first), "events.jsonl": "", "iterations.jsonl": "" }, host.files);
-  const result = await runner(host, machine, store, snapshot, 0).run({ type: "start", at: host.clock.now() }, [{ type: "run.started", pipeline: machine.name, file: FILE, hash: "h", workdir: WORKDIR, params: {}, max_iterations: 4, phases: machine.phases.map((p) => p.name), version: "test" }]);
-  store.close();
-  return result;
-}
-
-/** `resume` as resume-run.ts does it, on what the host holds: read through the validators, repair, replay what the checkpoint carries, go on. */
-async function resume(host: MemoryHost, machine: Machine): Promise<RunResult | "finished"> {
-  const files = host.files;
-  if (!files.exists(DIR)) return start(host, machine); // the crash came before the run folder was renamed into place
-  const events = scanEventLog(DIR, RUN_ID, false, files);
-  const iterations = scanIterationLog(DIR, RUN_ID, false, files);
-  if (!events.ok || !iterations.ok) throw new Error(`unreadable log: ${JSON.stringify(events.ok ? iterations : events)}`);
-  const read = readCheckpoint(DIR, RUN_ID, machine, FILE, files);
-  if (read.kind !== "ok") throw new Error(`unreadable checkpoint: ${JSON.stringify(read)}`);
-  const store = openStore(WORKDIR, RUN_ID, events.value, iterations.value, read.file, files);
-  if (!(store instanceof RunStore)) throw new Error(`cannot open the store: ${JSON.stringify(store)}`);
-  const cp = read.checkpoint;
-  replayPending(store, cp, events.value, iterations.value);
-  const snapshot = cp.snapshot;
-  if (snapshot.status === "done") {
-    // finishedRun: the log gets its run.finished if the crash lost it
-    const logged = events.value.finished || cp.pending.some((e) => e.type === "run.finished");
-    if (!logged) store.events.append({ v: 1, seq: Math.max(events.value.lastSeq, cp.seq) + 1, at: isoNow(host.clock), run: RUN_ID, type: "run.finished", outcome: snapshot.outcome!.outcome, reason: snapshot.outcome!.reason });
-    store.close();
-    return "finished";
-  }
-  snapshot.status = "interrupted";
-  const seq = Math.max(events.value.lastSeq, cp.seq);
-  // a run stopped before it logged anything starts its log now
-  const preface = seq === 0 ? [{ type: "run.started", pipeline: machine.name, file: FILE, hash: "h", workdir: WORKDIR, params: {}, max_iterations: 4, phases: machine.phases.map((p) => p.name), version: "test" }] : [{ type: "run.resumed", iteration: snapshot.iteration, phase: null, pipeline: machine.name, workdir: WORKDIR, max_iterations: 4 }];
-  const result = await runner(host, machine, store, snapshot, seq, iterations.value.iterations).run({ type: "resumed", at: host.clock.now() }, preface);
-  store.close();
-  return result;
-}
+/** `run` and `resume` as start-run.ts and resume-run.ts do them, on what the host holds (memory-run.ts). */
+const start = (host: MemoryHost, machine: Machine): Promise<RunResult> => startOn(host, { machine, file: FILE });
+const resume = (host: MemoryHost, machine: Machine): Promise<RunResult | "finished"> => resumeOn(host, { machine, file: FILE });
 
 function runFiles(host: MemoryHost) {
   const snap = host.snapshot();
