@@ -8,7 +8,7 @@
 import { Buffer } from "node:buffer";
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { absentProtected, bwrapArgs, type PathKind, type ProxyRoute, type SeccompLoad } from "../sandbox/bwrap-args.ts";
@@ -77,8 +77,9 @@ let filterFile: string | undefined;
  * The filter's bytes in a file of this process's own (a folder of mode 0700, removed when the
  * process exits), from which the shell that starts bubblewrap opens it on FILTER_FD.
  */
-function seccompFile(bytes: Uint8Array): string {
+function seccompFile(arch: string): string {
   if (filterFile !== undefined && existsSync(filterFile)) return filterFile;
+  const bytes = filterBytes(arch)!;
   const dir = mkdtempSync(join(tmpdir(), "phaseloop-seccomp-"));
   process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
   filterFile = join(dir, "filter.bpf");
@@ -97,21 +98,41 @@ function seccompLoad(proxied: boolean): SeccompLoad | undefined {
   return helper === undefined ? undefined : { hex, fd: FILTER_FD, helper: { path: helper, keepSetfcap: keepSetfcap() } };
 }
 
-function kinds(): (path: string) => PathKind {
+/** What a path is, following links, or undefined when nothing is there. */
+function kindNow(path: string): PathKind {
+  try {
+    const st = statSync(path, { throwIfNoEntry: false });
+    return st === undefined ? undefined : st.isDirectory() ? "dir" : "file";
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What each path the fence names is, each looked at once. The workdir's own entries, where
+ * most of them are (every protected name), are read in one listing of it rather than one look
+ * each; only a link among them is followed.
+ */
+function kinds(cwd: string, listed: Map<string, PathKind | "link"> | undefined): (path: string) => PathKind {
   const seen = new Map<string, PathKind>();
   return (path) => {
     if (!seen.has(path)) {
-      let kind: PathKind;
-      try {
-        const st = statSync(path, { throwIfNoEntry: false });
-        kind = st === undefined ? undefined : st.isDirectory() ? "dir" : "file";
-      } catch {
-        kind = undefined;
-      }
-      seen.set(path, kind);
+      const entry = listed !== undefined && dirname(path) === cwd ? listed.get(basename(path)) : null;
+      seen.set(path, entry === undefined ? undefined : entry === null || entry === "link" ? kindNow(path) : entry);
     }
     return seen.get(path);
   };
+}
+
+/** A folder's entries by name (a link as "link"), or undefined when it cannot be listed. */
+function listing(dir: string): Map<string, PathKind | "link"> | undefined {
+  try {
+    const out = new Map<string, PathKind | "link">();
+    for (const entry of readdirSync(dir, { withFileTypes: true })) out.set(entry.name, entry.isSymbolicLink() ? "link" : entry.isDirectory() ? "dir" : "file");
+    return out;
+  } catch {
+    return undefined;
+  }
 }
 
 const SKIP = new Set(["node_modules", ".phaseloop", ".git"]);
@@ -120,30 +141,28 @@ const SKIP = new Set(["node_modules", ".phaseloop", ".git"]);
  * Git repositories nested in the writable directories of the workdir (three levels down, as
  * the library looks): their hooks and config would run code the next time someone uses them.
  */
-function nestedRepos(profile: SandboxProfile, cwd: string): string[] {
+function nestedRepos(profile: SandboxProfile, cwd: string, listed: Map<string, PathKind | "link"> | undefined): string[] {
   const found: string[] = [];
   const walk = (dir: string, depth: number) => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      if (entry.name === ".git" && dir !== cwd) {
-        if (entry.isDirectory()) found.push(join(path, "hooks"), join(path, "config"));
+    // the workdir's listing is the one already made
+    const entries = dir === cwd ? listed : listing(dir);
+    if (entries === undefined) return;
+    for (const [name, kind] of entries) {
+      const path = join(dir, name);
+      if (name === ".git" && dir !== cwd) {
+        if (kind === "dir") found.push(join(path, "hooks"), join(path, "config"));
         else found.push(path);
-      } else if (entry.isDirectory() && !SKIP.has(entry.name) && depth < 3) walk(path, depth + 1);
+      } else if (kind === "dir" && !SKIP.has(name) && depth < 3) walk(path, depth + 1);
     }
   };
   for (const dir of profile.allowWrite) if (isUnder(dir, cwd)) walk(dir, dir.split("/").length - cwd.split("/").length);
   return found;
 }
 
+/** Where a path really is (the C library's realpath: one call, not an lstat per component). */
 function realpath(path: string): string | undefined {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return undefined;
   }
@@ -249,7 +268,9 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
     if (socket === undefined || token === undefined) return undefined;
     route = { socket, token, username: `srt.${Buffer.from(proxy.commandId).toString("base64")}` };
   }
-  const kindOf = kinds();
+  // the workdir's entries, listed once: what most paths the fence names are, and where nested repositories are looked for
+  const listed = listing(cwd);
+  const kindOf = kinds(cwd, listed);
   profile = { ...profile, allowWrite: bindableWrites(profile, cwd) };
   const needed = [seccomp.perl?.path ?? "", seccomp.helper?.path ?? "", proxy?.socat ?? "", proxy?.socket ? dirname(proxy.socket) : "", process.execPath, process.argv[1] ?? "", process.env.HOME ?? "", exports.HOME ?? "", ...(search ?? "").split(":"), ...seen, ...tmpPathsIn(typeof command === "string" ? command : command.join(" "))];
   if (typeof command !== "string" && command[0]?.startsWith("/")) needed.push(command[0]);
@@ -265,14 +286,39 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
     ...(route !== undefined ? { proxy: route } : {}),
     seccomp,
     socat: proxy?.socat ?? "socat",
-    nestedProtected: nestedRepos(profile, cwd),
+    nestedProtected: nestedRepos(profile, cwd, listed),
     kindOf,
     ...(keep !== undefined ? { tmpKeep: keep } : {}),
   });
   const absent = absentProtected({ profile, cwd, kindOf });
   // without a relay bubblewrap loads the filter itself, from the file opened on its fd by the shell that starts it
-  const argv = route !== undefined ? ["bwrap", ...args] : withFd3(ownProgram("sh"), seccompFile(filterBytes(process.arch)!), [ownProgram("bwrap"), ...args]);
+  const argv = route !== undefined ? ["bwrap", ...args] : withFd3(ownProgram("sh"), seccompFile(process.arch), [ownProgram("bwrap"), ...args]);
   return { argv, env, absent, anchors: anchorsOf(absent), ...(keep !== undefined ? { tmpMounts: keep.map((entry) => entry.slice("/tmp/".length)) } : {}) };
+}
+
+/**
+ * The protected paths the phase created (they did not exist when it started). Most are in one
+ * folder (the workdir): a folder holding several is listed once instead of looking at each.
+ */
+export function madeProtected(absent: readonly string[]): string[] {
+  const byDir = new Map<string, string[]>();
+  for (const path of absent) byDir.set(dirname(path), [...(byDir.get(dirname(path)) ?? []), path]);
+  const made = new Set<string>();
+  for (const [dir, paths] of byDir) {
+    const names = paths.length > 2 ? entryNames(dir) : undefined;
+    for (const path of paths) if (names === undefined ? present(path) : names.has(basename(path))) made.add(path);
+  }
+  // in the order given
+  return absent.filter((path) => made.has(path));
+}
+
+/** A folder's entry names (a link among them as itself), an empty set when it is not there, undefined when it cannot be listed. */
+function entryNames(dir: string): Set<string> | undefined {
+  try {
+    return new Set(readdirSync(dir));
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR" ? new Set() : undefined;
+  }
 }
 
 function present(path: string): boolean {
@@ -284,18 +330,13 @@ function present(path: string): boolean {
   }
 }
 
-/** The protected paths the phase created (they did not exist when it started). */
-export function madeProtected(absent: readonly string[]): string[] {
-  return absent.filter(present);
-}
-
 /**
  * Remove what the phase made at protected names, before phaseloop itself runs git in the
  * workdir again: a `.git` made there would otherwise be a repository whose config (filters,
  * hooks) the agent wrote, and phaseloop's own git would run it outside the sandbox.
  */
-export function undoProtected(absent: readonly string[], anchors?: Record<string, { dir: string; real: string }>): void {
-  for (const path of madeProtected(absent)) {
+export function undoProtected(absent: readonly string[], anchors?: Record<string, { dir: string; real: string }>, made: readonly string[] = madeProtected(absent)): void {
+  for (const path of made) {
     // never through a link the phase made on the way (`.claude` → ~/.claude, then `.claude/commands`):
     // from the folder that existed when it started, every folder down to the name must be a
     // real folder; a name that is itself a link goes as the link

@@ -140,6 +140,15 @@ function nulCarrier(argv: string[], env: Env | undefined): string | undefined {
   return undefined;
 }
 
+/**
+ * The shell words that set the mark: the hard limit on file locks is `ulimit -w` in dash and
+ * busybox, `-x` in bash. Its status is not the script's: `$?` is 0 where the script begins.
+ */
+const MARK = `ulimit -w ${LEFTOVER_MARK} 2>/dev/null || ulimit -x ${LEFTOVER_MARK} 2>/dev/null || :`;
+
+/** The system's shells, whose `-c` script can begin with MARK (a program elsewhere named `sh` is not known to be one). */
+const MARKING_SHELLS = /^\/(?:usr\/)?bin\/(?:sh|dash|bash)$/;
+
 /** Whether a spawn would find `program` (a path from `cwd`, or a name on `path`): one it would not fails as the spawn error it is, not through the wrapper. */
 function findable(program: string, cwd: string | undefined, path: string | undefined): boolean {
   const candidates = program.includes("/") ? [isAbsolute(program) ? program : join(cwd ?? ".", program)] : (path ?? "").split(delimiter).filter((d) => isAbsolute(d)).map((d) => join(d, program));
@@ -173,10 +182,15 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         // left to the shell, which says why
       }
     }
-    if (spec.phase && !spec.phase.contained && !program.endsWith("/bwrap") && process.platform === "linux" && findable(program, spec.cwd, spec.env.PATH)) {
-      // outside a sandbox's pid namespace: a mark every process of the phase inherits and none can take off (orphans.ts)
-      args = ["-c", `ulimit -w ${LEFTOVER_MARK} 2>/dev/null; exec "$@"`, "sh", program, ...args];
-      program = ownProgram("sh");
+    if (spec.phase && !spec.phase.contained && !program.endsWith("/bwrap") && process.platform === "linux") {
+      // outside a sandbox's pid namespace: a mark every process of the phase inherits and none can take off (orphans.ts).
+      // A shell the phase starts anyway (a `run:` string, `sh -c …`) sets it before its script; any other program is
+      // started through one that sets it, which costs a program more
+      if (args[0] === "-c" && args.length >= 2 && (MARKING_SHELLS.test(program) || program === ownProgram("sh"))) args = ["-c", `${MARK}; ${args[1]}`, ...args.slice(2)];
+      else if (findable(program, spec.cwd, spec.env.PATH)) {
+        args = ["-c", `${MARK}; exec "$@"`, "sh", program, ...args];
+        program = ownProgram("sh");
+      }
     }
     const carried = nulCarrier(argv, spec.env);
     if (carried) {

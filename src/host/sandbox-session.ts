@@ -30,6 +30,8 @@ export interface WrappedCommand {
   proxied: boolean;
   /** Built by phaseloop: the mount points bubblewrap makes in the private /tmp (linux-fence.ts). */
   tmpMounts?: string[];
+  /** The protected paths it made, once sandboxRefusals has looked (releaseSandboxed undoes them without looking again). */
+  made?: string[];
 }
 
 let opened: Promise<void> | undefined;
@@ -181,7 +183,7 @@ export function releaseSandboxed(wrapped: WrappedCommand): void {
   // the library removes its mount points; phaseloop's own wrap made none, and undoes what the
   // phase made at protected names (sandboxRefusals has named them)
   if (wrapped.absent === undefined) manager().cleanupAfterCommand();
-  else undoProtected(wrapped.absent, wrapped.anchors);
+  else undoProtected(wrapped.absent, wrapped.anchors, wrapped.made);
 }
 
 /**
@@ -190,7 +192,9 @@ export function releaseSandboxed(wrapped: WrappedCommand): void {
  */
 export function sandboxRefusals(profile: SandboxProfile, wrapped: WrappedCommand, stderr: string, cwd: string, stdout = ""): string[] {
   const refused = new Set<string>([...readRefusals(stderr, cwd, profile), ...readStreamRefusals(stdout, cwd, profile)]);
-  for (const path of madeProtected(wrapped.absent ?? [])) refused.add(`write ${path}`);
+  // the process has ended, and everything inside with it (its PID namespace): what it made stays as found here
+  if (wrapped.absent !== undefined) wrapped.made = madeProtected(wrapped.absent);
+  for (const path of wrapped.made ?? []) refused.add(`write ${path}`);
   if (wrapped.proxied) {
     for (const violation of manager().getSandboxViolationStore().getViolationsForCommand(wrapped.commandId)) refused.add(violation.line.trim());
   }

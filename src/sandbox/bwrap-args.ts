@@ -238,13 +238,15 @@ export function bwrapArgs(input: BwrapInput): { args: string[]; env: Record<stri
     if (kind === "dir") args.push("--tmpfs", path, "--remount-ro", path);
     else if (kind === "file") args.push("--ro-bind", "/dev/null", path);
   }
-  // ssh's drop-in configuration could name another ProxyCommand
-  if (kindOf("/etc/ssh/ssh_config.d") === "dir") args.push("--tmpfs", "/etc/ssh/ssh_config.d");
+  // ssh's drop-in configuration could name another ProxyCommand than the proxy's. Without a
+  // proxy the network namespace is empty: no command reaches anything, and nothing is hidden
+  if (input.proxy !== undefined && kindOf("/etc/ssh/ssh_config.d") === "dir") args.push("--tmpfs", "/etc/ssh/ssh_config.d");
   const { seccomp } = input;
-  // the library's helper needs user namespaces (its own nested one); otherwise none may be made inside
+  // the library's helper needs user namespaces (its own nested one). Otherwise none may be made
+  // inside, and phaseloop's filter (seccomp-filter.ts) refuses them: it does what bubblewrap's
+  // --disable-userns does (a nested user namespace and a sysctl written in it) without their cost
   const helper = seccomp.helper !== undefined && (input.proxy === undefined ? false : seccomp.perl === undefined);
   args.push("--dev", "/dev", "--unshare-pid", "--unshare-user");
-  if (!helper) args.push("--disable-userns");
   args.push("--cap-drop", "ALL");
   if (helper && seccomp.helper!.keepSetfcap) args.push("--cap-add", "CAP_SETFCAP");
   args.push("--proc", "/proc", "--chdir", input.cwd);

@@ -4,8 +4,9 @@
  * service listening on one on the host (a Docker socket, an SSH agent, a desktop bus) is out
  * of reach even where its path can be seen; io_uring is refused (it creates sockets without
  * the socket call); a system call of another architecture than the one the filter was made
- * for (32-bit x86's `socketcall`) ends the process, and x32's numbers are refused. Everything
- * else passes.
+ * for (32-bit x86's `socketcall`) ends the process, and x32's numbers are refused; no user
+ * namespace can be made (clone and unshare with CLONE_NEWUSER are refused, clone3 answers
+ * ENOSYS). Everything else passes.
  * `socketpair` stays allowed: it makes a connected pair and reaches nothing (libuv's pipes to
  * child processes are made with it).
  *
@@ -19,6 +20,11 @@ interface Arch {
   socket: number;
   /** io_uring_setup, io_uring_enter, io_uring_register. */
   ioUring: readonly number[];
+  /** clone and unshare: their first argument holds the namespace flags. */
+  clone: number;
+  unshare: number;
+  /** clone3: its flags are in memory the filter cannot read. */
+  clone3: number;
   /** System call numbers at or above this are another ABI's (x32 on x86-64). */
   foreignFrom?: number;
   /** prctl's number, for a loader that puts the filter on itself. */
@@ -26,26 +32,29 @@ interface Arch {
 }
 
 export const ARCHES: Readonly<Record<string, Arch>> = {
-  x64: { audit: 0xc000003e, socket: 41, ioUring: [425, 426, 427], foreignFrom: 0x40000000, prctl: 157 },
-  arm64: { audit: 0xc00000b7, socket: 198, ioUring: [425, 426, 427], prctl: 167 },
+  x64: { audit: 0xc000003e, socket: 41, ioUring: [425, 426, 427], clone: 56, unshare: 272, clone3: 435, foreignFrom: 0x40000000, prctl: 157 },
+  arm64: { audit: 0xc00000b7, socket: 198, ioUring: [425, 426, 427], clone: 220, unshare: 97, clone3: 435, prctl: 167 },
 };
 
 // BPF opcodes
 const LD_W_ABS = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const JEQ_K = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const JGE_K = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+const JSET_K = 0x45; // BPF_JMP | BPF_JSET | BPF_K
 const RET_K = 0x06; // BPF_RET | BPF_K
 
 export const SECCOMP_RET_KILL_PROCESS = 0x80000000;
 export const SECCOMP_RET_ERRNO = 0x00050000;
 export const SECCOMP_RET_ALLOW = 0x7fff0000;
 const EPERM = 1;
+const ENOSYS = 38;
 const AF_UNIX = 1;
+export const CLONE_NEWUSER = 0x10000000;
 
 /** Offsets in struct seccomp_data. */
 const NR = 0;
 const ARCH = 4;
-/** The low 32 bits of args[0] (little-endian): the socket's domain is an int. */
+/** The low 32 bits of args[0] (little-endian): the socket's domain, clone's and unshare's flags. */
 const ARG0_LOW = 16;
 
 export interface Instruction {
@@ -55,48 +64,96 @@ export interface Instruction {
   k: number;
 }
 
-/** The filter as instructions, for the architecture named as Node names it (`x64`, `arm64`); undefined for another. */
+/** An instruction whose jumps name labels; a label names the instruction after it. */
+type Step = { label: string } | { code: number; k: number; jt?: string; jf?: string };
+
+/** The steps as the kernel takes them: each jump counts the instructions it skips (forward only). */
+function assemble(steps: readonly Step[]): Instruction[] {
+  const at = new Map<string, number>();
+  let n = 0;
+  for (const step of steps) {
+    if ("label" in step) at.set(step.label, n);
+    else n++;
+  }
+  const out: Instruction[] = [];
+  for (const step of steps) {
+    if ("label" in step) continue;
+    const here = out.length;
+    const offset = (label: string | undefined) => {
+      if (label === undefined) return 0;
+      const to = at.get(label);
+      if (to === undefined || to <= here || to - here - 1 > 255) throw new Error(`seccomp filter: bad jump to ${label}`);
+      return to - here - 1;
+    };
+    out.push({ code: step.code, jt: offset(step.jt), jf: offset(step.jf), k: step.k });
+  }
+  return out;
+}
+
+/**
+ * The filter as instructions, for the architecture named as Node names it (`x64`, `arm64`);
+ * undefined for another. Besides the Unix socket and io_uring, no user namespace can be made
+ * inside (one of its own could undo the fence's read-only binds): clone and unshare with
+ * CLONE_NEWUSER are refused, and clone3, whose flags the filter cannot read, answers ENOSYS,
+ * on which the C library and language runtimes fall back to clone.
+ */
 export function filterProgram(arch: string): Instruction[] | undefined {
   const a = ARCHES[arch];
   if (a === undefined) return undefined;
-  const deny = { code: RET_K, jt: 0, jf: 0, k: SECCOMP_RET_ERRNO | EPERM };
-  const allow = { code: RET_K, jt: 0, jf: 0, k: SECCOMP_RET_ALLOW };
-  const kill = { code: RET_K, jt: 0, jf: 0, k: SECCOMP_RET_KILL_PROCESS };
-  // built from the end: each jump counts the instructions it skips
-  const tail: Instruction[] = [
+  const ret = (k: number): Step => ({ code: RET_K, k });
+  return assemble([
+    { code: LD_W_ABS, k: ARCH },
+    { code: JEQ_K, k: a.audit, jf: "kill" },
+    { code: LD_W_ABS, k: NR },
+    ...(a.foreignFrom !== undefined ? [{ code: JGE_K, k: a.foreignFrom, jt: "deny" }] : []),
+    ...a.ioUring.map((nr) => ({ code: JEQ_K, k: nr, jt: "deny" })),
+    { code: JEQ_K, k: a.clone3, jt: "nosys" },
+    { code: JEQ_K, k: a.socket, jt: "socket" },
+    { code: JEQ_K, k: a.clone, jt: "flags" },
+    { code: JEQ_K, k: a.unshare, jt: "flags" },
+    ret(SECCOMP_RET_ALLOW),
     // the socket call: its domain decides
-    { code: LD_W_ABS, jt: 0, jf: 0, k: ARG0_LOW },
-    { code: JEQ_K, jt: 0, jf: 1, k: AF_UNIX },
-    deny,
-    allow,
-  ];
-  const body: Instruction[] = [];
-  // after the number is loaded: io_uring → deny; socket → the tail; else allow
-  const checks: Instruction[] = [];
-  const ioUring = a.ioUring;
-  // layout: [foreign?] [io_uring jeq …] [socket jeq] allow deny tail
-  const rest = ioUring.length + 1; // jeqs after the foreign check
-  if (a.foreignFrom !== undefined) checks.push({ code: JGE_K, jt: rest + 1, jf: 0, k: a.foreignFrom });
-  ioUring.forEach((nr, i) => checks.push({ code: JEQ_K, jt: ioUring.length - i + 1, jf: 0, k: nr }));
-  checks.push({ code: JEQ_K, jt: 2, jf: 0, k: a.socket });
-  body.push(...checks, allow, deny, ...tail);
-  return [
-    { code: LD_W_ABS, jt: 0, jf: 0, k: ARCH },
-    { code: JEQ_K, jt: 1, jf: 0, k: a.audit },
-    kill,
-    { code: LD_W_ABS, jt: 0, jf: 0, k: NR },
-    ...body,
-  ];
+    { label: "socket" },
+    { code: LD_W_ABS, k: ARG0_LOW },
+    { code: JEQ_K, k: AF_UNIX, jt: "deny", jf: "allow" },
+    // clone and unshare: a new user namespace is refused, every other flag passes
+    { label: "flags" },
+    { code: LD_W_ABS, k: ARG0_LOW },
+    { code: JSET_K, k: CLONE_NEWUSER, jt: "deny" },
+    { label: "allow" },
+    ret(SECCOMP_RET_ALLOW),
+    { label: "deny" },
+    ret(SECCOMP_RET_ERRNO | EPERM),
+    { label: "nosys" },
+    ret(SECCOMP_RET_ERRNO | ENOSYS),
+    { label: "kill" },
+    ret(SECCOMP_RET_KILL_PROCESS),
+  ]);
+}
+
+/** Each architecture's program, made once: every fenced phase asks for it. */
+const made = new Map<string, { bytes: Uint8Array; hex: string } | undefined>();
+
+function filterOf(arch: string): { bytes: Uint8Array; hex: string } | undefined {
+  if (!made.has(arch)) {
+    const bytes = encode(arch);
+    made.set(arch, bytes === undefined ? undefined : { bytes, hex: [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("") });
+  }
+  return made.get(arch);
+}
+
+/** The program's bytes in hex (for a loader given them as an argument). */
+export function filterHex(arch: string): string | undefined {
+  return filterOf(arch)?.hex;
 }
 
 /** The program's bytes as the kernel takes them (8 bytes an instruction, little-endian). */
-/** The program's bytes in hex (for a loader given them as an argument). */
-export function filterHex(arch: string): string | undefined {
-  const bytes = filterBytes(arch);
-  return bytes === undefined ? undefined : [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+export function filterBytes(arch: string): Uint8Array | undefined {
+  const bytes = filterOf(arch)?.bytes;
+  return bytes === undefined ? undefined : bytes.slice();
 }
 
-export function filterBytes(arch: string): Uint8Array | undefined {
+function encode(arch: string): Uint8Array | undefined {
   const program = filterProgram(arch);
   if (program === undefined) return undefined;
   const out = new Uint8Array(program.length * 8);
@@ -128,6 +185,7 @@ export function runFilter(program: readonly Instruction[], data: { nr: number; a
     if (ins.code === LD_W_ABS) acc = word(ins.k);
     else if (ins.code === JEQ_K) pc += acc === ins.k >>> 0 ? ins.jt : ins.jf;
     else if (ins.code === JGE_K) pc += acc >= ins.k >>> 0 ? ins.jt : ins.jf;
+    else if (ins.code === JSET_K) pc += (acc & ins.k) >>> 0 !== 0 ? ins.jt : ins.jf;
     else if (ins.code === RET_K) return ins.k >>> 0;
     else throw new Error(`opcode ${ins.code}`);
   }
