@@ -361,14 +361,13 @@ try {
   }
   if (wanted("sandbox")) {
     settleDisk();
-    const r = await benchSandbox(work, quick ? 10 : 30, median);
+    const r = await benchSandbox(work, quick ? 15 : 60, median);
     if (r === undefined) console.log("skip sandbox: no OS sandbox on this machine (bubblewrap, socat)");
     else {
       report("sandbox: per-phase overhead of the wrap alone (sandboxed minus plain)", r.sandboxedMs - r.plainMs, undefined, { max: 50 });
       console.log(`     (the sandbox library's own wrap of the same command: ${(r.libraryMs - r.plainMs).toFixed(1)}ms over plain; plain ${r.plainMs.toFixed(1)}ms)`);
       // the fence against the floor: a bare bubblewrap launch with the same namespaces, over the same plain spawn
-      // the issue's measure; the bar is against the fence's own command line (the mounts a phase needs cost bwrap itself more)
-      report("sandbox: per-phase cost of the fence vs a bare bwrap with the same namespaces (over plain)", r.sandboxedMs - r.plainMs, r.bareMs - r.plainMs);
+      report("sandbox: per-phase cost of the fence vs a bare bwrap with the same namespaces (over plain)", r.sandboxedMs - r.plainMs, r.bareMs - r.plainMs, 1.3);
       // phaseloop's own work per phase, on top of the fence's own bwrap command line started as is
       report("sandbox: per-phase cost of the fence vs its own bwrap command line started by hand (over plain)", r.sandboxedMs - r.plainMs, r.floorMs - r.plainMs, 1.3);
       console.log(`     (that command line against the bare bwrap: ${(r.floorMs - r.plainMs).toFixed(1)}ms vs ${(r.bareMs - r.plainMs).toFixed(1)}ms = ${((r.floorMs - r.plainMs) / (r.bareMs - r.plainMs)).toFixed(2)}×: the mounts the phase's profile needs)`);

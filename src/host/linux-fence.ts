@@ -168,17 +168,40 @@ function realpath(path: string): string | undefined {
   }
 }
 
+type Resolve = (path: string) => string | undefined;
+
+/** realpath, each path resolved once in one wrap. */
+function resolver(): Resolve {
+  const seen = new Map<string, string | undefined>();
+  return (path) => {
+    if (!seen.has(path)) seen.set(path, realpath(path));
+    return seen.get(path);
+  };
+}
+
+/**
+ * Where the programs and folders outside the workdir that a fenced process may need lead (its
+ * PATH, node, the helpers), as this run first found them: they decide only which of the host's
+ * /tmp entries it still sees, read-only, and are not the agent's to change. Forgotten when the
+ * run's fences close.
+ */
+const outsideSeen = new Map<string, string | undefined>();
+
+export function forgetFenceLookups(): void {
+  outsideSeen.clear();
+}
+
 /**
  * The write directories bubblewrap may bind. A directory of the workdir that resolves outside
  * it (a symlink an earlier phase left, say `out -> ~`) is dropped: binding it would make what it
  * points to writable. Directories outside the workdir (the agent's state, the temp dir) are the
  * user's and phaseloop's, not the agent's, and stay.
  */
-export function bindableWrites(profile: SandboxProfile, cwd: string): string[] {
-  const root = realpath(cwd) ?? cwd;
+export function bindableWrites(profile: SandboxProfile, cwd: string, resolve: Resolve = realpath): string[] {
+  const root = resolve(cwd) ?? cwd;
   return profile.allowWrite.filter((dir) => {
     if (!isUnder(dir, cwd)) return true;
-    const real = realpath(dir);
+    const real = resolve(dir);
     return real === undefined || isUnder(real, root);
   });
 }
@@ -271,12 +294,22 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
   // the workdir's entries, listed once: what most paths the fence names are, and where nested repositories are looked for
   const listed = listing(cwd);
   const kindOf = kinds(cwd, listed);
-  profile = { ...profile, allowWrite: bindableWrites(profile, cwd) };
+  const resolve = resolver();
+  profile = { ...profile, allowWrite: bindableWrites(profile, cwd, resolve) };
   const needed = [seccomp.perl?.path ?? "", seccomp.helper?.path ?? "", proxy?.socat ?? "", proxy?.socket ? dirname(proxy.socket) : "", process.execPath, process.argv[1] ?? "", process.env.HOME ?? "", exports.HOME ?? "", ...(search ?? "").split(":"), ...seen, ...tmpPathsIn(typeof command === "string" ? command : command.join(" "))];
   if (typeof command !== "string" && command[0]?.startsWith("/")) needed.push(command[0]);
   // a path reached through a link (a package in node_modules linked from elsewhere in /tmp): where it leads, too
   const words = typeof command === "string" ? command.split(/[\s'"=:]+/) : command;
-  for (const path of [...needed, ...words.slice(0, 64)]) if (path.startsWith("/")) needed.push(realpath(path) ?? "");
+  const lead = (path: string) => {
+    if (isUnder(path, cwd)) return resolve(path);
+    if (!outsideSeen.has(path)) {
+      // a process that wraps for many runs without closing them keeps a bounded few
+      if (outsideSeen.size >= 4096) outsideSeen.clear();
+      outsideSeen.set(path, realpath(path));
+    }
+    return outsideSeen.get(path);
+  };
+  for (const path of [...needed, ...words.slice(0, 64)]) if (path.startsWith("/")) needed.push(lead(path) ?? "");
   const keep = tmpKeep(profile, cwd, needed);
   const { args, env } = bwrapArgs({
     profile,
@@ -293,7 +326,7 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
   const absent = absentProtected({ profile, cwd, kindOf });
   // without a relay bubblewrap loads the filter itself, from the file opened on its fd by the shell that starts it
   const argv = route !== undefined ? ["bwrap", ...args] : withFd3(ownProgram("sh"), seccompFile(process.arch), [ownProgram("bwrap"), ...args]);
-  return { argv, env, absent, anchors: anchorsOf(absent), ...(keep !== undefined ? { tmpMounts: keep.map((entry) => entry.slice("/tmp/".length)) } : {}) };
+  return { argv, env, absent, anchors: anchorsOf(absent, resolve), ...(keep !== undefined ? { tmpMounts: keep.map((entry) => entry.slice("/tmp/".length)) } : {}) };
 }
 
 /**
@@ -347,14 +380,9 @@ export function undoProtected(absent: readonly string[], anchors?: Record<string
 }
 
 /** For each path, the nearest folder above it that exists now, and its real path. */
-export function anchorsOf(paths: readonly string[]): Record<string, { dir: string; real: string }> {
+export function anchorsOf(paths: readonly string[], resolved: Resolve = resolver()): Record<string, { dir: string; real: string }> {
   const out: Record<string, { dir: string; real: string }> = {};
   // most share a folder (the workdir): each resolved once
-  const reals = new Map<string, string | undefined>();
-  const resolved = (dir: string) => {
-    if (!reals.has(dir)) reals.set(dir, realpath(dir));
-    return reals.get(dir);
-  };
   for (const path of paths) {
     let dir = dirname(path);
     for (;;) {

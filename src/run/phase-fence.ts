@@ -21,7 +21,7 @@ import { ensureArtifacts } from "./run-artifacts.ts";
 import { fenceShims, livableEnv, makeWriteDirs, removeEmptyMade } from "./fence-livable.ts";
 import { withheld } from "./fence-env.ts";
 import { forgetStateCopies, stateCopy, type StateCopy } from "./agent-state.ts";
-import { ownFenceAvailable, tmpPathsIn } from "../host/linux-fence.ts";
+import { forgetFenceLookups, ownFenceAvailable, tmpPathsIn } from "../host/linux-fence.ts";
 import { buildStage, carryStage, type Stage } from "../host/stage-copy.ts";
 import { mustStage } from "../sandbox/member-stage.ts";
 import { isProtectedPath } from "../sandbox/bwrap-args.ts";
@@ -67,6 +67,7 @@ const warnedNoProxy = new Set<string>();
 /** Stop the sandbox's proxies, if a phase of this run started them, and remove the phases' temp dirs. */
 export async function closeFences(): Promise<void> {
   forgetStateCopies();
+  forgetFenceLookups();
   removeFenceTemps();
   if (!sessionOpened) return;
   sessionOpened = false;
