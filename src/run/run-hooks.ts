@@ -8,6 +8,7 @@ import type { Effect, MachineEvent } from "../machine/types.ts";
 import { classifyProcess } from "../runtime/classify-failure.ts";
 import { openHookFence, type PhaseFence } from "./phase-fence.ts";
 import type { RunContext } from "./run-context.ts";
+import { ensureArtifacts } from "./run-artifacts.ts";
 
 export async function runHook(e: Extract<Effect, { type: "hook.run" }>, ctx: RunContext): Promise<MachineEvent | undefined> {
   const started = ctx.host.clock.now();
@@ -16,6 +17,8 @@ export async function runHook(e: Extract<Effect, { type: "hook.run" }>, ctx: Run
   let fence: PhaseFence | undefined;
   let fenceError: string | undefined;
   try {
+    // the run's artifacts folder, as every phase has it: a hook publishes or checks what the phases left there
+    env.PHASELOOP_ARTIFACTS = ensureArtifacts(ctx.info.workdir, ctx.info.run_id, ctx.host.files);
     fence = spec ? await openHookFence(spec, env, ctx, ctx.sandboxFlag, e.command) : undefined;
   } catch (error) {
     fenceError = (error as Error).message;

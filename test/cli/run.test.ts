@@ -221,6 +221,21 @@ describe("phaseloop run: outcomes, failures and limits", () => {
     expect(log).toMatch(/^before 1 \d{8}-\d{6}-\w{4}\ndone complete: all good\n$/);
   });
 
+  it("gives hooks the run's artifacts folder, which they may write in the fence as phases do", () => {
+    const dir = tempDir();
+    write(dir, {
+      "h.yaml": pipeline(
+        "phases:\n  a:\n    run: 'echo from-phase > \"$PHASELOOP_ARTIFACTS/a.txt\"'\n    next: [{ stop: complete }]\nstop: { max_iterations: 1 }\nhooks:\n  on_complete: 'cat \"$PHASELOOP_ARTIFACTS/a.txt\" > \"$PHASELOOP_ARTIFACTS/b.txt\" && echo \"$PHASELOOP_ARTIFACTS\" > hook.out'\n",
+      ),
+    });
+    const r = cli(["run", "h.yaml", "--reporter", "plain"], dir);
+    expect(r.stderr + r.stdout).not.toMatch(/refused/);
+    expect(r.code).toBe(0);
+    const artifacts = readFileSync(join(dir, "hook.out"), "utf8").trim();
+    expect(artifacts).toMatch(/\/\.phaseloop\/runs\/\d{8}-\d{6}-\w{4}\/artifacts$/);
+    expect(readFileSync(join(artifacts, "b.txt"), "utf8")).toBe("from-phase\n");
+  });
+
   it("refuses a second run in a workdir held by a live run, naming it", () => {
     const dir = tempDir();
     write(dir, { ".phaseloop/lock": JSON.stringify({ pid: process.pid, run_id: "20260101-000000-live", host: (globalThis as { __h?: string }).__h ?? require_hostname(), started_at: "2026-01-01T00:00:00Z" }) });
