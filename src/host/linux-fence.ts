@@ -309,7 +309,12 @@ export function wrapLinux(profile: SandboxProfile, command: string[] | string, c
     }
     return outsideSeen.get(path);
   };
-  for (const path of [...needed, ...words.slice(0, 64)]) if (path.startsWith("/")) needed.push(lead(path) ?? "");
+  for (const path of [...needed]) if (path.startsWith("/")) needed.push(lead(path) ?? "");
+  // what the command names: `/tmp` itself (`ls /tmp`, `TMPDIR=/tmp`) is its private /tmp; only what lies in the host's is looked for
+  for (const word of words.slice(0, 64)) {
+    const led = word.startsWith("/") ? lead(word) : undefined;
+    if (led !== undefined && led !== "/tmp") needed.push(led);
+  }
   const keep = tmpKeep(profile, cwd, needed);
   const { args, env } = bwrapArgs({
     profile,

@@ -133,8 +133,8 @@ describe.skipIf(!probe.available)("the fence under the defaults", () => {
 
   it("each phase meets an empty private /tmp of its own: what one wrote there, files and folders, is gone for the next", async () => {
     const { work } = world();
-    // (TMPDIR is /tmp inside: a command naming /tmp itself would be given the host's, read-only)
-    const look = '{ ls -A "$TMPDIR"; stat -c %a "$TMPDIR"; echo ---; } >> seen.txt; echo x > /tmp/left; mkdir -p /tmp/made/deep; echo y > /tmp/made/deep/f; chmod 777 "$TMPDIR"';
+    // the command names /tmp itself (TMPDIR is /tmp inside too): it is the private one all the same
+    const look = '{ ls -A /tmp; stat -c %a "$TMPDIR"; echo ---; } >> seen.txt; echo x > /tmp/left; mkdir -p /tmp/made/deep; echo y > /tmp/made/deep/f; find /tmp/ -name f > /dev/null; chmod 777 /tmp';
     write(work, { "p.yaml": `phaseloop: 1\nname: tmps\nphases:\n  look:\n    run: ${JSON.stringify(look)}\n    next:\n      - if: iteration >= 3\n        stop: complete\n      - goto: look\nstop: { max_iterations: 3 }\n` });
     const r = await cliAsync(["run", "p.yaml", "--reporter", "plain"], work).done;
     expect(r.code, r.stdout + r.stderr).toBe(0);
@@ -144,6 +144,9 @@ describe.skipIf(!probe.available)("the fence under the defaults", () => {
       expect(listing).not.toMatch(/^(?:left|made)$/m);
       expect(listing.trim().split("\n").pop()).toBe("700");
     }
+    // nothing reached the host's /tmp
+    expect(existsSync("/tmp/left")).toBe(false);
+    expect(events(work).filter((e) => e.type === "sandbox.refused")).toEqual([]);
   }, 60_000);
 
   it("on_refusal: warn keeps the phase's result and still reports the refusal", async () => {
