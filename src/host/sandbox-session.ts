@@ -13,7 +13,8 @@ import type { SandboxProfile } from "../sandbox/compile-sandbox.ts";
 import { readRefusals, readStreamRefusals } from "../sandbox/read-refusals.ts";
 import { shellQuote } from "../expr/shell-render.ts";
 import { insideFence } from "../agents/inside-fence.ts";
-import { directCommand, madeProtected, ownFenceAvailable, undoProtected, wrapLinux } from "./linux-fence.ts";
+import { directCommand, ownFenceAvailable, wrapLinux } from "./linux-fence.ts";
+import { madeProtected, undoProtected } from "./fence-undo.ts";
 
 export interface WrappedCommand {
   /** argv to spawn without a shell. */

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { anchorsOf, undoProtected } from "../../src/host/linux-fence.ts";
+import { anchorsOf, undoProtected } from "../../src/host/fence-undo.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pl-undo-protected-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
