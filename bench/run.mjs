@@ -361,7 +361,7 @@ try {
   }
   if (wanted("sandbox")) {
     settleDisk();
-    const r = await benchSandbox(work, quick ? 15 : 60, median);
+    const r = await benchSandbox(work, quick ? 40 : 80, median);
     if (r === undefined) console.log("skip sandbox: no OS sandbox on this machine (bubblewrap, socat)");
     else {
       report("sandbox: per-phase overhead of the wrap alone (sandboxed minus plain)", r.sandboxedMs - r.plainMs, undefined, { max: 50 });
