@@ -37,6 +37,49 @@ describe.skipIf(process.platform !== "linux")("leftovers of a phase outside the 
     expect(carriesMark(limits(String(LEFTOVER_MARK + 1)))).toBe(false);
   });
 
+  it("every phase outside the sandbox carries the mark: set by the shell it starts anyway (dash, bash), or by one it starts through", () => {
+    const dir = tempDir();
+    execFileSync("git", ["init", "-q", dir]);
+    const look = "grep '^Max file locks' /proc/$$/limits";
+    write(dir, {
+      ".gitignore": "node_modules/\n",
+      // a program of the workdir's that is named sh is not taken for a shell: its arguments are its own
+      "bin/sh": '#!/bin/sh\nprintf "%s\\n" "$@" > own-sh-args.txt\ngrep "^Max file locks" /proc/$$/limits > own-sh.txt\n',
+      "p.yaml": `phaseloop: 1
+name: marks
+sandbox: off
+phases:
+  script:
+    run: "${look} > script.txt; echo \\"$0 $?\\" >> script.txt"
+    next: [{ goto: bash }]
+  bash:
+    run: [/bin/bash, -c, "${look} > bash.txt; echo \\"$0 $1\\" >> bash.txt", zero, one]
+    next: [{ goto: argv }]
+  argv:
+    run: [grep, "^Max file locks", /proc/self/limits]
+    next: [{ goto: own }]
+  own:
+    run: ["${join(dir, "bin/sh")}", -c, "plain words"]
+    next: [{ stop: complete }]
+stop: { max_iterations: 1 }
+`,
+    });
+    execFileSync("chmod", ["+x", join(dir, "bin/sh")]);
+    const r = cli(["run", "p.yaml", "--reporter", "plain"], dir);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const marked = (text: string) => carriesMark(`Limit Soft Hard Units\n${text.split("\n")[0]}\n`);
+    const script = readFileSync(join(dir, "script.txt"), "utf8");
+    expect(marked(script), script).toBe(true);
+    // the script is the shell's own: its $0, and the status where it begins, are as without the mark
+    expect(script.split("\n")[1]).toMatch(/^(?:\/usr)?\/bin\/sh 0$/);
+    const bash = readFileSync(join(dir, "bash.txt"), "utf8");
+    expect(marked(bash), bash).toBe(true);
+    expect(bash.split("\n")[1]).toBe("zero one");
+    expect(r.stdout).toMatch(new RegExp(`Max file locks\\s+${LEFTOVER_MARK}\\s+${LEFTOVER_MARK}`));
+    expect(readFileSync(join(dir, "own-sh-args.txt"), "utf8")).toBe("-c\nplain words\n");
+    expect(marked(readFileSync(join(dir, "own-sh.txt"), "utf8"))).toBe(true);
+  });
+
   /** Run a one-phase pipeline (sandbox: off) whose command starts processes naming `tag`: none may outlive the run. */
   function leavesNothing(tag: string, run: (tag: string) => string): void {
     const dir = tempDir();
